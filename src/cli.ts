@@ -1,0 +1,42 @@
+#!/usr/bin/env node
+import { ConfigError, helpText, parseCommandLine } from './config.js';
+import { selectTools } from './registry.js';
+import { createRuntime } from './runtime.js';
+import { runStdio } from './transports/stdio.js';
+import { VERSION } from './version.js';
+
+async function main(): Promise<number | undefined> {
+  const { command, config } = parseCommandLine(process.argv.slice(2), process.env);
+  if (command === 'help') {
+    process.stdout.write(helpText(VERSION)); // allow-stdout: --help is not a server run
+    return 0;
+  }
+  if (command === 'version') {
+    process.stdout.write(`${VERSION}\n`); // allow-stdout: --version is not a server run
+    return 0;
+  }
+  // The tool selection is validated before anything starts: nothing runs half-configured.
+  selectTools(config);
+  const runtime = createRuntime(config);
+  if (command === 'doctor') throw new ConfigError('doctor is not available in this build');
+  if (config.transport === 'http')
+    throw new ConfigError('invalid GATEWAY_TRANSPORT (--transport): http is not available in this build');
+  await runStdio(runtime);
+  return undefined;
+}
+
+main().then(
+  (code) => {
+    if (code !== undefined) process.exitCode = code;
+  },
+  (error: unknown) => {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`gateway-tools-mcp: ${error.message}\n`);
+      process.exit(2);
+    }
+    process.stderr.write(
+      `gateway-tools-mcp: fatal: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+    process.exit(1);
+  },
+);

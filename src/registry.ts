@@ -1,0 +1,151 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import { type Config, ConfigError } from './config.js';
+import type { Runtime } from './runtime.js';
+import { ALL_TOOLS } from './tools/index.js';
+import { failureFrom } from './tools/support/results.js';
+import { type AnyToolDefinition, TOOL_GROUPS, type ToolContext, type ToolGroup } from './tools/types.js';
+
+/**
+ * The required-tools invariant lives here and only here: web_search and web_fetch are in every
+ * tool list, whatever the allow-list, deny-list or prefix says.
+ */
+export const REQUIRED_TOOLS = ['web_search', 'web_fetch'] as const;
+export const REQUIRED_META_KEY = 'gateway-tools/required';
+
+/** Every tool name the project defines (including groups still being built), for validating lists. */
+const KNOWN_TOOL_NAMES = new Set([
+  ...ALL_TOOLS.map((t) => t.name),
+  'video_generate',
+  'video_edit',
+  'video_extend',
+  'video_status',
+  'audio_speech',
+  'audio_transcribe',
+  'list_models',
+  'ask_model',
+]);
+
+/** Applies allow-list, deny-list and prefix. Throws ConfigError for a list the invariant forbids. */
+export function selectTools(
+  config: Pick<Config, 'tools' | 'disabledTools'>,
+  all = ALL_TOOLS,
+): AnyToolDefinition[] {
+  const allow = config.tools?.map(normalizeName);
+  const deny = config.disabledTools.map(normalizeName);
+  for (const name of [...(allow ?? []), ...deny]) {
+    if (!isGroup(name) && !KNOWN_TOOL_NAMES.has(name)) {
+      throw new ConfigError(
+        `unknown tool or group "${name}" in ${allow?.includes(name) ? 'GATEWAY_TOOLS (--tools)' : 'GATEWAY_DISABLED_TOOLS (--disable-tools)'}; ` +
+          `groups: ${TOOL_GROUPS.join(', ')}; tools: ${[...KNOWN_TOOL_NAMES].join(', ')}`,
+      );
+    }
+  }
+  for (const name of deny) {
+    const required = REQUIRED_TOOLS.find((t) => t === name || t === groupTool(name));
+    if (required) {
+      throw new ConfigError(
+        `GATEWAY_DISABLED_TOOLS (--disable-tools) names "${name}", but ${required} is a required agent tool and cannot be disabled; remove it from the list`,
+      );
+    }
+  }
+  return all.filter((tool) => {
+    if (isRequired(tool)) return true;
+    const allowed = !allow || allow.includes(tool.name) || allow.includes(tool.group);
+    const denied = deny.includes(tool.name) || deny.includes(tool.group);
+    return allowed && !denied;
+  });
+}
+
+export function isRequired(tool: Pick<AnyToolDefinition, 'name'>): boolean {
+  return (REQUIRED_TOOLS as readonly string[]).includes(tool.name);
+}
+
+export function prefixed(config: Pick<Config, 'toolPrefix'>, name: string): string {
+  return `${config.toolPrefix}${name}`;
+}
+
+/** The server `instructions`: names the required tools under their public (prefixed) names. */
+export function serverInstructions(
+  config: Pick<Config, 'toolPrefix'>,
+  tools: readonly AnyToolDefinition[],
+): string {
+  const [search, fetch] = REQUIRED_TOOLS.map((n) => prefixed(config, n));
+  const others = tools.filter((t) => !isRequired(t)).map((t) => prefixed(config, t.name));
+  return [
+    `Required agent tools, always available: ${search} (search the web) and ${fetch} (read a URL as markdown, paged with start_index).`,
+    others.length > 0 ? `Also available: ${others.join(', ')}.` : '',
+    'Tool errors say what to change; results with files give a path under the output directory.',
+  ]
+    .filter(Boolean)
+    .join(' ');
+}
+
+/** Registers the selected tools on an McpServer. The only caller of the SDK's registerTool. */
+export function registerTools(
+  server: McpServer,
+  runtime: Runtime,
+  tools: readonly AnyToolDefinition[],
+): void {
+  const toolName = (base: string) => prefixed(runtime.config, base);
+  for (const tool of tools) {
+    server.registerTool(
+      toolName(tool.name),
+      {
+        title: tool.title,
+        description: tool.description,
+        inputSchema: tool.inputSchema,
+        outputSchema: tool.outputSchema,
+        annotations: { title: tool.title, ...tool.annotations },
+        _meta: { [REQUIRED_META_KEY]: isRequired(tool), 'gateway-tools/group': tool.group },
+      },
+      async (
+        args: Record<string, unknown>,
+        extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
+      ) => {
+        const ctx = toolContext(runtime, extra, toolName);
+        try {
+          return await tool.run(args, ctx);
+        } catch (error) {
+          runtime.log.error(
+            `${tool.name} threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+          );
+          return failureFrom(tool.title, error, runtime.scrub);
+        }
+      },
+    );
+  }
+}
+
+function toolContext(
+  runtime: Runtime,
+  extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
+  toolName: (base: string) => string,
+): ToolContext {
+  const token = extra._meta?.progressToken;
+  return {
+    runtime,
+    signal: extra.signal,
+    toolName,
+    async progress(update) {
+      if (token === undefined || extra.signal.aborted) return;
+      await extra
+        .sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...update } })
+        .catch((error: unknown) => runtime.log.debug(`progress notification not sent: ${String(error)}`));
+    },
+  };
+}
+
+function normalizeName(name: string): string {
+  return name.trim().toLowerCase();
+}
+
+function isGroup(name: string): name is ToolGroup {
+  return (TOOL_GROUPS as readonly string[]).includes(name);
+}
+
+/** The required tool a group name stands for, if any. */
+function groupTool(group: string): string | undefined {
+  return group === 'search' ? 'web_search' : group === 'fetch' ? 'web_fetch' : undefined;
+}

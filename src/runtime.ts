@@ -1,0 +1,31 @@
+import type { Config } from './config.js';
+import { createLogger, type Logger, secretScrubber } from './log.js';
+import { createService, type Service } from './service/index.js';
+import { PageCache } from './tools/support/page-cache.js';
+
+/**
+ * What lives once per process and is shared by every MCP session: settings, the service client,
+ * caches and the logger. A transport builds one Runtime and one McpServer per session from it.
+ */
+export interface Runtime {
+  config: Config;
+  service: Service;
+  pages: PageCache;
+  log: Logger;
+  scrub: (text: string) => string;
+}
+
+export function createRuntime(config: Config): Runtime {
+  const scrub = secretScrubber([config.apiKey, config.mcpToken]);
+  return {
+    config,
+    service: createService(config, scrub),
+    pages: new PageCache(),
+    log: createLogger(config.logLevel, scrub),
+    scrub,
+  };
+}
+
+export async function closeRuntime(runtime: Runtime): Promise<void> {
+  await runtime.service.client.close();
+}

@@ -1,0 +1,321 @@
+import type { Readable } from 'node:stream';
+import { Agent, type Dispatcher, request, errors as undiciErrors } from 'undici';
+import { parseErrorBody, ServiceError } from './errors.js';
+
+/**
+ * The one place that talks HTTP to the backing service: auth header, timeouts, the retry policy
+ * and error mapping. Endpoint modules (search.ts, videos.ts, ...) describe requests; this runs them.
+ */
+export interface ServiceClientOptions {
+  baseUrl: string;
+  apiKey: string | undefined;
+  timeoutMs: number;
+  maxRetries: number;
+  /** Removes secrets from any text that leaves the client. */
+  scrub: (text: string) => string;
+  userAgent?: string;
+}
+
+/** `safe`: free and repeatable, retried on 429/502/503/504 and connection failures.
+ *  `submit`: billed; sent once, retried only when it provably never left this process. */
+export type RetryPolicy = 'safe' | 'submit';
+
+export interface ServiceRequest {
+  method: 'GET' | 'POST';
+  path: string;
+  query?: Record<string, string | number | undefined>;
+  json?: unknown;
+  /** A pre-built body (multipart stream, bytes); `contentType` must say what it is. */
+  body?: Readable | Buffer | string;
+  contentType?: string;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+  retry: RetryPolicy;
+  /** Overrides the configured per-request timeout. */
+  timeoutMs?: number;
+}
+
+export interface ServiceResponse {
+  status: number;
+  headers: Record<string, string | undefined>;
+  body: Dispatcher.ResponseData['body'];
+}
+
+export interface JsonResponse<T> {
+  data: T;
+  headers: Record<string, string | undefined>;
+}
+
+/** Retry-After longer than this is reported to the agent at once instead of blocking it. */
+export const MAX_HONOURED_RETRY_AFTER_S = 10;
+/** Total time spent waiting between retries of one call. */
+const RETRY_BUDGET_MS = 20_000;
+const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
+const MAX_JSON_BYTES = 64 * 1024 * 1024;
+const MAX_ERROR_BYTES = 64 * 1024;
+/** Connection errors that prove nothing was sent. */
+const NEVER_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+export class ServiceClient {
+  readonly baseUrl: string;
+  private readonly agent: Agent;
+
+  constructor(private readonly options: ServiceClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.agent = new Agent({ keepAliveTimeout: 10_000, connections: 32 });
+  }
+
+  get timeoutMs(): number {
+    return this.options.timeoutMs;
+  }
+
+  get hasApiKey(): boolean {
+    return Boolean(this.options.apiKey);
+  }
+
+  scrub(text: string): string {
+    return this.options.scrub(text);
+  }
+
+  /** Sends a request and parses a JSON answer (tolerating a trailing `data: [DONE]`). */
+  async json<T>(req: ServiceRequest): Promise<JsonResponse<T>> {
+    return this.withRetries(req, true, async (signal) => {
+      const res = await this.send(req, signal);
+      const text = await readText(res.body, MAX_JSON_BYTES, signal);
+      return { data: parseJsonBody<T>(text, this.scrub.bind(this)), headers: res.headers };
+    });
+  }
+
+  /**
+   * Sends a request and hands back the open response for streaming (downloads, SSE, audio).
+   * The caller must consume or destroy `body`. Timeouts apply to headers and to gaps in the body.
+   */
+  async stream(req: ServiceRequest): Promise<ServiceResponse> {
+    return this.withRetries(req, false, (signal) => this.send(req, signal));
+  }
+
+  /**
+   * Streams a file from an absolute URL (a finished video, an audio file). The key is sent only
+   * when the URL is on the service's own origin, never to third-party hosts.
+   */
+  async download(url: string, signal?: AbortSignal): Promise<ServiceResponse> {
+    const target = new URL(url);
+    const auth = target.origin === new URL(this.baseUrl).origin;
+    const req: ServiceRequest = { method: 'GET', path: target.pathname, signal, retry: 'safe' };
+    return this.withRetries(req, false, (s) => this.send(req, s, { url: target.toString(), auth }));
+  }
+
+  close(): Promise<void> {
+    return this.agent.destroy().catch(() => undefined);
+  }
+
+  /** `wholeCallDeadline`: the timeout bounds the whole call (JSON); otherwise only the wait for
+   *  headers and each gap in the body (streams may legitimately last longer). */
+  private async withRetries<T>(
+    req: ServiceRequest,
+    wholeCallDeadline: boolean,
+    attempt: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    const started = Date.now();
+    for (let n = 0; ; n++) {
+      const timeoutMs = req.timeoutMs ?? this.options.timeoutMs;
+      const signals = [req.signal, wholeCallDeadline ? AbortSignal.timeout(timeoutMs) : undefined].filter(
+        (s): s is AbortSignal => s !== undefined,
+      );
+      const signal = AbortSignal.any(signals);
+      try {
+        return await attempt(signal);
+      } catch (raw) {
+        const error = this.toServiceError(raw, req, timeoutMs);
+        const delay = this.retryDelay(error, req, n, Date.now() - started);
+        if (delay === undefined) throw error;
+        await sleep(delay, req.signal);
+      }
+    }
+  }
+
+  private retryDelay(
+    error: ServiceError,
+    req: ServiceRequest,
+    n: number,
+    elapsedMs: number,
+  ): number | undefined {
+    if (n >= this.options.maxRetries || error.kind === 'aborted') return undefined;
+    if (req.retry === 'submit') return error.maybeDelivered ? undefined : backoff(n);
+    const retryable =
+      (error.kind === 'http' && RETRYABLE_STATUS.has(error.status ?? 0)) || error.kind === 'network';
+    if (!retryable) return undefined;
+    if (error.retryAfterSeconds !== undefined && error.retryAfterSeconds > MAX_HONOURED_RETRY_AFTER_S)
+      return undefined;
+    const delay = error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : backoff(n);
+    return elapsedMs + delay > RETRY_BUDGET_MS ? undefined : delay;
+  }
+
+  private async send(
+    req: ServiceRequest,
+    signal: AbortSignal,
+    target: { url: string; auth: boolean } = { url: this.url(req), auth: true },
+  ): Promise<ServiceResponse> {
+    const headers: Record<string, string> = {
+      accept: 'application/json, text/event-stream;q=0.9, */*;q=0.8',
+      'user-agent': this.options.userAgent ?? 'gateway-tools-mcp',
+      ...req.headers,
+    };
+    if (this.options.apiKey && target.auth) headers.authorization = `Bearer ${this.options.apiKey}`;
+    let body: Readable | Buffer | string | undefined = req.body;
+    if (req.json !== undefined) {
+      body = JSON.stringify(req.json);
+      headers['content-type'] = 'application/json';
+    } else if (req.contentType) headers['content-type'] = req.contentType;
+
+    const timeoutMs = req.timeoutMs ?? this.options.timeoutMs;
+    const res = await request(target.url, {
+      method: req.method,
+      headers,
+      body,
+      signal,
+      dispatcher: this.agent,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+    const flatHeaders = flattenHeaders(res.headers);
+    if (res.statusCode >= 400) {
+      const text = await readText(res.body, MAX_ERROR_BYTES, signal).catch(() => '');
+      const parsed = parseErrorBody(text, flatHeaders['content-type']);
+      throw new ServiceError({
+        kind: 'http',
+        status: res.statusCode,
+        code: parsed.code,
+        message: this.scrub(
+          `The service answered ${res.statusCode}: ${parsed.message ?? statusText(res.statusCode)}`,
+        ),
+        retryAfterSeconds: parseRetryAfter(flatHeaders['retry-after']),
+        maybeDelivered: true,
+      });
+    }
+    return { status: res.statusCode, headers: flatHeaders, body: res.body };
+  }
+
+  private url(req: ServiceRequest): string {
+    const url = new URL(this.baseUrl + req.path);
+    for (const [k, v] of Object.entries(req.query ?? {}))
+      if (v !== undefined) url.searchParams.set(k, String(v));
+    return url.toString();
+  }
+
+  private toServiceError(raw: unknown, req: ServiceRequest, timeoutMs: number): ServiceError {
+    if (raw instanceof ServiceError) return raw;
+    if (req.signal?.aborted) {
+      return new ServiceError({
+        kind: 'aborted',
+        message: 'The request was cancelled',
+        maybeDelivered: true,
+      });
+    }
+    const err = raw as { name?: string; code?: string; message?: string; cause?: { code?: string } };
+    const code = err.code ?? err.cause?.code;
+    const timedOut =
+      err.name === 'TimeoutError' ||
+      err.name === 'AbortError' ||
+      raw instanceof undiciErrors.HeadersTimeoutError ||
+      raw instanceof undiciErrors.BodyTimeoutError;
+    if (timedOut) {
+      return new ServiceError({
+        kind: 'timeout',
+        message: `The service did not answer ${req.method} ${req.path} within ${Math.round(timeoutMs / 1000)} s`,
+        maybeDelivered: true,
+      });
+    }
+    const neverSent = code !== undefined && NEVER_SENT_CODES.has(code);
+    return new ServiceError({
+      kind: 'network',
+      message: this.scrub(
+        neverSent
+          ? `Cannot reach the service at ${this.baseUrl} (${code})`
+          : `The connection to the service failed during ${req.method} ${req.path} (${code ?? err.message ?? 'reset'})`,
+      ),
+      maybeDelivered: !neverSent,
+    });
+  }
+}
+
+export function parseJsonBody<T>(text: string, scrub: (t: string) => string = (t) => t): T {
+  const cleaned = text.replace(/\n?data: \[DONE\]\s*$/, '').trim();
+  try {
+    return JSON.parse(cleaned) as T;
+  } catch {
+    const preview = scrub(cleaned.slice(0, 80).replace(/\s+/g, ' '));
+    throw new ServiceError({
+      kind: 'malformed',
+      message: `The service sent a body that is not valid JSON (${cleaned.length} bytes, starting "${preview}")`,
+      maybeDelivered: true,
+    });
+  }
+}
+
+async function readText(
+  body: Dispatcher.ResponseData['body'],
+  limit: number,
+  signal: AbortSignal,
+): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    if (signal.aborted) throw signal.reason ?? new Error('aborted');
+    size += chunk.length;
+    if (size > limit) {
+      body.destroy();
+      throw new ServiceError({
+        kind: 'malformed',
+        message: `The service answer exceeded ${Math.round(limit / 1024)} KiB`,
+        maybeDelivered: true,
+      });
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function flattenHeaders(
+  headers: Record<string, string | string[] | undefined>,
+): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(headers)) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+  return out;
+}
+
+export function parseRetryAfter(value: string | undefined): number | undefined {
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return Math.ceil(seconds);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
+}
+
+function backoff(n: number): number {
+  return Math.min(4_000, 250 * 2 ** n) + Math.floor(Math.random() * 100);
+}
+
+function statusText(status: number): string {
+  return status >= 500 ? 'server error' : 'request refused';
+}
+
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(abortError());
+    const timer = setTimeout(done, ms);
+    function done() {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }
+    function onAbort() {
+      clearTimeout(timer);
+      reject(abortError());
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function abortError(): ServiceError {
+  return new ServiceError({ kind: 'aborted', message: 'The request was cancelled', maybeDelivered: true });
+}

@@ -1,0 +1,105 @@
+import type { ServiceClient } from './client.js';
+import { ServiceError } from './errors.js';
+import { asArray, asObject, asString } from './normalize.js';
+
+export type ModelListKind = 'chat' | 'tts' | 'stt' | 'image' | 'embedding' | 'image-to-text' | 'web';
+
+export interface ModelEntry {
+  id: string;
+  owned_by: string | null;
+  /** For `web` entries: webSearch or webFetch. */
+  kind: string | null;
+}
+
+export interface ModelInfo {
+  id: string;
+  name: string | null;
+  kind: string | null;
+  owned_by: string | null;
+  endpoint: string | null;
+}
+
+/** Lists one kind of model; `null` when the service has no such list (404). */
+export async function listModels(
+  client: ServiceClient,
+  kind: ModelListKind,
+  signal?: AbortSignal,
+): Promise<ModelEntry[] | null> {
+  const path = kind === 'chat' ? '/v1/models' : `/v1/models/${kind}`;
+  try {
+    const { data } = await client.json<unknown>({ method: 'GET', path, signal, retry: 'safe' });
+    return asArray(asObject(data).data).flatMap((raw) => {
+      const m = asObject(raw);
+      const id = asString(m.id);
+      return id ? [{ id, owned_by: asString(m.owned_by) ?? null, kind: asString(m.kind) ?? null }] : [];
+    });
+  } catch (error) {
+    if (error instanceof ServiceError && error.status === 404) return null;
+    throw error;
+  }
+}
+
+export async function modelInfo(
+  client: ServiceClient,
+  id: string,
+  signal?: AbortSignal,
+): Promise<ModelInfo | null> {
+  try {
+    const { data } = await client.json<unknown>({
+      method: 'GET',
+      path: '/v1/models/info',
+      query: { id },
+      signal,
+      retry: 'safe',
+    });
+    const m = asObject(data);
+    return {
+      id: asString(m.id) ?? id,
+      name: asString(m.name) ?? null,
+      kind: asString(m.kind) ?? null,
+      owned_by: asString(m.owned_by) ?? null,
+      endpoint: asString(m.endpoint) ?? null,
+    };
+  } catch (error) {
+    if (error instanceof ServiceError && error.status === 404) return null;
+    throw error;
+  }
+}
+
+/** Search and fetch take a bare provider id: `tavily/search` -> `tavily`. */
+export function bareProviderId(id: string, suffix: 'search' | 'fetch'): string {
+  return id.endsWith(`/${suffix}`) ? id.slice(0, -(suffix.length + 1)) : id;
+}
+
+const CATALOG_TTL_MS = 5 * 60_000;
+
+/**
+ * Model lists cached for a few minutes, shared by every session of the process. Failed lookups
+ * are not cached, so a service that comes up later is seen on the next call.
+ */
+export class ModelCatalog {
+  private readonly cache = new Map<ModelListKind, { at: number; list: Promise<ModelEntry[] | null> }>();
+
+  constructor(private readonly client: ServiceClient) {}
+
+  list(kind: ModelListKind, signal?: AbortSignal): Promise<ModelEntry[] | null> {
+    const hit = this.cache.get(kind);
+    if (hit && Date.now() - hit.at < CATALOG_TTL_MS) return hit.list;
+    const list = listModels(this.client, kind, signal);
+    this.cache.set(kind, { at: Date.now(), list });
+    list.catch(() => this.cache.delete(kind));
+    return list;
+  }
+
+  /** The first listed web provider of the kind, with its suffix stripped; null when none. */
+  async webProvider(kind: 'search' | 'fetch', signal?: AbortSignal): Promise<string | null> {
+    const list = await this.list('web', signal);
+    const wanted = kind === 'search' ? 'webSearch' : 'webFetch';
+    const entry = list?.find((m) => m.kind === wanted || (m.kind === null && m.id.endsWith(`/${kind}`)));
+    return entry ? bareProviderId(entry.id, kind) : null;
+  }
+
+  clear(): void {
+    this.cache.clear();
+  }
+}

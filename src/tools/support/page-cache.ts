@@ -1,0 +1,80 @@
+/**
+ * Recently fetched pages, so paging through a long page (start_index) does not fetch and pay
+ * again. Bounded by entry count, total characters and age; identical concurrent fetches share
+ * one request.
+ */
+export interface CachedPage {
+  url: string;
+  title: string | null;
+  provider: string;
+  text: string;
+}
+
+const TTL_MS = 5 * 60_000;
+const MAX_ENTRIES = 32;
+const MAX_TOTAL_CHARS = 24_000_000;
+
+interface Entry {
+  at: number;
+  chars: number;
+  page: Promise<CachedPage>;
+}
+
+export class PageCache {
+  private readonly entries = new Map<string, Entry>();
+  private totalChars = 0;
+
+  constructor(
+    private readonly ttlMs = TTL_MS,
+    private readonly maxEntries = MAX_ENTRIES,
+    private readonly maxChars = MAX_TOTAL_CHARS,
+  ) {}
+
+  static key(provider: string, format: string, url: string): string {
+    return `${provider}\n${format}\n${url}`;
+  }
+
+  /** Returns the cached page, or loads it once (concurrent callers share the load). */
+  get(key: string, load: () => Promise<CachedPage>): Promise<CachedPage> {
+    const hit = this.entries.get(key);
+    if (hit && Date.now() - hit.at < this.ttlMs) {
+      this.entries.delete(key); // re-insert: Map order is the LRU order
+      this.entries.set(key, hit);
+      return hit.page;
+    }
+    if (hit) this.remove(key);
+    const entry: Entry = { at: Date.now(), chars: 0, page: load() };
+    this.entries.set(key, entry);
+    entry.page.then(
+      (page) => {
+        if (this.entries.get(key) !== entry) return;
+        entry.chars = page.text.length;
+        this.totalChars += entry.chars;
+        this.evict();
+      },
+      () => {
+        if (this.entries.get(key) === entry) this.entries.delete(key);
+      },
+    );
+    return entry.page;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  private remove(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.totalChars -= entry.chars;
+    this.entries.delete(key);
+  }
+
+  private evict(): void {
+    for (const key of this.entries.keys()) {
+      if (this.entries.size <= this.maxEntries && this.totalChars <= this.maxChars) return;
+      if (this.entries.size === 1) return; // always keep the newest page, whatever its size
+      this.remove(key);
+    }
+  }
+}

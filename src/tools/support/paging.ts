@@ -1,0 +1,34 @@
+/**
+ * Slices a long text into pages by character offset. A page prefers to end at a line break near
+ * its limit so the model does not get half a sentence; nothing is lost because the next page
+ * starts exactly where this one ended.
+ */
+export interface Page {
+  content: string;
+  start_index: number;
+  end_index: number;
+  total_length: number;
+  truncated: boolean;
+  next_start_index: number | null;
+}
+
+export function pageOf(text: string, startIndex: number, maxLength: number): Page {
+  const total = text.length;
+  const start = Math.min(startIndex, total);
+  let end = Math.min(start + maxLength, total);
+  if (end < total) {
+    const newline = text.lastIndexOf('\n', end - 1);
+    if (newline >= start + Math.floor(maxLength * 0.8)) end = newline + 1;
+    // Never split a surrogate pair.
+    const code = text.charCodeAt(end - 1);
+    if (code >= 0xd800 && code <= 0xdbff && end > start + 1) end -= 1;
+  }
+  return {
+    content: text.slice(start, end),
+    start_index: start,
+    end_index: end,
+    total_length: total,
+    truncated: end < total,
+    next_start_index: end < total ? end : null,
+  };
+}

@@ -1,0 +1,27 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ServiceError } from '../../service/errors.js';
+
+type Content = CallToolResult['content'][number];
+
+/** A successful result: compact markdown for the model, structured data for programs. */
+export function success(
+  text: string,
+  structured: Record<string, unknown>,
+  extra: Content[] = [],
+): CallToolResult {
+  return { content: [{ type: 'text', text }, ...extra], structuredContent: structured };
+}
+
+/** A failure the model can act on: one or two sentences, no stack, no secrets. */
+export function failure(message: string): CallToolResult {
+  return { content: [{ type: 'text', text: message }], isError: true };
+}
+
+/** Turns any error thrown inside a tool into a failure result (a non-ServiceError is a bug). */
+export function failureFrom(action: string, error: unknown, scrub: (t: string) => string): CallToolResult {
+  if (error instanceof ServiceError) return failure(scrub(`${action} failed: ${error.describe()}`));
+  const message = error instanceof Error ? error.message : String(error);
+  return failure(
+    scrub(`${action} failed unexpectedly: ${message}. This is a bug in gateway-tools-mcp; please report it.`),
+  );
+}

@@ -1,0 +1,15 @@
+/** Small formatting helpers for compact markdown. */
+export function oneLine(text: string, max = 500): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+export function formatCount(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+/** Replaces control characters (which the service rejects) with spaces. */
+export function withoutControlChars(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: removing them is the point
+  return text.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
+}

@@ -1,0 +1,136 @@
+import { z } from 'zod';
+import { fetchPage } from '../service/fetch.js';
+import { type CachedPage, PageCache } from './support/page-cache.js';
+import { pageOf } from './support/paging.js';
+import { noProviderMessage, resolveWebProvider } from './support/providers.js';
+import { failure, failureFrom, success } from './support/results.js';
+import { formatCount } from './support/text.js';
+import { defineTool, type ToolContext } from './types.js';
+
+export const DEFAULT_MAX_LENGTH = 16_000;
+/** Pages longer than this are cut (and say so): enough for any document worth paging through. */
+const MAX_PAGE_CHARS = 5_000_000;
+
+const inputSchema = {
+  url: z
+    .string()
+    .trim()
+    .max(4096, 'url must be at most 4096 characters')
+    .refine(isHttpUrl, 'url must be an absolute http:// or https:// URL')
+    .describe('The page to read (http or https).'),
+  format: z
+    .enum(['markdown', 'text', 'html'])
+    .default('markdown')
+    .describe('markdown (default), text or html.'),
+  max_length: z
+    .number()
+    .int()
+    .min(100)
+    .max(100_000)
+    .default(DEFAULT_MAX_LENGTH)
+    .describe(`Most characters to return in this call, 100-100000 (default ${DEFAULT_MAX_LENGTH}).`),
+  start_index: z
+    .number()
+    .int()
+    .min(0)
+    .default(0)
+    .describe('Character offset to start from; use the next_start_index of the previous call to read on.'),
+  provider: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9._:/@+-]{1,100}$/, 'provider must be an id such as jina-reader')
+    .optional()
+    .describe(
+      'Fetch provider id such as jina-reader or firecrawl (default: the configured or first available).',
+    ),
+};
+
+const outputSchema = {
+  url: z.string(),
+  title: z.string().nullable(),
+  content: z.string(),
+  start_index: z.number().int(),
+  end_index: z.number().int(),
+  total_length: z.number().int(),
+  truncated: z.boolean(),
+  next_start_index: z.number().int().nullable(),
+};
+
+export const webFetch = defineTool({
+  name: 'web_fetch',
+  group: 'fetch',
+  title: 'Web fetch',
+  description:
+    'Read a web page as clean markdown (or text/html). Long pages come in parts of max_length characters: the ' +
+    'result says the total length and the start_index to pass next. Later parts of the same page come from a ' +
+    'short-lived cache, so paging is fast and free. Use it after web_search, or on any URL the user gives.',
+  inputSchema,
+  outputSchema,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  async run(args, ctx) {
+    try {
+      const provider = await resolveWebProvider('fetch', args.provider, ctx);
+      if (!provider) return failure(noProviderMessage('fetch'));
+      const page = await loadPage(provider, args.url, args.format, ctx);
+      if (args.start_index > 0 && args.start_index >= page.text.length) {
+        return failure(
+          `start_index ${args.start_index} is past the end of the page (total_length ${page.text.length}). ` +
+            'Use start_index=0 or a smaller offset.',
+        );
+      }
+      const slice = pageOf(page.text, args.start_index, args.max_length);
+      const structured = { url: page.url, title: page.title, ...slice };
+      return success(formatPage(structured, ctx.toolName('web_fetch')), structured);
+    } catch (error) {
+      return failureFrom('Web fetch', error, ctx.runtime.scrub);
+    }
+  },
+});
+
+/** The whole page, from the cache or from the service (once, whatever the paging). */
+export function loadPage(
+  provider: string,
+  url: string,
+  format: string,
+  ctx: ToolContext,
+): Promise<CachedPage> {
+  return ctx.runtime.pages.get(PageCache.key(provider, format, url), async () => {
+    const fetched = await fetchPage(
+      ctx.runtime.service.client,
+      { model: provider, url, format: format as 'markdown' | 'text' | 'html' },
+      // The load is shared by concurrent callers, so one caller's cancellation must not abort it.
+      undefined,
+    );
+    const text =
+      fetched.text.length > MAX_PAGE_CHARS
+        ? `${fetched.text.slice(0, MAX_PAGE_CHARS)}\n\n[Page cut at ${formatCount(MAX_PAGE_CHARS)} characters.]`
+        : fetched.text;
+    return { url: fetched.url, title: fetched.title, provider: fetched.provider, text };
+  });
+}
+
+function formatPage(
+  p: { url: string; title: string | null } & ReturnType<typeof pageOf>,
+  fetchTool: string,
+): string {
+  const range =
+    p.start_index === 0 && !p.truncated
+      ? `${formatCount(p.total_length)} characters`
+      : `characters ${formatCount(p.start_index)}–${formatCount(p.end_index)} of ${formatCount(p.total_length)}`;
+  const head = `${p.title ? `# ${p.title}\n` : ''}Source: ${p.url} (${range})`;
+  const body = p.content.trim() ? p.content : '(the page has no readable text)';
+  const tail = p.truncated
+    ? `\n\n[Truncated: ${formatCount(p.total_length - p.end_index)} more characters. ` +
+      `To continue, call ${fetchTool} with start_index=${p.next_start_index}.]`
+    : '';
+  return `${head}\n\n${body}${tail}`;
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const u = new URL(value);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && Boolean(u.hostname);
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,34 @@
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { closeRuntime, type Runtime } from '../runtime.js';
+import { createServer } from '../server.js';
+
+/**
+ * Serves MCP over stdin/stdout. stdout carries JSON-RPC only; the process exits 0 when stdin
+ * closes (the client went away) or on SIGINT/SIGTERM.
+ */
+export async function runStdio(runtime: Runtime): Promise<void> {
+  const server = createServer(runtime);
+  const transport = new StdioServerTransport();
+  let closing = false;
+  const shutdown = async (reason: string) => {
+    if (closing) return;
+    closing = true;
+    runtime.log.debug(`shutting down (${reason})`);
+    // Let a response already written reach the pipe before the process ends.
+    const forceExit = setTimeout(() => process.exit(0), 2_000);
+    forceExit.unref();
+    await server.close().catch(() => undefined);
+    await closeRuntime(runtime);
+    process.exit(0);
+  };
+  process.stdin.on('end', () => void shutdown('stdin closed'));
+  process.stdin.on('close', () => void shutdown('stdin closed'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  // A client that vanishes makes stdout writes fail with EPIPE: that is a shutdown, not a crash.
+  process.stdout.on('error', () => void shutdown('stdout closed'));
+  await server.connect(transport);
+  runtime.log.info(
+    `ready on stdio; service ${runtime.config.baseUrl}${runtime.config.apiKey ? '' : ' (no API key set)'}`,
+  );
+}

@@ -1,0 +1,15 @@
+import { readFileSync } from 'node:fs';
+
+/** The package version, read once from package.json beside dist/ (or src/ under tsx). */
+export const VERSION: string = (() => {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+      version?: string;
+    };
+    return pkg.version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+})();
+
+export const SERVER_NAME = 'gateway-tools-mcp';

@@ -1,0 +1,118 @@
+// POST /v1/web/fetch: deterministic page content derived from the URL, so paging and truncation
+// can be checked exactly. A path containing "long" yields ~60,000 characters of numbered lines.
+import { isIP } from 'node:net';
+import { jsonReply, type Reply, RequestError } from './http-util.js';
+import { jsonObjectBody, optionalNumber, optionalString, requireModel } from './request-body.js';
+import type { RouteContext } from './router.js';
+
+const FETCH_PROVIDERS = new Set(['jina-reader', 'firecrawl', 'tavily', 'exa', 'fetch-combo']);
+const FORMATS = new Set(['markdown', 'text', 'html']);
+const LONG_PAGE_LINES = 1000;
+const LONG_LINE_WIDTH = 60;
+
+function isPrivateIpv4(host: string): boolean {
+  const octets = host.split('.').map(Number);
+  const [a, b] = octets;
+  if (a === undefined || b === undefined) return false;
+  return (
+    a === 127 ||
+    a === 10 ||
+    a === 0 ||
+    (a === 192 && b === 168) ||
+    (a === 169 && b === 254) ||
+    (a === 172 && b >= 16 && b <= 31)
+  );
+}
+
+function isPrivateIpv6(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+  if (bare === '::1' || bare === '::') return true;
+  if (bare.startsWith('fe80:') || bare.startsWith('fc') || bare.startsWith('fd')) return true;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(bare);
+  return mapped?.[1] !== undefined && isPrivateIpv4(mapped[1]);
+}
+
+/** The service refuses to fetch its own network: loopback, private ranges, link-local. */
+function isBlockedHost(hostname: string): boolean {
+  const host = hostname.toLowerCase();
+  if (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.internal')) return true;
+  const bare = host.replace(/^\[|\]$/g, '');
+  if (isIP(bare) === 4) return isPrivateIpv4(bare);
+  if (isIP(bare) === 6) return isPrivateIpv6(bare);
+  return false;
+}
+
+function parseTarget(raw: string): URL {
+  let target: URL;
+  try {
+    target = new URL(raw);
+  } catch {
+    throw new RequestError(400, `Invalid URL: ${raw}`);
+  }
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+    throw new RequestError(400, `Unsupported URL scheme: ${target.protocol} (only http and https)`);
+  }
+  if (isBlockedHost(target.hostname)) throw new RequestError(400, `Blocked URL: ${raw}`);
+  return target;
+}
+
+function longPageLines(path: string): string[] {
+  return Array.from({ length: LONG_PAGE_LINES }, (_, index) => {
+    const label = `Line ${String(index + 1).padStart(5, '0')}: content of ${path} `;
+    return label.padEnd(LONG_LINE_WIDTH - 1, '.');
+  });
+}
+
+interface Page {
+  title: string | null;
+  paragraphs: string[];
+}
+
+function pageFor(target: URL): Page {
+  const path = target.pathname;
+  const title = path.includes('untitled') ? null : `Page ${path}`;
+  const paragraphs = path.includes('long')
+    ? longPageLines(path)
+    : [`This is the content of ${target.href}.`, `It was served for the path ${path} on ${target.host}.`];
+  return { title, paragraphs };
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+function render(page: Page, format: string): string {
+  if (format === 'html') {
+    const heading = page.title ? `<h1>${escapeHtml(page.title)}</h1>` : '';
+    const body = page.paragraphs.map((line) => `<p>${escapeHtml(line)}</p>`).join('\n');
+    return `<html><body>${heading}\n${body}\n</body></html>`;
+  }
+  const heading = page.title ? (format === 'markdown' ? `# ${page.title}` : page.title) : null;
+  return [...(heading ? [heading, ''] : []), ...page.paragraphs].join('\n');
+}
+
+export function fetchPage(context: RouteContext): Reply {
+  const body = jsonObjectBody(context.body);
+  const provider = requireModel(body);
+  if (!FETCH_PROVIDERS.has(provider)) throw new RequestError(400, `Unknown provider: ${provider}`);
+  const rawUrl = body.url;
+  if (typeof rawUrl !== 'string' || rawUrl.trim() === '') throw new RequestError(400, 'url is required');
+  const target = parseTarget(rawUrl.trim());
+  const format = optionalString(body.format, 'format') ?? 'markdown';
+  if (!FORMATS.has(format)) throw new RequestError(400, `Invalid format: ${format}`);
+  const maxCharacters = optionalNumber(body.max_characters, 'max_characters') ?? 0;
+  if (maxCharacters < 0) throw new RequestError(400, 'max_characters must not be negative');
+
+  const page = pageFor(target);
+  const full = render(page, format);
+  const text = maxCharacters > 0 ? full.slice(0, Math.floor(maxCharacters)) : full;
+  return jsonReply({
+    provider,
+    url: rawUrl.trim(),
+    title: page.title,
+    content: { format, text, length: text.length },
+    metadata: { author: null, published_at: null, language: 'en' },
+    usage: { fetch_cost_usd: 0 },
+    metrics: { response_time_ms: 42 },
+  });
+}

@@ -1,0 +1,163 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { parseCommandLine } from '../../src/config.js';
+import { closeRuntime, createRuntime, type Runtime } from '../../src/runtime.js';
+import { createServer } from '../../src/server.js';
+
+export const PROJECT_ROOT = resolve(import.meta.dirname, '../..');
+export const CLI = join(PROJECT_ROOT, 'dist/cli.js');
+
+export interface Connected {
+  client: Client;
+  runtime: Runtime;
+  close(): Promise<void>;
+}
+
+/** A fresh temporary working directory (output dir and input roots default under it). */
+export function tempDir(prefix = 'gtm-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** Connects an SDK Client to a server built in this process, over the in-memory transport. */
+export async function connectInMemory(env: Record<string, string>, argv: string[] = []): Promise<Connected> {
+  const { config } = parseCommandLine(argv, { GATEWAY_LOG_LEVEL: 'error', ...env }, env.CWD ?? tempDir());
+  const runtime = createRuntime(config);
+  const server = createServer(runtime);
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const client = new Client({ name: 'test-client', version: '1.0.0' });
+  await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
+  return {
+    client,
+    runtime,
+    async close() {
+      await client.close();
+      await server.close();
+      await closeRuntime(runtime);
+    },
+  };
+}
+
+export interface Spawned {
+  client: Client;
+  stderr(): string;
+  close(): Promise<void>;
+}
+
+/** Spawns the built dist/cli.js and connects an SDK Client to it over stdio. */
+export async function connectStdio(env: Record<string, string>, args: string[] = []): Promise<Spawned> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, ...args],
+    env: { PATH: process.env.PATH ?? '', GATEWAY_LOG_LEVEL: 'info', ...env },
+    cwd: env.CWD ?? tempDir(),
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const client = new Client({ name: 'test-client', version: '1.0.0' });
+  await client.connect(transport);
+  return { client, stderr: () => stderr, close: () => client.close() };
+}
+
+export interface RunResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built CLI to completion (or until `input` is written and stdin closed). */
+export function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+  input?: string,
+  timeoutMs = 15_000,
+): Promise<RunResult> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      cwd: env.CWD ?? tempDir(),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString();
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString();
+    });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`CLI did not exit within ${timeoutMs} ms; stderr: ${stderr}`));
+    }, timeoutMs);
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolvePromise({ code, signal, stdout, stderr });
+    });
+    if (input !== undefined) child.stdin.end(input);
+  });
+}
+
+/** The text content of a tool result. */
+export function textOf(result: unknown): string {
+  const content = (result as CallToolResult).content ?? [];
+  return content
+    .filter((c): c is { type: 'text'; text: string } => c.type === 'text')
+    .map((c) => c.text)
+    .join('\n');
+}
+
+export function structuredOf<T = Record<string, unknown>>(result: unknown): T {
+  return (result as CallToolResult).structuredContent as T;
+}
+
+export interface RawServer {
+  child: ChildProcessWithoutNullStreams;
+  stdout(): string;
+  stderr(): string;
+  exited: Promise<number | null>;
+  /** Resolves once stderr contains `text` (or rejects after `timeoutMs`). */
+  waitForStderr(text: string, timeoutMs?: number): Promise<void>;
+}
+
+/** Spawns the built CLI with raw pipes, for tests of stdout purity, signals and exit codes. */
+export function spawnServer(env: Record<string, string>, args: string[] = []): RawServer {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    cwd: env.CWD ?? tempDir(),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => {
+    stdout += c.toString();
+  });
+  child.stderr.on('data', (c: Buffer) => {
+    stderr += c.toString();
+  });
+  const exited = new Promise<number | null>((resolvePromise) =>
+    child.on('exit', (code) => resolvePromise(code)),
+  );
+  return {
+    child,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    exited,
+    async waitForStderr(text, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!stderr.includes(text)) {
+        if (Date.now() > deadline) throw new Error(`stderr never showed "${text}": ${stderr}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+  };
+}

@@ -1,0 +1,94 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, helpText, parseCommandLine, SETTINGS } from '../../src/config.js';
+
+const parse = (argv: string[], env: Record<string, string> = {}) =>
+  parseCommandLine(argv, env, '/work/project');
+
+describe('configuration', () => {
+  it('has sensible defaults', () => {
+    const { command, config } = parse([]);
+    expect(command).toBe('serve');
+    expect(config.baseUrl).toBe('http://127.0.0.1:20128');
+    expect(config.transport).toBe('stdio');
+    expect(config.videoModel).toBe('xai/grok-imagine-video');
+    expect(config.outputDir).toBe('/work/project/gateway-output');
+    expect(config.inputRoots).toEqual(['/work/project']);
+    expect(config.disabledTools).toEqual([]);
+    expect(config.tools).toBeUndefined();
+    expect(config.apiKey).toBeUndefined();
+  });
+
+  it('reads every setting from env and lets flags win', () => {
+    const { config } = parse(['--timeout-ms', '5000', '--tools=video,audio'], {
+      GATEWAY_BASE_URL: 'https://gw.example.com/',
+      GATEWAY_TIMEOUT_MS: '9000',
+      GATEWAY_API_KEY: 'k-123456',
+      GATEWAY_TOOL_PREFIX: 'gw_',
+      GATEWAY_INPUT_ROOTS: 'a, /abs/b',
+    });
+    expect(config.baseUrl).toBe('https://gw.example.com');
+    expect(config.timeoutMs).toBe(5000);
+    expect(config.tools).toEqual(['video', 'audio']);
+    expect(config.apiKey).toBe('k-123456');
+    expect(config.toolPrefix).toBe('gw_');
+    expect(config.inputRoots).toEqual(['/work/project/a', '/abs/b']);
+  });
+
+  it('maps every setting to a GATEWAY_ variable and a -- flag', () => {
+    for (const s of SETTINGS) {
+      expect(s.env).toMatch(/^GATEWAY_[A-Z_]+$/);
+      expect(s.flag).toMatch(/^--[a-z-]+$/);
+      expect(helpText('1.0.0')).toContain(s.env);
+    }
+  });
+
+  it('names the variable and the problem for an invalid value', () => {
+    expect(() => parse([], { GATEWAY_TIMEOUT_MS: 'soon' })).toThrow(
+      /^invalid GATEWAY_TIMEOUT_MS \(--timeout-ms\): must be a number \(got "soon"\)$/,
+    );
+    expect(() => parse(['--max-retries', '99'])).toThrow(
+      /invalid --max-retries \(GATEWAY_MAX_RETRIES\): must be at most 10/,
+    );
+    expect(() => parse([], { GATEWAY_BASE_URL: 'ftp://x' })).toThrow(
+      /GATEWAY_BASE_URL.*http:\/\/ or https:\/\//,
+    );
+    expect(() => parse([], { GATEWAY_LOG_LEVEL: 'loud' })).toThrow(
+      /GATEWAY_LOG_LEVEL.*error, warn, info, debug/,
+    );
+    expect(() => parse(['--bogus'])).toThrow(ConfigError);
+    expect(() => parse(['--port'])).toThrow(/--port needs a value/);
+  });
+
+  it('never shows a secret value in an error', () => {
+    try {
+      parse([], { GATEWAY_MCP_TOKEN: 'short' });
+      expect.unreachable();
+    } catch (error) {
+      expect((error as Error).message).toContain('GATEWAY_MCP_TOKEN');
+      expect((error as Error).message).not.toContain('short"');
+    }
+  });
+
+  it('reads the key from GATEWAY_API_KEY_FILE, and explains an unreadable one', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gtm-key-'));
+    const file = join(dir, 'key');
+    writeFileSync(file, 'sk-from-file-123\n');
+    expect(parse([], { GATEWAY_API_KEY_FILE: file }).config.apiKey).toBe('sk-from-file-123');
+    expect(parse([], { GATEWAY_API_KEY_FILE: file, GATEWAY_API_KEY: 'direct' }).config.apiKey).toBe('direct');
+    expect(() => parse([], { GATEWAY_API_KEY_FILE: join(dir, 'missing') })).toThrow(
+      /GATEWAY_API_KEY_FILE: cannot read .* \(ENOENT\)/,
+    );
+    writeFileSync(file, '  \n');
+    expect(() => parse([], { GATEWAY_API_KEY_FILE: file })).toThrow(/is empty/);
+  });
+
+  it('recognises commands', () => {
+    expect(parse(['--help']).command).toBe('help');
+    expect(parse(['--version']).command).toBe('version');
+    expect(parse(['doctor', '--json'])).toMatchObject({ command: 'doctor', json: true });
+    expect(() => parse(['serve-now'])).toThrow(/unexpected argument/);
+  });
+});

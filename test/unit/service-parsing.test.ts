@@ -1,0 +1,165 @@
+import { describe, expect, it } from 'vitest';
+import { secretScrubber } from '../../src/log.js';
+import { transcriptText } from '../../src/service/audio.js';
+import { parseJsonBody, parseRetryAfter } from '../../src/service/client.js';
+import { parseErrorBody, ServiceError } from '../../src/service/errors.js';
+import { bareProviderId } from '../../src/service/models.js';
+import { answerFromResponse, ResponseStreamReader } from '../../src/service/responses.js';
+import { readJobState } from '../../src/service/videos.js';
+
+describe('error bodies', () => {
+  it('reads every shape the contract allows', () => {
+    expect(
+      parseErrorBody('{"error":{"message":"[xai] bad","code":"bad_request"}}', 'application/json'),
+    ).toEqual({
+      message: '[xai] bad',
+      code: 'bad_request',
+    });
+    expect(parseErrorBody('{"error":"API key required"}', 'application/json')).toEqual({
+      message: 'API key required',
+    });
+    expect(parseErrorBody('{"error":{"message":"x","code":429}}', undefined)).toEqual({
+      message: 'x',
+      code: '429',
+    });
+    expect(
+      parseErrorBody(
+        '<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>',
+        'text/html',
+      ),
+    ).toEqual({ message: 'non-JSON answer: 502 Bad Gateway' });
+    expect(parseErrorBody('upstream exploded\nstack...', 'text/plain')).toEqual({
+      message: 'upstream exploded',
+    });
+    expect(parseErrorBody('', undefined)).toEqual({});
+  });
+
+  it('gives actionable hints by status', () => {
+    const e401 = new ServiceError({
+      kind: 'http',
+      status: 401,
+      message: 'The service answered 401: Missing API key',
+      maybeDelivered: true,
+    });
+    expect(e401.describe()).toMatch(/Set GATEWAY_API_KEY/);
+    const e429 = new ServiceError({
+      kind: 'http',
+      status: 429,
+      message: 'x',
+      retryAfterSeconds: 30,
+      maybeDelivered: true,
+    });
+    expect(e429.describe()).toMatch(/retry after 30 s/);
+    const creds = new ServiceError({
+      kind: 'http',
+      status: 400,
+      message: 'No credentials for provider: tavily',
+      maybeDelivered: true,
+    });
+    expect(creds.describe()).toMatch(/credentials in the gateway/);
+  });
+
+  it('parses Retry-After in seconds and as a date', () => {
+    expect(parseRetryAfter('3')).toBe(3);
+    expect(parseRetryAfter(undefined)).toBeUndefined();
+    expect(parseRetryAfter(new Date(Date.now() + 5_000).toUTCString())).toBeGreaterThanOrEqual(4);
+    expect(parseRetryAfter('soon')).toBeUndefined();
+  });
+
+  it('tolerates a trailing data: [DONE] and reports truncated JSON as malformed', () => {
+    expect(parseJsonBody('{"a":1}\ndata: [DONE]\n')).toEqual({ a: 1 });
+    expect(() => parseJsonBody('{"a":')).toThrow(/not valid JSON/);
+  });
+
+  it('scrubs secrets and bearer tokens', () => {
+    const scrub = secretScrubber(['sk-secret-1234']);
+    expect(scrub('key sk-secret-1234 and Bearer abcdefghijklmnop')).toBe('key *** and Bearer ***');
+  });
+});
+
+describe('providers', () => {
+  it('strips the /search and /fetch suffixes', () => {
+    expect(bareProviderId('tavily/search', 'search')).toBe('tavily');
+    expect(bareProviderId('jina-reader/fetch', 'fetch')).toBe('jina-reader');
+    expect(bareProviderId('search-combo', 'search')).toBe('search-combo');
+  });
+});
+
+describe('video job states', () => {
+  it('normalises every status variant', () => {
+    for (const s of ['pending', 'queued', 'processing', 'in_progress', 'running'])
+      expect(readJobState({ status: s }).status).toBe('running');
+    for (const s of ['done', 'completed', 'succeeded'])
+      expect(readJobState({ status: s, video: { url: 'https://x/v.mp4' } }).status).toBe('done');
+    for (const s of ['failed', 'error', 'expired', 'cancelled'])
+      expect(readJobState({ status: s }).status).toBe('failed');
+  });
+
+  it('reads progress, the video and the failure reason', () => {
+    expect(readJobState({ status: 'pending', progress: 42 }).progress).toBe(42);
+    const done = readJobState({
+      status: 'done',
+      video: { url: 'https://cdn/v.mp4', duration: 8 },
+      model: 'm',
+    });
+    expect(done).toMatchObject({ videoUrl: 'https://cdn/v.mp4', duration: 8, progress: 100, error: null });
+    const failed = readJobState({ status: 'failed', error: { code: 'moderation', message: 'refused' } });
+    expect(failed.error).toEqual({ code: 'moderation', message: 'refused' });
+    expect(readJobState({ status: 'expired' }).error?.message).toMatch(/expired/);
+  });
+});
+
+describe('Responses stream', () => {
+  it('folds deltas and the completed event', () => {
+    const seen: string[] = [];
+    const reader = new ResponseStreamReader('m', (d) => seen.push(d));
+    reader.push(
+      'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","delta":"Hel"}\n\n',
+    );
+    reader.push(
+      'event: response.output_text.delta\r\ndata: {"type":"response.output_text.delta","delta":"lo"}\r\n\r\n',
+    );
+    reader.push(
+      'event: response.completed\ndata: {"type":"response.completed","response":{"model":"x/m","status":"completed","output":[{"type":"message","content":[{"type":"output_text","text":"Hello"}]}],"usage":{"input_tokens":3,"output_tokens":2,"total_tokens":5}}}\n\ndata: [DONE]\n\n',
+    );
+    expect(seen).toEqual(['Hel', 'lo']);
+    expect(reader.finish()).toEqual({
+      text: 'Hello',
+      model: 'x/m',
+      status: 'completed',
+      usage: { input_tokens: 3, output_tokens: 2, total_tokens: 5 },
+    });
+  });
+
+  it('keeps the streamed text when the completed event is empty, and fails on an error event', () => {
+    const reader = new ResponseStreamReader('m');
+    reader.push(
+      'data: {"type":"response.output_text.delta","delta":"abc"}\n\ndata: {"type":"response.completed","response":{"output":[]}}\n\n',
+    );
+    expect(reader.finish().text).toBe('abc');
+    const failing = new ResponseStreamReader('m');
+    failing.push('event: error\ndata: {"type":"error","error":{"message":"upstream stream failed"}}\n\n');
+    expect(() => failing.finish()).toThrow(/upstream stream failed/);
+  });
+
+  it('reads a non-streamed object', () => {
+    expect(
+      answerFromResponse({ output: [{ content: [{ type: 'output_text', text: 'hi' }] }] }, 'm').text,
+    ).toBe('hi');
+  });
+});
+
+describe('transcripts', () => {
+  it('extracts text from json, verbose json, srt and vtt', () => {
+    expect(transcriptText('{"text":"hello"}', 'application/json', 'json')).toBe('hello');
+    expect(transcriptText('{"segments":[{"text":"a"},{"text":"b"}]}', undefined, 'verbose_json')).toBe('a b');
+    expect(
+      transcriptText(
+        '1\n00:00:00,000 --> 00:00:01,000\nhello\n\n2\n00:00:01,000 --> 00:00:02,000\nworld\n',
+        'text/plain',
+        'srt',
+      ),
+    ).toBe('hello world');
+    expect(transcriptText('WEBVTT\n\n00:00.000 --> 00:01.000\nhi\n', 'text/vtt', 'vtt')).toBe('hi');
+  });
+});
