@@ -17,9 +17,15 @@ export function failure(message: string): CallToolResult {
   return { content: [{ type: 'text', text: message }], isError: true };
 }
 
-/** Turns any error thrown inside a tool into a failure result (a non-ServiceError is a bug). */
+/** A problem with what the caller asked for (a path outside the roots, a file too big): shown as is. */
+export class UserError extends Error {
+  override name = 'UserError';
+}
+
+/** Turns any error thrown inside a tool into a failure result (anything unexpected is a bug). */
 export function failureFrom(action: string, error: unknown, scrub: (t: string) => string): CallToolResult {
   if (error instanceof ServiceError) return failure(scrub(`${action} failed: ${error.describe()}`));
+  if (error instanceof UserError) return failure(scrub(error.message));
   const message = error instanceof Error ? error.message : String(error);
   return failure(
     scrub(`${action} failed unexpectedly: ${message}. This is a bug in gateway-tools-mcp; please report it.`),

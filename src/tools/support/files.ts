@@ -1,0 +1,154 @@
+import { createWriteStream } from 'node:fs';
+import { mkdir, open, realpath, rm, stat } from 'node:fs/promises';
+import { basename, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { pathToFileURL } from 'node:url';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { UserError } from './results.js';
+
+/**
+ * The two file rules of the product: local files are read only from inside the input roots
+ * (after resolving symlinks), and every saved file lands inside the output directory with a
+ * name that cannot collide. Both stream; nothing here holds a whole file in memory.
+ */
+export interface InputFile {
+  path: string;
+  size: number;
+  name: string;
+}
+
+export async function resolveInputFile(
+  requested: string,
+  roots: readonly string[],
+  cwd: string,
+  maxBytes: number,
+): Promise<InputFile> {
+  if (requested.includes('\0')) throw new UserError('The file path contains a NUL character.');
+  const absolute = isAbsolute(requested) ? requested : resolve(cwd, requested);
+  let real: string;
+  try {
+    real = await realpath(absolute);
+  } catch {
+    throw new UserError(`No such file: ${requested}. Give a path inside ${roots.join(', ')}.`);
+  }
+  const realRoots = await Promise.all(roots.map((r) => realpath(r).catch(() => resolve(r))));
+  if (!realRoots.some((root) => isInside(real, root))) {
+    throw new UserError(
+      `${requested} is outside the allowed input roots (${roots.join(', ')}). Move the file there or set GATEWAY_INPUT_ROOTS.`,
+    );
+  }
+  const info = await stat(real);
+  if (!info.isFile()) throw new UserError(`${requested} is not a regular file.`);
+  if (info.size > maxBytes) {
+    throw new UserError(`${requested} is ${formatBytes(info.size)}; the limit is ${formatBytes(maxBytes)}.`);
+  }
+  return { path: real, size: info.size, name: basename(real) };
+}
+
+export function isInside(path: string, root: string): boolean {
+  const rel = relative(root, path);
+  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
+}
+
+/** A fresh, collision-free path inside the output directory (the file is created empty). */
+export async function createOutputPath(outputDir: string, stem: string, extension: string): Promise<string> {
+  await mkdir(outputDir, { recursive: true });
+  const safeStem = sanitizeStem(stem);
+  const ext =
+    extension
+      .replace(/[^a-z0-9]/gi, '')
+      .slice(0, 8)
+      .toLowerCase() || 'bin';
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-');
+  for (let n = 0; n < 1000; n++) {
+    const name = `${safeStem}-${stamp}${n === 0 ? '' : `-${n}`}.${ext}`;
+    const path = join(outputDir, name);
+    try {
+      const handle = await open(path, 'wx');
+      await handle.close();
+      return path;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  }
+  throw new UserError(`Could not find a free file name in ${outputDir}.`);
+}
+
+export interface SavedFile {
+  path: string;
+  bytes: number;
+}
+
+/**
+ * Streams `source` into a new file in the output directory. Stops (and removes the partial file)
+ * past `maxBytes` or when `signal` aborts.
+ */
+export async function saveStream(
+  source: NodeJS.ReadableStream | AsyncIterable<Uint8Array>,
+  target: { outputDir: string; stem: string; extension: string },
+  maxBytes: number,
+  signal?: AbortSignal,
+): Promise<SavedFile> {
+  const path = await createOutputPath(target.outputDir, target.stem, target.extension);
+  let bytes = 0;
+  const limiter = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      bytes += chunk.length;
+      if (bytes > maxBytes) callback(new UserError(`The file exceeds the ${formatBytes(maxBytes)} limit.`));
+      else callback(null, chunk);
+    },
+  });
+  try {
+    await pipeline(source, limiter, createWriteStream(path), { signal });
+    return { path, bytes };
+  } catch (error) {
+    await rm(path, { force: true });
+    throw error;
+  }
+}
+
+function sanitizeStem(stem: string): string {
+  const cleaned = basename(stem, extname(stem))
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 48);
+  return cleaned || 'file';
+}
+
+/** A resource_link content item pointing at a saved file. */
+export function fileLink(
+  path: string,
+  mimeType: string,
+  description: string,
+): CallToolResult['content'][number] {
+  return {
+    type: 'resource_link',
+    uri: pathToFileURL(path).href,
+    name: basename(path),
+    mimeType,
+    description,
+  };
+}
+
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${(n / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
+/** Detects common image types from their first bytes (never trust the extension alone). */
+export function sniffImageMime(head: Buffer): string | null {
+  if (head.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])))
+    return 'image/png';
+  if (head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) return 'image/jpeg';
+  if (
+    head.subarray(0, 6).toString('latin1') === 'GIF87a' ||
+    head.subarray(0, 6).toString('latin1') === 'GIF89a'
+  )
+    return 'image/gif';
+  if (head.subarray(0, 4).toString('latin1') === 'RIFF' && head.subarray(8, 12).toString('latin1') === 'WEBP')
+    return 'image/webp';
+  return null;
+}
