@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { Agent, type Dispatcher, request, errors as undiciErrors } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
 import { parseErrorBody, ServiceError } from './errors.js';
 
 /**
@@ -58,11 +58,19 @@ const NEVER_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHO
 
 export class ServiceClient {
   readonly baseUrl: string;
-  private readonly agent: Agent;
+  private http: Promise<{ undici: typeof import('undici'); agent: Agent }> | undefined;
 
   constructor(private readonly options: ServiceClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
-    this.agent = new Agent({ keepAliveTimeout: 10_000, connections: 32 });
+  }
+
+  /** undici is loaded on the first request, not at start-up: a server that is only listed stays light. */
+  private loadHttp() {
+    this.http ??= import('undici').then((undici) => ({
+      undici,
+      agent: new undici.Agent({ keepAliveTimeout: 10_000, connections: 32 }),
+    }));
+    return this.http;
   }
 
   get timeoutMs(): number {
@@ -105,8 +113,10 @@ export class ServiceClient {
     return this.withRetries(req, false, (s) => this.send(req, s, { url: target.toString(), auth }));
   }
 
-  close(): Promise<void> {
-    return this.agent.destroy().catch(() => undefined);
+  async close(): Promise<void> {
+    if (!this.http) return;
+    const { agent } = await this.http;
+    await agent.destroy().catch(() => undefined);
   }
 
   /** `wholeCallDeadline`: the timeout bounds the whole call (JSON); otherwise only the wait for
@@ -169,12 +179,13 @@ export class ServiceClient {
     } else if (req.contentType) headers['content-type'] = req.contentType;
 
     const timeoutMs = req.timeoutMs ?? this.options.timeoutMs;
-    const res = await request(target.url, {
+    const { undici, agent } = await this.loadHttp();
+    const res = await undici.request(target.url, {
       method: req.method,
       headers,
       body,
       signal,
-      dispatcher: this.agent,
+      dispatcher: agent,
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
     });
@@ -217,8 +228,8 @@ export class ServiceClient {
     const timedOut =
       err.name === 'TimeoutError' ||
       err.name === 'AbortError' ||
-      raw instanceof undiciErrors.HeadersTimeoutError ||
-      raw instanceof undiciErrors.BodyTimeoutError;
+      code === 'UND_ERR_HEADERS_TIMEOUT' ||
+      code === 'UND_ERR_BODY_TIMEOUT';
     if (timedOut) {
       return new ServiceError({
         kind: 'timeout',
