@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { type ReferenceService, startReferenceService } from '../test/reference-service/index.js';
+import type { ReferenceService } from '../test/reference-service/index.js';
 import { bundleMinimalServer, median, ROOT, startAndList } from './lib.js';
 
 export interface StartupResult {
@@ -31,11 +31,4 @@ export async function benchStartup(runs: number, service: ReferenceService): Pro
     baseline: { ms: median(base.map((s) => s.ms)), peakRssKiB: median(base.map((s) => s.peakRssKiB)) },
     catalogBytes,
   };
-}
-
-if (import.meta.url === `file://${process.argv[1]}`) {
-  const service = await startReferenceService();
-  const result = await benchStartup(10, service);
-  console.log(result);
-  await service.close();
 }

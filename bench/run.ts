@@ -1,0 +1,54 @@
+/**
+ * `npm run bench`: every figure is printed as a ratio against a baseline measured in the same run
+ * on the same machine. Nothing here asserts; goals are printed beside the ratios.
+ */
+import { startReferenceService } from '../test/reference-service/index.js';
+import { benchLatency } from './latency.js';
+import { ratio } from './lib.js';
+import { benchOutputSize } from './output-size.js';
+import { benchStartup } from './startup.js';
+
+const quick = process.argv.includes('--quick');
+const service = await startReferenceService();
+try {
+  const startup = await benchStartup(quick ? 4 : 12, service);
+  const latency = await benchLatency(quick ? 50 : 200, service);
+  const size = await benchOutputSize(service);
+  const added = latency.toolCallMs - latency.directMs;
+  const rows: [string, string, string, string][] = [
+    [
+      'start-up to tools/list',
+      `${startup.ours.ms.toFixed(0)} ms`,
+      `${startup.baseline.ms.toFixed(0)} ms (minimal SDK server, bundled)`,
+      `${ratio(startup.ours.ms, startup.baseline.ms)} (goal ≤ 1.15×)`,
+    ],
+    [
+      'peak RSS',
+      `${(startup.ours.peakRssKiB / 1024).toFixed(1)} MiB`,
+      `${(startup.baseline.peakRssKiB / 1024).toFixed(1)} MiB (same baseline)`,
+      `${ratio(startup.ours.peakRssKiB, startup.baseline.peakRssKiB)} (goal ≤ 1.1×)`,
+    ],
+    [
+      'added latency per call',
+      `${added.toFixed(2)} ms (web_search ${latency.toolCallMs.toFixed(2)} − direct HTTP ${latency.directMs.toFixed(2)})`,
+      `${latency.echoMs.toFixed(2)} ms (echo tool MCP round trip)`,
+      `${ratio(Math.max(added, 0), latency.echoMs)} (goal ≤ 1.2×)`,
+    ],
+    [
+      'tools/list catalog',
+      `${(size.catalogBytes / 1024).toFixed(1)} KiB`,
+      '12 KiB budget',
+      `${ratio(size.catalogBytes, 12 * 1024)} (goal ≤ 1.0×)`,
+    ],
+    [
+      'web_search text, 10 results',
+      `${size.searchTextChars} chars`,
+      `${size.bareChars} chars (bare titles + URLs + snippets)`,
+      `${ratio(size.searchTextChars, size.bareChars)} (goal ≤ 1.05×)`,
+    ],
+  ];
+  console.log('| benchmark | gateway-tools-mcp | baseline | ratio |\n|---|---|---|---|');
+  for (const row of rows) console.log(`| ${row.join(' | ')} |`);
+} finally {
+  await service.close();
+}
