@@ -94,21 +94,30 @@ function reasonOf(s: Section, ctx: ToolContext): string {
   return `the gateway has no list (${LIST_PATH[s.capability]} answered 404)`;
 }
 
-const HEADINGS: Record<Capability, string> = {
-  chat: 'chat (ask_model `model`)',
-  search: 'search (web_search `provider`, bare ids)',
-  fetch: 'fetch (web_fetch `provider`, bare ids)',
-  speech: 'speech (audio_speech `model`; the voice is part of the id)',
-  transcription: 'transcription (audio_transcribe `model`)',
-  video: 'video (video_generate `model`; the gateway has no list, these are the known ids)',
-};
+/** Which tool takes each capability's ids, under the configured tool prefix. */
+function heading(capability: Capability, tool: (name: string) => string): string {
+  switch (capability) {
+    case 'chat':
+      return `chat (${tool('ask_model')} \`model\`)`;
+    case 'search':
+      return `search (${tool('web_search')} \`provider\`, bare ids)`;
+    case 'fetch':
+      return `fetch (${tool('web_fetch')} \`provider\`, bare ids)`;
+    case 'speech':
+      return `speech (${tool('audio_speech')} \`model\`; the voice is part of the id)`;
+    case 'transcription':
+      return `transcription (${tool('audio_transcribe')} \`model\`)`;
+    case 'video':
+      return `video (${tool('video_generate')} \`model\`; the gateway has no list, these are the known ids)`;
+  }
+}
 
 function formatSections(sections: Section[], ctx: ToolContext): string {
   const lines: string[] = [];
   for (const s of sections) {
     const models = s.models;
     const count = models ? ` — ${models.length}` : '';
-    lines.push(`## ${HEADINGS[s.capability]}${count}`);
+    lines.push(`## ${heading(s.capability, ctx.toolName)}${count}`);
     if (!models) lines.push(`Not available: ${reasonOf(s, ctx)}`);
     else if (models.length === 0) lines.push('None listed.');
     else {
