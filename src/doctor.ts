@@ -31,36 +31,37 @@ export async function runDoctor(config: Config): Promise<DoctorReport> {
   const checks: Check[] = [];
   try {
     const reached = await checkService(runtime, checks);
-    if (reached) {
-      const keyOk = await checkKey(runtime, checks);
-      for (const { role, label, required } of ROLES) {
-        // The video default needs nothing from the service, so it is reported whatever the key.
-        if (keyOk || role === 'video') checks.push(await checkRole(runtime, role, label, required));
-        else checks.push(skipped(role, label, required, 'needs an accepted API key'));
-      }
-    } else {
-      checks.push(skipped('api_key', 'API key', true, 'needs a reachable service'));
-      for (const { role, label, required } of ROLES) {
-        if (role === 'video') checks.push(await checkRole(runtime, role, label, required));
-        else checks.push(skipped(role, label, required, 'needs a reachable service'));
-      }
+    const keyOk = reached && (await checkKey(runtime, checks));
+    if (!reached) checks.push(skipped('api_key', 'API key', true, 'needs a reachable service'));
+    const why = reached ? 'needs an accepted API key' : 'needs a reachable service';
+    for (const { role, label, required } of ROLES) {
+      // The video default needs nothing from the service, so it is reported whatever happened.
+      if (keyOk || role === 'video') checks.push(await checkRole(runtime, role, label, required));
+      else checks.push(skipped(role, label, required, why));
     }
     checks.push(await checkOutputDir(config.outputDir), ...(await checkInputRoots(config.inputRoots)));
   } finally {
     await closeRuntime(runtime);
   }
-  const scrubbed = checks.map((c) => ({
-    ...c,
-    message: runtime.scrub(c.message),
-    fix: c.fix && runtime.scrub(c.fix),
-  }));
+  // A base URL may carry credentials (https://user:pass@host): they are secrets too.
+  const shownUrl = withoutCredentials(config.baseUrl);
+  const clean = (text: string) => runtime.scrub(text.split(config.baseUrl).join(shownUrl));
+  const scrubbed = checks.map((c) => ({ ...c, message: clean(c.message), fix: c.fix && clean(c.fix) }));
   return {
     ok: scrubbed.every((c) => !c.required || c.status === 'ok' || c.status === 'warn'),
     version: VERSION,
-    base_url: config.baseUrl,
+    base_url: shownUrl,
     api_key: config.apiKey ? 'set' : 'not set',
     checks: scrubbed,
   };
+}
+
+function withoutCredentials(url: string): string {
+  const parsed = new URL(url);
+  if (!parsed.username && !parsed.password) return url;
+  parsed.username = '***';
+  parsed.password = '';
+  return parsed.toString().replace(/\/$/, '');
 }
 
 const MARK: Record<CheckStatus, string> = { ok: '✓', warn: '!', fail: '✗', skip: '·' };

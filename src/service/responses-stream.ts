@@ -33,10 +33,10 @@ export class ResponseStreamReader {
 
   finish(): ModelAnswer {
     if (this.failure !== null) {
-      const after = this.text ? ` after ${this.text.length} characters` : '';
+      const when = this.text ? ` mid-answer after ${this.text.length} characters` : '';
       throw new ServiceError({
         kind: 'http',
-        message: `The model failed mid-answer${after}: ${this.failure}. Retry, or choose another model`,
+        message: `The model failed${when}: ${this.failure}. Retry, or choose another model`,
         maybeDelivered: true,
       });
     }

@@ -164,6 +164,14 @@ describe('gateway-tools-mcp doctor', () => {
     );
   });
 
+  it('hides credentials embedded in the base URL', async () => {
+    const url = service.url.replace('http://', 'http://admin:hunter2-pass@');
+    const run = await doctor({ GATEWAY_API_KEY: SECRET, GATEWAY_BASE_URL: url });
+    expect(run.code).toBe(0);
+    expect(run.stdout).not.toContain('hunter2-pass');
+    expect(run.stdout).toContain('http://***@127.0.0.1:');
+  });
+
   it('fails when the output directory cannot be written', async () => {
     const cwd = tempDir('gtm-doctor-');
     writeFileSync(join(cwd, 'a-file'), 'x');
