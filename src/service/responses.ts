@@ -84,8 +84,8 @@ async function streamResponse(
   });
   const reader = new ResponseStreamReader(req.model, options.onDelta);
   const decoder = new TextDecoder();
-  // Some gateways answer JSON whatever `stream` says, sometimes labelled as SSE or not labelled
-  // at all: the first non-blank characters decide.
+  // Some gateways answer JSON whatever `stream` says, and some label SSE as text/plain or not at
+  // all: unless the content type says SSE, the first non-blank characters decide.
   let mode: 'unknown' | 'sse' | 'json' = /event-stream/i.test(res.headers['content-type'] ?? '')
     ? 'sse'
     : 'unknown';
