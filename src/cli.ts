@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 import { ConfigError, helpText, parseCommandLine } from './config.js';
+import { formatReport, runDoctor } from './doctor.js';
 import { selectTools } from './registry.js';
 import { createRuntime } from './runtime.js';
 import { runStdio } from './transports/stdio.js';
 import { VERSION } from './version.js';
 
 async function main(): Promise<number | undefined> {
-  const { command, config } = parseCommandLine(process.argv.slice(2), process.env);
+  const { command, config, json } = parseCommandLine(process.argv.slice(2), process.env);
   if (command === 'help') {
     process.stdout.write(helpText(VERSION)); // allow-stdout: --help is not a server run
     return 0;
@@ -17,8 +18,12 @@ async function main(): Promise<number | undefined> {
   }
   // The tool selection is validated before anything starts: nothing runs half-configured.
   selectTools(config);
+  if (command === 'doctor') {
+    const report = await runDoctor(config);
+    process.stdout.write(json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report)); // allow-stdout: doctor prints a report, it is not a server run
+    return report.ok ? 0 : 1;
+  }
   const runtime = createRuntime(config);
-  if (command === 'doctor') throw new ConfigError('doctor is not available in this build');
   if (config.transport === 'http')
     throw new ConfigError('invalid GATEWAY_TRANSPORT (--transport): http is not available in this build');
   await runStdio(runtime);

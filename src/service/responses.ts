@@ -1,14 +1,19 @@
+import { errors as undiciErrors } from 'undici';
 import type { ServiceClient } from './client.js';
 import { parseJsonBody } from './client.js';
 import { ServiceError } from './errors.js';
-import { asArray, asNumber, asObject, asString, type Json } from './normalize.js';
+import { answerFromResponse, ResponseStreamReader } from './responses-stream.js';
+
+export { answerFromResponse, ResponseStreamReader } from './responses-stream.js';
+
+export type ReasoningEffort = 'minimal' | 'low' | 'medium' | 'high';
 
 export interface ResponsesRequest {
   model: string;
   input: string | unknown[];
   instructions?: string;
   max_output_tokens?: number;
-  reasoning?: { effort: 'minimal' | 'low' | 'medium' | 'high' };
+  reasoning?: { effort: ReasoningEffort };
   temperature?: number;
 }
 
@@ -22,7 +27,10 @@ export interface ModelAnswer {
   text: string;
   model: string;
   usage: Usage | null;
+  /** `completed`, or `incomplete` when the answer stopped early (see `incompleteReason`). */
   status: string;
+  /** Why an answer is incomplete, e.g. `max_output_tokens`; null when unknown or complete. */
+  incompleteReason: string | null;
 }
 
 export interface ResponsesOptions {
@@ -31,15 +39,42 @@ export interface ResponsesOptions {
   onDelta?: (delta: string, textSoFar: string) => void;
 }
 
+const MAX_JSON_CHARS = 16 * 1024 * 1024;
+
 /**
- * POST /v1/responses with `"stream": true` set explicitly (left out, some upstreams complete
- * empty). Reads SSE events as they come; accepts a JSON answer too.
+ * POST /v1/responses. Streams with `"stream": true` set explicitly (left out, some upstreams
+ * complete empty), reading SSE events as they come; accepts a JSON answer too. When the stream
+ * completes with no text at all, asks once more with `"stream": false`: the contract says some
+ * providers leave one of the two modes empty.
  */
 export async function createResponse(
   client: ServiceClient,
   req: ResponsesRequest,
   options: ResponsesOptions = {},
 ): Promise<ModelAnswer> {
+  const streamed = await streamResponse(client, req, options);
+  if (!streamed.retryWithoutStream) return streamed.answer;
+  const { data } = await client.json<unknown>({
+    method: 'POST',
+    path: '/v1/responses',
+    json: { ...req, stream: false },
+    signal: options.signal,
+    retry: 'safe',
+  });
+  return answerFromResponse(data, req.model);
+}
+
+interface StreamOutcome {
+  answer: ModelAnswer;
+  /** True when the stream finished cleanly yet carried no text and no deltas. */
+  retryWithoutStream: boolean;
+}
+
+async function streamResponse(
+  client: ServiceClient,
+  req: ResponsesRequest,
+  options: ResponsesOptions,
+): Promise<StreamOutcome> {
   const res = await client.stream({
     method: 'POST',
     path: '/v1/responses',
@@ -47,119 +82,88 @@ export async function createResponse(
     signal: options.signal,
     retry: 'safe',
   });
-  if (!/event-stream/i.test(res.headers['content-type'] ?? '')) {
-    const text = await res.body.text();
-    return answerFromResponse(parseJsonBody<unknown>(text, client.scrub.bind(client)), req.model);
-  }
   const reader = new ResponseStreamReader(req.model, options.onDelta);
   const decoder = new TextDecoder();
-  for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
-    reader.push(decoder.decode(chunk, { stream: true }));
-    if (reader.done) break;
-  }
-  reader.push(`${decoder.decode()}\n\n`);
-  if (!reader.done) res.body.destroy();
-  return reader.finish();
-}
-
-/** Folds Responses SSE events into one answer. Pure: fed text, yields the result. */
-export class ResponseStreamReader {
-  private buffer = '';
-  private text = '';
-  private final: ModelAnswer | null = null;
-  private failure: string | null = null;
-  done = false;
-
-  constructor(
-    private readonly model: string,
-    private readonly onDelta?: (delta: string, textSoFar: string) => void,
-  ) {}
-
-  push(chunk: string): void {
-    this.buffer += chunk.replace(/\r\n/g, '\n');
-    let end = this.buffer.indexOf('\n\n');
-    while (end !== -1) {
-      this.handleEvent(this.buffer.slice(0, end));
-      this.buffer = this.buffer.slice(end + 2);
-      end = this.buffer.indexOf('\n\n');
-    }
-  }
-
-  finish(): ModelAnswer {
-    if (this.failure !== null) {
-      throw new ServiceError({
-        kind: 'http',
-        status: 502,
-        message: `The model stream failed: ${this.failure}`,
-        maybeDelivered: true,
-      });
-    }
-    if (this.final && (this.final.text || !this.text)) return this.final;
-    // No completed event, or one with an empty output: keep the text the deltas carried.
-    return {
-      text: this.text,
-      model: this.final?.model ?? this.model,
-      usage: this.final?.usage ?? null,
-      status: this.final?.status ?? 'incomplete',
-    };
-  }
-
-  private handleEvent(block: string): void {
-    let type = '';
-    const data: string[] = [];
-    for (const line of block.split('\n')) {
-      if (line.startsWith('event:')) type = line.slice(6).trim();
-      else if (line.startsWith('data:')) data.push(line.slice(5).trimStart());
-    }
-    const payload = data.join('\n');
-    if (!payload || payload === '[DONE]') return;
-    let event: Json;
-    try {
-      event = asObject(JSON.parse(payload));
-    } catch {
-      return; // a stray non-JSON line is not worth failing the answer for
-    }
-    type = asString(event.type) ?? type;
-    if (type === 'response.output_text.delta') {
-      const delta = asString(event.delta) ?? '';
-      this.text += delta;
-      if (delta) this.onDelta?.(delta, this.text);
-    } else if (type === 'response.completed' || type === 'response.incomplete') {
-      this.final = answerFromResponse(event.response ?? event, this.model);
-      this.done = true;
-    } else if (type === 'error' || type === 'response.failed') {
-      const err = asObject(event.error ?? asObject(event.response).error);
-      this.failure = asString(err.message) ?? asString(event.message) ?? 'unknown error';
-      this.done = true;
-    }
-  }
-}
-
-/** Reads a non-streamed Responses object (or a response.completed payload). */
-export function answerFromResponse(data: unknown, requestedModel: string): ModelAnswer {
-  const obj = asObject(data);
-  const parts: string[] = [];
-  if (typeof obj.output_text === 'string') parts.push(obj.output_text);
-  else {
-    for (const item of asArray(obj.output)) {
-      for (const content of asArray(asObject(item).content)) {
-        const c = asObject(content);
-        if ((c.type === 'output_text' || c.type === 'text') && typeof c.text === 'string') parts.push(c.text);
+  // Some gateways answer JSON whatever `stream` says, and some label SSE as text/plain or not at
+  // all: unless the content type says SSE, the first non-blank characters decide.
+  let mode: 'unknown' | 'sse' | 'json' = /event-stream/i.test(res.headers['content-type'] ?? '')
+    ? 'sse'
+    : 'unknown';
+  let raw = '';
+  try {
+    for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+      const text = decoder.decode(chunk, { stream: true });
+      if (mode === 'sse') {
+        reader.push(text);
+        if (reader.done) break;
+        continue;
+      }
+      raw += text;
+      if (raw.length > MAX_JSON_CHARS) throw tooLarge();
+      if (mode === 'unknown' && raw.trimStart()) {
+        mode = looksLikeSse(raw) ? 'sse' : 'json';
+        if (mode === 'sse') {
+          reader.push(raw);
+          raw = '';
+          if (reader.done) break;
+        }
       }
     }
+  } catch (error) {
+    throw streamFailure(error, options.signal, reader.textLength, client);
+  } finally {
+    res.body.destroy();
   }
-  const usage = asObject(obj.usage);
-  const hasUsage = Object.keys(usage).length > 0;
+  if (mode !== 'sse') {
+    raw += decoder.decode();
+    return {
+      answer: answerFromResponse(parseJsonBody<unknown>(raw, client.scrub.bind(client)), req.model),
+      retryWithoutStream: false,
+    };
+  }
+  reader.push(`${decoder.decode()}\n\n`);
+  const answer = reader.finish();
   return {
-    text: parts.join(''),
-    model: asString(obj.model) ?? requestedModel,
-    usage: hasUsage
-      ? {
-          input_tokens: asNumber(usage.input_tokens) ?? null,
-          output_tokens: asNumber(usage.output_tokens) ?? null,
-          total_tokens: asNumber(usage.total_tokens) ?? null,
-        }
-      : null,
-    status: asString(obj.status) ?? 'completed',
+    answer,
+    retryWithoutStream: !answer.text && reader.textLength === 0 && answer.status !== 'incomplete',
   };
+}
+
+function looksLikeSse(text: string): boolean {
+  return /^(event|data|id|retry):|^:/.test(text.trimStart());
+}
+
+function tooLarge(): ServiceError {
+  return new ServiceError({
+    kind: 'malformed',
+    message: `The model answer exceeded ${MAX_JSON_CHARS / 1024 / 1024} MiB`,
+    maybeDelivered: true,
+  });
+}
+
+/** An error while reading the body: cancellation, a stalled stream, or a dropped connection. */
+function streamFailure(
+  error: unknown,
+  signal: AbortSignal | undefined,
+  received: number,
+  client: ServiceClient,
+): ServiceError {
+  if (error instanceof ServiceError) return error;
+  const after = `after ${received} characters`;
+  if (signal?.aborted) {
+    return new ServiceError({ kind: 'aborted', message: 'The request was cancelled', maybeDelivered: true });
+  }
+  if (error instanceof undiciErrors.BodyTimeoutError) {
+    return new ServiceError({
+      kind: 'timeout',
+      message: `The model stream stalled (${after}): nothing arrived for ${Math.round(client.timeoutMs / 1000)} s`,
+      maybeDelivered: true,
+    });
+  }
+  const detail = (error as { code?: string; message?: string }).code ?? (error as Error).message;
+  return new ServiceError({
+    kind: 'network',
+    message: client.scrub(`The connection dropped while the model was answering (${after}; ${detail})`),
+    maybeDelivered: true,
+  });
 }

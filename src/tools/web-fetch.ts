@@ -1,11 +1,13 @@
 import { z } from 'zod';
 import { fetchPage } from '../service/fetch.js';
+import { defaultModel } from './support/default-models.js';
 import { type CachedPage, PageCache } from './support/page-cache.js';
 import { pageOf } from './support/paging.js';
 import { noProviderMessage, resolveWebProvider } from './support/providers.js';
 import { failure, failureFrom, success } from './support/results.js';
 import { formatCount } from './support/text.js';
 import { defineTool, type ToolContext } from './types.js';
+import { answerFromPage, MAX_PAGE_PROMPT_CHARS, noSummaryModelMessage } from './web-fetch-prompt.js';
 
 export const DEFAULT_MAX_LENGTH = 16_000;
 /** Pages longer than this are cut (and say so): enough for any document worth paging through. */
@@ -43,6 +45,16 @@ const inputSchema = {
     .describe(
       'Fetch provider id such as jina-reader or firecrawl (default: the configured or first available).',
     ),
+  prompt: z
+    .string()
+    .trim()
+    .min(1, 'prompt must not be empty')
+    .max(MAX_PAGE_PROMPT_CHARS, `prompt must be at most ${MAX_PAGE_PROMPT_CHARS} characters`)
+    .optional()
+    .describe(
+      'A question about the page. A small model answers it from the page alone and the result is that short ' +
+        'answer (content) instead of the page text; max_length is then ignored.',
+    ),
 };
 
 const outputSchema = {
@@ -54,6 +66,10 @@ const outputSchema = {
   total_length: z.number().int(),
   truncated: z.boolean(),
   next_start_index: z.number().int().nullable(),
+  /** Prompt mode only: the question asked; `content` is then the model's answer. */
+  prompt: z.string().optional(),
+  /** Prompt mode only: the model that answered. */
+  model: z.string().optional(),
 };
 
 export const webFetch = defineTool({
@@ -63,7 +79,9 @@ export const webFetch = defineTool({
   description:
     'Read a web page as clean markdown (or text/html). Long pages come in parts of max_length characters: the ' +
     'result says the total length and the start_index to pass next. Later parts of the same page come from a ' +
-    'short-lived cache, so paging is fast and free. Use it after web_search, or on any URL the user gives.',
+    'short-lived cache, so paging is fast and free. Use it after web_search, or on any URL the user gives. ' +
+    'With `prompt`, a small model answers your question from the page only (it says when the page does not) and ' +
+    'you get a few hundred tokens instead of the page: cheaper for your context, one small billed model call.',
   inputSchema,
   outputSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
@@ -71,11 +89,22 @@ export const webFetch = defineTool({
     try {
       const provider = await resolveWebProvider('fetch', args.provider, ctx);
       if (!provider) return failure(noProviderMessage('fetch'));
+      // The answering model is chosen before the fetch, so a missing one costs nothing.
+      const summary = args.prompt ? await defaultModel('summary', ctx.runtime, ctx.signal) : null;
+      if (summary && !summary.id) return failure(noSummaryModelMessage(ctx));
       const page = await loadPage(provider, args.url, args.format, ctx);
       if (args.start_index > 0 && args.start_index >= page.text.length) {
         return failure(
           `start_index ${args.start_index} is past the end of the page (total_length ${page.text.length}). ` +
             'Use start_index=0 or a smaller offset.',
+        );
+      }
+      if (args.prompt && summary?.id) {
+        return await answerFromPage(
+          page,
+          { prompt: args.prompt, start_index: args.start_index },
+          summary.id,
+          ctx,
         );
       }
       const slice = pageOf(page.text, args.start_index, args.max_length);

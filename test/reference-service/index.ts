@@ -23,6 +23,7 @@ export type {
   RecordedRequest,
   ReferenceService,
   ReferenceServiceOptions,
+  ResponseStreamCounts,
   RouteName,
   VideoJob,
   VideoJobTiming,
@@ -87,12 +88,15 @@ export async function startReferenceService(
     counters: core.counters,
     requests: core.requests,
     videoJobs: core.state.videoJobs,
+    responseStreams: core.state.responseStreams,
     inject: (route, fault) => core.faults.inject(route, fault),
     clearFaults: () => core.faults.clear(),
     resetCounters: () => {
       // In place: tests may hold on to `counters` and `requests`.
       for (const name of ROUTE_NAMES) core.counters[name] = 0;
       core.requests.length = 0;
+      core.state.responseStreams.completed = 0;
+      core.state.responseStreams.cut = 0;
     },
     setWebModels: (list) => core.state.setWebModels(list),
     setModelList: (kind, list) => core.state.setModelList(kind, list),

@@ -1,5 +1,6 @@
 // POST /v1/web/fetch: deterministic page content derived from the URL, so paging and truncation
-// can be checked exactly. A path containing "long" yields ~60,000 characters of numbered lines.
+// can be checked exactly. A path containing "long" yields ~60,000 characters of numbered lines,
+// one containing "huge" ~240,000 (more than web_fetch sends to a model in one prompt).
 import { isIP } from 'node:net';
 import { jsonReply, type Reply, RequestError } from './http-util.js';
 import { jsonObjectBody, optionalNumber, optionalString, requireModel } from './request-body.js';
@@ -8,6 +9,7 @@ import type { RouteContext } from './router.js';
 const FETCH_PROVIDERS = new Set(['jina-reader', 'firecrawl', 'tavily', 'exa', 'fetch-combo']);
 const FORMATS = new Set(['markdown', 'text', 'html']);
 const LONG_PAGE_LINES = 1000;
+const HUGE_PAGE_LINES = 4000;
 const LONG_LINE_WIDTH = 60;
 
 function isPrivateIpv4(host: string): boolean {
@@ -56,8 +58,8 @@ function parseTarget(raw: string): URL {
   return target;
 }
 
-function longPageLines(path: string): string[] {
-  return Array.from({ length: LONG_PAGE_LINES }, (_, index) => {
+function longPageLines(path: string, lines: number): string[] {
+  return Array.from({ length: lines }, (_, index) => {
     const label = `Line ${String(index + 1).padStart(5, '0')}: content of ${path} `;
     return label.padEnd(LONG_LINE_WIDTH - 1, '.');
   });
@@ -71,9 +73,11 @@ interface Page {
 function pageFor(target: URL): Page {
   const path = target.pathname;
   const title = path.includes('untitled') ? null : `Page ${path}`;
-  const paragraphs = path.includes('long')
-    ? longPageLines(path)
-    : [`This is the content of ${target.href}.`, `It was served for the path ${path} on ${target.host}.`];
+  const paragraphs = path.includes('huge')
+    ? longPageLines(path, HUGE_PAGE_LINES)
+    : path.includes('long')
+      ? longPageLines(path, LONG_PAGE_LINES)
+      : [`This is the content of ${target.href}.`, `It was served for the path ${path} on ${target.host}.`];
   return { title, paragraphs };
 }
 

@@ -2,14 +2,18 @@
 // with `stream: false` one JSON object; with `stream` left out it streams an EMPTY completed
 // response (the gateway quirk the contract warns about). Markers in the input trigger failures:
 // MIDSTREAM_ERROR (error event mid-stream), EMPTY_NONSTREAM (empty output), STRAY_DONE (a
-// JSON body followed by a stray `data: [DONE]` line).
+// JSON body followed by a stray `data: [DONE]` line), EMPTY_STREAM (an empty completed stream even
+// with `stream: true`), JSON_ONLY (one JSON object whatever `stream` says, as some gateways do),
+// SLOW_STREAM (a delta every 200 ms for about 10 s, to cancel mid-answer).
 import { randomBytes } from 'node:crypto';
 import { jsonReply, type Reply, RequestError, type Sink } from './http-util.js';
 import { type JsonObject, jsonObjectBody, optionalString, requireString } from './request-body.js';
 import { buildResponse, type ResponseSummary, sseEvent } from './responses-shape.js';
 import type { RouteContext } from './router.js';
+import type { ServiceState } from './state.js';
 
 const DELTA_PAUSE_MS = 5;
+const SLOW_DELTA_PAUSE_MS = 200;
 const MAX_DELTAS = 50;
 
 function textOfContent(content: unknown): string {
@@ -56,40 +60,58 @@ function chunksOf(text: string): string[] {
   return chunks;
 }
 
-function streamReply(summary: ResponseSummary, mode: 'full' | 'empty' | 'midstream-error'): Reply {
+type StreamMode = 'full' | 'empty' | 'midstream-error' | 'slow';
+
+function streamReply(summary: ResponseSummary, mode: StreamMode, state: ServiceState): Reply {
   const produce = async (sink: Sink) => {
     let sequence = 0;
     const send = (type: string, payload: Record<string, unknown>) =>
       sink.write(sseEvent(type, { type, sequence_number: sequence++, ...payload }));
-    if (!(await send('response.created', { response: buildResponse(summary, 'in_progress', false) }))) return;
+    if (!(await send('response.created', { response: buildResponse(summary, 'in_progress', false) })))
+      return false;
     if (mode === 'empty') {
       await send('response.completed', { response: buildResponse(summary, 'completed', false) });
-      await sink.write('data: [DONE]\n\n');
-      return;
+      return sink.write('data: [DONE]\n\n');
     }
     const itemIds = { item_id: summary.messageId, output_index: 0, content_index: 0 };
     const chunks = chunksOf(summary.text);
     // A failing upstream gets a couple of deltas out before the error event ends the stream.
     const deltas = mode === 'midstream-error' ? chunks.slice(0, 2) : chunks;
+    const pause = mode === 'slow' ? SLOW_DELTA_PAUSE_MS : DELTA_PAUSE_MS;
     for (const delta of deltas) {
-      if (!(await send('response.output_text.delta', { ...itemIds, delta }))) return;
-      if (!(await sink.sleep(DELTA_PAUSE_MS))) return;
+      if (!(await send('response.output_text.delta', { ...itemIds, delta }))) return false;
+      if (!(await sink.sleep(pause))) return false;
     }
     if (mode === 'midstream-error') {
-      await sink.write(sseEvent('error', { type: 'error', error: { message: 'upstream stream failed' } }));
-      return;
+      return sink.write(sseEvent('error', { type: 'error', error: { message: 'upstream stream failed' } }));
     }
     await send('response.output_text.done', { ...itemIds, text: summary.text });
     await send('response.completed', { response: buildResponse(summary, 'completed', true) });
-    await sink.write('data: [DONE]\n\n');
+    return sink.write('data: [DONE]\n\n');
   };
   return {
     kind: 'stream',
     status: 200,
     contentType: 'text/event-stream; charset=utf-8',
     headers: { 'cache-control': 'no-cache' },
-    produce,
+    async produce(sink) {
+      // Counted so tests can see whether a client's cancellation really ended the stream.
+      state.responseStreams.open += 1;
+      try {
+        const finished = await produce(sink);
+        state.responseStreams[finished ? 'completed' : 'cut'] += 1;
+      } finally {
+        state.responseStreams.open -= 1;
+      }
+    },
   };
+}
+
+function streamMode(input: string): StreamMode {
+  if (input.includes('MIDSTREAM_ERROR')) return 'midstream-error';
+  if (input.includes('EMPTY_STREAM')) return 'empty';
+  if (input.includes('SLOW_STREAM')) return 'slow';
+  return 'full';
 }
 
 export function createResponse(context: RouteContext): Reply {
@@ -108,10 +130,11 @@ export function createResponse(context: RouteContext): Reply {
     text,
     promptText: `${instructions ?? ''} ${input}`,
   };
-  if (body.stream === true) {
-    return streamReply(summary, input.includes('MIDSTREAM_ERROR') ? 'midstream-error' : 'full');
+  const jsonOnly = input.includes('JSON_ONLY');
+  if (body.stream === true && !jsonOnly) return streamReply(summary, streamMode(input), context.state);
+  if ((body.stream === undefined || body.stream === null) && !jsonOnly) {
+    return streamReply(summary, 'empty', context.state);
   }
-  if (body.stream === undefined || body.stream === null) return streamReply(summary, 'empty');
   const withOutput = !input.includes('EMPTY_NONSTREAM');
   const response = buildResponse(summary, 'completed', withOutput);
   if (input.includes('STRAY_DONE')) {

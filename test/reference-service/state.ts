@@ -1,5 +1,12 @@
 // The service's mutable state: model lists (which tests can replace), video jobs and their timing.
-import type { ModelEntry, ModelListKind, VideoJob, VideoJobTiming, WebModelEntry } from './types.js';
+import type {
+  ModelEntry,
+  ModelListKind,
+  ResponseStreamCounts,
+  VideoJob,
+  VideoJobTiming,
+  WebModelEntry,
+} from './types.js';
 
 export const DEFAULT_MODEL_LISTS: Readonly<Record<ModelListKind, readonly ModelEntry[]>> = {
   chat: [
@@ -50,6 +57,8 @@ export class ServiceState {
   private videoTiming: VideoJobTiming = { pollsUntilDone: 2 };
   readonly videoJobs = new Map<string, VideoJob>();
   readonly videoPlans = new Map<string, VideoJobPlan>();
+  /** Responses SSE streams: open now, sent to the end, or cut short by the client going away. */
+  readonly responseStreams: ResponseStreamCounts = { open: 0, completed: 0, cut: 0 };
   private submitted = 0;
 
   constructor(listWebModels: boolean) {

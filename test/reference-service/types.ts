@@ -102,6 +102,12 @@ export interface WebModelEntry {
   kind: 'webSearch' | 'webFetch';
 }
 
+export interface ResponseStreamCounts {
+  open: number;
+  completed: number;
+  cut: number;
+}
+
 export interface VideoJob {
   id: string;
   connectionId: string;
@@ -141,6 +147,8 @@ export interface ReferenceService {
   /** Applies to jobs submitted after the call. */
   setVideoTiming(timing: Partial<VideoJobTiming>): void;
   videoJobs: Map<string, VideoJob>;
+  /** Responses SSE streams open now, sent to the end, and cut short (the client went away). */
+  responseStreams: ResponseStreamCounts;
   /** Closes the server and destroys open sockets (hanging requests) so tests end promptly. */
   close(): Promise<void>;
 }

@@ -211,6 +211,11 @@ describe('POST /v1/web/fetch', () => {
     expect(long.content.length).toBeGreaterThan(55_000);
     expect(long.content.text).toContain('Line 00001: ');
     expect(long.content.text).toContain('Line 01000: ');
+    const huge = await json(
+      await post('/v1/web/fetch', { model: 'firecrawl', url: 'https://example.com/huge' }),
+    );
+    expect(huge.content.length).toBeGreaterThan(200_000);
+    expect(huge.content.text).toContain('Line 04000: ');
     const untitled = await json(
       await post('/v1/web/fetch', { model: 'exa', url: 'https://example.com/untitled' }),
     );
@@ -585,6 +590,36 @@ describe('POST /v1/responses', () => {
       type: 'error',
       error: { message: 'upstream stream failed' },
     });
+  });
+
+  it('streams empty with EMPTY_STREAM, answers JSON with JSON_ONLY, and counts streams completed or cut', async () => {
+    const empty = parseSse(
+      await (await post('/v1/responses', { model, input: 'EMPTY_STREAM', stream: true })).text(),
+    );
+    expect(empty.some((event) => event.event === 'response.output_text.delta')).toBe(false);
+    expect(
+      JSON.parse(empty.find((e) => e.event === 'response.completed')?.data ?? '{}').response.output,
+    ).toEqual([]);
+    const jsonOnly = await post('/v1/responses', { model, input: 'JSON_ONLY', stream: true });
+    expect(jsonOnly.headers.get('content-type')).toContain('application/json');
+    expect((await json(jsonOnly)).output[0].content[0].text).toBe('Echo: JSON_ONLY');
+    expect(service.responseStreams).toMatchObject({ open: 0, completed: 1, cut: 0 });
+
+    const controller = new AbortController();
+    const slow = await fetch(`${service.url}/v1/responses`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...authHeaders() },
+      body: JSON.stringify({ model, input: 'SLOW_STREAM '.repeat(10), stream: true }),
+      signal: controller.signal,
+    });
+    const reader = slow.body?.getReader();
+    await reader?.read();
+    expect(service.responseStreams.open).toBe(1);
+    controller.abort();
+    const deadline = Date.now() + 5_000;
+    while (service.responseStreams.cut === 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(service.responseStreams).toMatchObject({ open: 0, completed: 1, cut: 1 });
   });
 
   it('refuses a missing model (400) and a non-chat model (404)', async () => {

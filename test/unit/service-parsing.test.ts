@@ -128,7 +128,43 @@ describe('Responses stream', () => {
       model: 'x/m',
       status: 'completed',
       usage: { input_tokens: 3, output_tokens: 2, total_tokens: 5 },
+      incompleteReason: null,
     });
+  });
+
+  it('reads response.failed, incomplete answers and streams that end early', () => {
+    const failed = new ResponseStreamReader('m');
+    failed.push(
+      'data: {"type":"response.output_text.delta","delta":"par"}\n\ndata: {"type":"response.failed","response":{"error":{"code":"server_error","message":"boom"}}}\n\n',
+    );
+    expect(() => failed.finish()).toThrow(/failed mid-answer after 3 characters: boom/);
+
+    const capped = new ResponseStreamReader('m');
+    capped.push(
+      'data: {"type":"response.incomplete","response":{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"output":[],"usage":{"input_tokens":4,"output_tokens":16}}}\n\n',
+    );
+    expect(capped.finish()).toMatchObject({
+      text: '',
+      status: 'incomplete',
+      incompleteReason: 'max_output_tokens',
+      usage: { input_tokens: 4, output_tokens: 16, total_tokens: 20 },
+    });
+
+    const cut = new ResponseStreamReader('m');
+    cut.push('data: {"type":"response.output_text.delta","delta":"half an ans"}\n\n');
+    expect(cut.finish()).toMatchObject({ text: 'half an ans', status: 'incomplete' });
+  });
+
+  it('uses output_text.done when no deltas came, stops at [DONE], and tolerates chat-completion chunks', () => {
+    const doneOnly = new ResponseStreamReader('m');
+    doneOnly.push('data: {"type":"response.output_text.done","text":"whole"}\n\ndata: [DONE]\n\n');
+    expect(doneOnly.done).toBe(true);
+    expect(doneOnly.finish().text).toBe('whole');
+
+    const chat = new ResponseStreamReader('m');
+    chat.push('data: {"choices":[{"delta":{"content":"Hi"}}]}\n\n: keep-alive\n\ndata: not json\n\n');
+    chat.push('data: {"choices":[{"delta":{"content":" there"}}]}\n\n');
+    expect(chat.finish().text).toBe('Hi there');
   });
 
   it('keeps the streamed text when the completed event is empty, and fails on an error event', () => {

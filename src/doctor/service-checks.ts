@@ -1,0 +1,179 @@
+import type { Runtime } from '../runtime.js';
+import { ServiceError } from '../service/errors.js';
+import { checkHealth } from '../service/health.js';
+import {
+  defaultModel,
+  LIST_PATH,
+  MODEL_SETTING,
+  type ModelRole,
+  modelsFor,
+} from '../tools/support/default-models.js';
+import { type Check, describe, fail, ok } from './check.js';
+
+/** The doctor's service checks: reachable, key accepted, and the model each capability uses. */
+const UNREACHABLE_FIX =
+  'Start the gateway (9router listens on http://127.0.0.1:20128 by default) or set GATEWAY_BASE_URL to its address.';
+
+/** Reachable means any HTTP answer: /api/health first, else /v1/models (other gateways). */
+export async function checkService(runtime: Runtime, checks: Check[]): Promise<boolean> {
+  const { client } = runtime.service;
+  const base = client.baseUrl;
+  try {
+    const health = await checkHealth(client);
+    if (health === 'ok') {
+      checks.push(ok('service', true, `Service reachable at ${base} (GET /api/health answered ok)`));
+      return true;
+    }
+    await runtime.service.catalog.list('chat').catch((error: unknown) => {
+      if (error instanceof ServiceError && error.kind === 'http') return null; // an answer is an answer
+      throw error;
+    });
+    checks.push(
+      ok('service', true, `Service reachable at ${base} (it has no /api/health; /v1/models answered)`),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ServiceError && error.kind === 'http') {
+      checks.push({
+        id: 'service',
+        status: 'warn',
+        required: true,
+        message: `Service at ${base} answered GET /api/health with an error: ${error.message}`,
+        fix: 'Check the gateway’s own logs; the checks below show whether the tools can still work.',
+      });
+      return true;
+    }
+    if (error instanceof ServiceError && error.kind === 'malformed') {
+      const message = `Something answers at ${base}, but not like the gateway: ${error.message}`;
+      checks.push(fail('service', true, message, 'Check that GATEWAY_BASE_URL is the gateway’s address.'));
+      return false;
+    }
+    // The client's own message already reads "Cannot reach the service at <url> (ECONNREFUSED)".
+    const message = describe(error);
+    const text = message.startsWith('Cannot reach')
+      ? message
+      : `Cannot reach the service at ${base}: ${message}`;
+    checks.push(fail('service', true, text, UNREACHABLE_FIX));
+    return false;
+  }
+}
+
+export async function checkKey(runtime: Runtime, checks: Check[]): Promise<boolean> {
+  const keySet = runtime.service.client.hasApiKey;
+  try {
+    let list = await runtime.service.catalog.list('chat');
+    let path = '/v1/models';
+    if (!list) {
+      list = await runtime.service.catalog.list('web');
+      path = '/v1/models/web';
+    }
+    if (!list) {
+      checks.push({
+        id: 'api_key',
+        status: 'warn',
+        required: true,
+        message: 'Could not verify the API key: the service has no model lists (/v1/models answered 404)',
+        fix: 'Nothing to do if tool calls work; otherwise check GATEWAY_BASE_URL points at the gateway.',
+      });
+      return true;
+    }
+    checks.push(
+      ok(
+        'api_key',
+        true,
+        keySet
+          ? `API key accepted (GET ${path})`
+          : `No API key set, and the service answered GET ${path} without one`,
+      ),
+    );
+    return true;
+  } catch (error) {
+    const status = error instanceof ServiceError ? error.status : undefined;
+    if (status === 401 || status === 403) {
+      const what = keySet
+        ? `The service refused the API key (${status})`
+        : `No API key set, and the service requires one (${status})`;
+      checks.push(
+        fail(
+          'api_key',
+          true,
+          `${what}: ${describe(error)}`,
+          'Set GATEWAY_API_KEY (or GATEWAY_API_KEY_FILE) to a key the gateway accepts (see its dashboard).',
+        ),
+      );
+    } else {
+      checks.push(
+        fail(
+          'api_key',
+          true,
+          `Could not check the API key: ${describe(error)}`,
+          'Run doctor again; if it persists, check the gateway.',
+        ),
+      );
+    }
+    return false;
+  }
+}
+
+export async function checkRole(
+  runtime: Runtime,
+  role: ModelRole,
+  label: string,
+  required: boolean,
+): Promise<Check> {
+  const capability = role === 'summary' ? 'chat' : role;
+  const setting = MODEL_SETTING[role];
+  try {
+    const choice = await defaultModel(role, runtime);
+    if (!choice.id) {
+      const where = LIST_PATH[capability];
+      const why = choice.listed === null ? `the gateway has no ${where} (404)` : `${where} lists none`;
+      const fix =
+        role === 'summary'
+          ? `Set ${setting} or ${MODEL_SETTING.chat} to a small chat model.`
+          : `Set ${setting}${role === 'search' ? ' (e.g. tavily)' : role === 'fetch' ? ' (e.g. jina-reader)' : ''}, or add such a model to the gateway.`;
+      return {
+        id: role,
+        status: required ? 'fail' : 'warn',
+        required,
+        message: `${label}: no model (${why})`,
+        fix,
+      };
+    }
+    if (choice.source === 'discovered') {
+      return ok(
+        role,
+        required,
+        `${label}: ${choice.id} (discovered at ${LIST_PATH[capability]}; ${choice.listed} listed)`,
+      );
+    }
+    if (choice.source === 'built-in') {
+      return ok(
+        role,
+        required,
+        `${label}: ${choice.id} (built-in default; the gateway does not list video models)`,
+      );
+    }
+    // A configured model is used as is; say so when the service's list does not have it.
+    const listed = capability === 'video' ? null : await modelsFor(capability, runtime).catch(() => null);
+    if (listed && !listed.some((m) => m.id === choice.id)) {
+      return {
+        id: role,
+        status: 'warn',
+        required,
+        message: `${label}: ${choice.id} (from ${choice.setting}), but ${LIST_PATH[capability]} does not list it`,
+        fix: `Fine for a combo or alias; otherwise pick one the gateway lists (npx gateway-tools-mcp doctor --json, or list_models).`,
+      };
+    }
+    return ok(role, required, `${label}: ${choice.id} (from ${choice.setting})`);
+  } catch (error) {
+    const message = `${label}: could not read ${LIST_PATH[capability]}: ${describe(error)}`;
+    return {
+      id: role,
+      status: required ? 'fail' : 'warn',
+      required,
+      message,
+      fix: `Set ${setting} to skip discovery.`,
+    };
+  }
+}

@@ -1,0 +1,104 @@
+import { z } from 'zod';
+import { askWithProgress, incompleteNote, usageLine } from './support/ask.js';
+import { defaultModel, MODEL_SETTING } from './support/default-models.js';
+import { failure, failureFrom, success } from './support/results.js';
+import { defineTool } from './types.js';
+
+export const MAX_PROMPT_CHARS = 200_000;
+
+const modelId = z
+  .string()
+  .trim()
+  .regex(/^[A-Za-z0-9._:/@+-]{1,200}$/, 'model must be an id such as openai/gpt-4o-mini (see list_models)');
+
+const inputSchema = {
+  prompt: z
+    .string()
+    .max(MAX_PROMPT_CHARS, `prompt must be at most ${MAX_PROMPT_CHARS} characters`)
+    .refine((p) => p.trim().length > 0, 'prompt must not be empty')
+    .describe('What to ask. Include everything the model needs: it sees nothing of this conversation.'),
+  model: modelId
+    .optional()
+    .describe('Chat model id, e.g. openai/gpt-4o-mini (default: GATEWAY_CHAT_MODEL or the first listed).'),
+  instructions: z
+    .string()
+    .max(20_000, 'instructions must be at most 20000 characters')
+    .optional()
+    .describe('System-style instructions: role, tone, output format.'),
+  max_output_tokens: z
+    .number()
+    .int()
+    .min(16)
+    .max(100_000)
+    .optional()
+    .describe(
+      'Upper bound on the answer length in tokens (reasoning tokens count too). Default: the model’s.',
+    ),
+  reasoning_effort: z
+    .enum(['minimal', 'low', 'medium', 'high'])
+    .optional()
+    .describe('For reasoning models: how hard to think. Higher is slower and costs more.'),
+};
+
+const usageSchema = z
+  .object({
+    input_tokens: z.number().nullable(),
+    output_tokens: z.number().nullable(),
+    total_tokens: z.number().nullable(),
+  })
+  .nullable();
+
+const outputSchema = {
+  text: z.string(),
+  model: z.string(),
+  usage: usageSchema,
+};
+
+export const askModel = defineTool({
+  name: 'ask_model',
+  group: 'chat',
+  title: 'Ask another model',
+  description:
+    'Send one prompt to another model through the gateway and get its text answer, the model that answered and ' +
+    'the token usage. Useful for a second opinion from a different model family, or to hand bulk work (summarising, ' +
+    'classifying, drafting) to a cheaper model. Each call is billed by the gateway per token, and the model sees ' +
+    'only what you send: no conversation history, no files, no tools. Call list_models (capability "chat") to choose ' +
+    'a model; without `model` the configured default is used.',
+  inputSchema,
+  outputSchema,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  async run(args, ctx) {
+    try {
+      const model = args.model ?? (await defaultModel('chat', ctx.runtime, ctx.signal)).id;
+      if (!model) {
+        return failure(
+          `No chat model to ask: the service lists none at /v1/models. Pass \`model\` (see ${ctx.toolName('list_models')}) ` +
+            `or set ${MODEL_SETTING.chat}.`,
+        );
+      }
+      const answer = await askWithProgress(
+        ctx,
+        {
+          model,
+          input: args.prompt,
+          instructions: args.instructions,
+          max_output_tokens: args.max_output_tokens,
+          reasoning: args.reasoning_effort ? { effort: args.reasoning_effort } : undefined,
+        },
+        `asking ${model}`,
+      );
+      if (!answer.text.trim()) {
+        const note = incompleteNote(answer);
+        return failure(
+          `${model} returned no text${note ? ` ${note}` : ' (streamed and non-streamed)'}. ` +
+            `Retry, or ask another model (see ${ctx.toolName('list_models')}).`,
+        );
+      }
+      const note = incompleteNote(answer);
+      const text = `${answer.text}${note ? `\n\n${note}` : ''}\n\n— ${usageLine(answer)}`;
+      return success(text, { text: answer.text, model: answer.model, usage: answer.usage });
+    } catch (error) {
+      return failureFrom('Ask model', error, ctx.runtime.scrub);
+    }
+  },
+});

@@ -1,0 +1,143 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type ReferenceService, startReferenceService } from '../reference-service/index.js';
+import { DEFAULT_MODEL_LISTS, DEFAULT_WEB_MODELS } from '../reference-service/state.js';
+import { type Connected, connectInMemory, structuredOf, textOf } from '../support/harness.js';
+
+let service: ReferenceService;
+let conn: Connected;
+
+interface Listing {
+  models: { id: string; capability: string; owned_by: string | null }[];
+  defaults: Record<string, string | null>;
+  unavailable: { capability: string; reason: string }[];
+}
+
+beforeAll(async () => {
+  service = await startReferenceService();
+  conn = await connectInMemory({ GATEWAY_BASE_URL: service.url, GATEWAY_API_KEY: service.apiKey });
+  await conn.client.listTools(); // the client now validates structuredContent against the schema
+});
+afterAll(async () => {
+  await conn.close();
+  await service.close();
+});
+afterEach(() => {
+  service.clearFaults();
+  service.resetCounters();
+  service.setModelList(
+    'tts',
+    DEFAULT_MODEL_LISTS.tts.map((m) => ({ ...m })),
+  );
+  service.setModelList(
+    'stt',
+    DEFAULT_MODEL_LISTS.stt.map((m) => ({ ...m })),
+  );
+  service.setWebModels(DEFAULT_WEB_MODELS.map((m) => ({ ...m })));
+  conn.runtime.service.catalog.clear();
+});
+
+const list = (args: Record<string, unknown> = {}) =>
+  conn.client.callTool({ name: 'list_models', arguments: args });
+const idsOf = (l: Listing, capability: string) =>
+  l.models.filter((m) => m.capability === capability).map((m) => m.id);
+
+describe('list_models', () => {
+  it('lists every capability, grouped, with the defaults the tools use', async () => {
+    const result = await list();
+    expect(result.isError).toBeFalsy();
+    const out = structuredOf<Listing>(result);
+    expect(idsOf(out, 'chat')).toEqual(['combo-fast', 'openai/gpt-4o-mini', 'anthropic/claude-sonnet-4']);
+    expect(idsOf(out, 'search')).toEqual(['tavily']);
+    expect(idsOf(out, 'fetch')).toEqual(['jina-reader']);
+    expect(idsOf(out, 'speech')).toContain('openai/tts-1/alloy');
+    expect(idsOf(out, 'transcription')).toContain('groq/whisper-large-v3');
+    expect(idsOf(out, 'video')).toEqual(['xai/grok-imagine-video']);
+    expect(out.models.find((m) => m.id === 'combo-fast')?.owned_by).toBe('combo');
+    expect(out.defaults).toEqual({
+      chat: 'openai/gpt-4o-mini',
+      search: 'tavily',
+      fetch: 'jina-reader',
+      speech: 'openai/tts-1/alloy',
+      transcription: 'groq/whisper-large-v3',
+      video: 'xai/grok-imagine-video',
+    });
+    expect(out.unavailable).toEqual([]);
+
+    const text = textOf(result);
+    expect(text).toMatch(
+      /^## chat \(ask_model `model`\) — 3\ncombo-fast \(combo\), openai\/gpt-4o-mini \(default\), anthropic/m,
+    );
+    expect(text).toMatch(/^## search \(web_search `provider`, bare ids\) — 1\ntavily \(default\)$/m);
+    expect(text).not.toContain('{"');
+    // One request per list: search and fetch share /v1/models/web, and the default reuses the list.
+    expect(service.counters.models).toBe(1);
+    expect(service.counters['models.kind']).toBe(3);
+  });
+
+  it('filters by capability and serves repeated calls from the cache', async () => {
+    const result = await list({ capability: 'speech' });
+    const out = structuredOf<Listing>(result);
+    expect(new Set(out.models.map((m) => m.capability))).toEqual(new Set(['speech']));
+    expect(Object.keys(out.defaults)).toEqual(['speech']);
+    expect(textOf(result)).not.toMatch(/## chat/);
+    await list({ capability: 'speech' });
+    expect(service.counters['models.kind']).toBe(1);
+    expect(service.counters.models).toBe(0);
+  });
+
+  it('still answers when some lists are missing, and says which', async () => {
+    service.setModelList('tts', null);
+    service.setWebModels(null);
+    const result = await list();
+    expect(result.isError).toBeFalsy();
+    const out = structuredOf<Listing>(result);
+    expect(out.unavailable.map((u) => u.capability)).toEqual(['search', 'fetch', 'speech']);
+    expect(out.unavailable[2]?.reason).toMatch(/\/v1\/models\/tts answered 404/);
+    expect(idsOf(out, 'chat').length).toBe(3);
+    expect(textOf(result)).toMatch(
+      /## speech[^\n]*\nNot available: the gateway has no list \(\/v1\/models\/tts answered 404\)/,
+    );
+  });
+
+  it('shows a configured default the gateway does not list', async () => {
+    const other = await connectInMemory({
+      GATEWAY_BASE_URL: service.url,
+      GATEWAY_API_KEY: service.apiKey,
+      GATEWAY_SEARCH_MODEL: 'brave/search',
+      GATEWAY_VIDEO_MODEL: 'xai/grok-imagine-video-2',
+    });
+    try {
+      const result = await other.client.callTool({ name: 'list_models', arguments: {} });
+      const out = structuredOf<Listing>(result);
+      expect(out.defaults.search).toBe('brave');
+      expect(idsOf(out, 'video')).toEqual(['xai/grok-imagine-video-2', 'xai/grok-imagine-video']);
+      expect(textOf(result)).toMatch(/Default: brave \(configured\)/);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('reports one clear error when every list fails', async () => {
+    const wrong = await connectInMemory({
+      GATEWAY_BASE_URL: service.url,
+      GATEWAY_API_KEY: 'sk-wrong-0123456789',
+    });
+    try {
+      const result = await wrong.client.callTool({ name: 'list_models', arguments: {} });
+      expect(result.isError).toBe(true);
+      expect(textOf(result)).toMatch(/^List models failed: .*401.*Set GATEWAY_API_KEY/);
+    } finally {
+      await wrong.close();
+    }
+    service.inject('models.kind', { status: 500, message: 'lists broke' });
+    const partial = await list({ capability: 'transcription' });
+    expect(partial.isError).toBe(true);
+    expect(textOf(partial)).toMatch(/500.*lists broke/);
+  });
+
+  it('rejects an unknown capability', async () => {
+    const result = await list({ capability: 'images' });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toContain('capability');
+  });
+});
