@@ -1,4 +1,3 @@
-import { errors as undiciErrors } from 'undici';
 import type { ServiceClient } from './client.js';
 import { parseJsonBody } from './client.js';
 import { ServiceError } from './errors.js';
@@ -153,7 +152,8 @@ function streamFailure(
   if (signal?.aborted) {
     return new ServiceError({ kind: 'aborted', message: 'The request was cancelled', maybeDelivered: true });
   }
-  if (error instanceof undiciErrors.BodyTimeoutError) {
+  // Checked by code, not class: undici is loaded lazily (see client.ts).
+  if ((error as { code?: string }).code === 'UND_ERR_BODY_TIMEOUT') {
     return new ServiceError({
       kind: 'timeout',
       message: `The model stream stalled (${after}): nothing arrived for ${Math.round(client.timeoutMs / 1000)} s`,

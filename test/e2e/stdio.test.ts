@@ -153,3 +153,13 @@ describe('built server over stdio', () => {
     }
   });
 });
+
+describe('start-up weight', () => {
+  it('the bundled CLI loads undici only on the first service request', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const { CLI } = await import('../support/harness.js');
+    const bundle = await readFile(CLI, 'utf8');
+    expect(bundle).toContain('import("undici")');
+    expect(bundle).not.toMatch(/^import[^;]*["']undici["']/m);
+  });
+});
