@@ -1,7 +1,8 @@
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REQUIRED_META_KEY } from '../../src/registry.js';
 import { type ReferenceService, startReferenceService } from '../reference-service/index.js';
-import { connectStdio, runCli, spawnServer, structuredOf, textOf } from '../support/harness.js';
+import { CLI, connectStdio, runCli, spawnServer, structuredOf, textOf } from '../support/harness.js';
 
 const SECRET = 'sk-stdio-secret-abcdef123456';
 let service: ReferenceService;
@@ -156,8 +157,6 @@ describe('built server over stdio', () => {
 
 describe('start-up weight', () => {
   it('the bundled CLI loads undici only on the first service request', async () => {
-    const { readFile } = await import('node:fs/promises');
-    const { CLI } = await import('../support/harness.js');
     const bundle = await readFile(CLI, 'utf8');
     expect(bundle).toContain('import("undici")');
     expect(bundle).not.toMatch(/^import[^;]*["']undici["']/m);
