@@ -2,6 +2,7 @@
 import { ConfigError, helpText, parseCommandLine } from './config.js';
 import { selectTools } from './registry.js';
 import { createRuntime } from './runtime.js';
+import { runHttp } from './transports/http.js';
 import { runStdio } from './transports/stdio.js';
 import { VERSION } from './version.js';
 
@@ -19,9 +20,8 @@ async function main(): Promise<number | undefined> {
   selectTools(config);
   const runtime = createRuntime(config);
   if (command === 'doctor') throw new ConfigError('doctor is not available in this build');
-  if (config.transport === 'http')
-    throw new ConfigError('invalid GATEWAY_TRANSPORT (--transport): http is not available in this build');
-  await runStdio(runtime);
+  if (config.transport === 'http') await runHttp(runtime);
+  else await runStdio(runtime);
   return undefined;
 }
 
