@@ -6,6 +6,7 @@ import {
   disconnect,
   eventually,
   type HttpServerProcess,
+  health,
   INITIALIZE,
   openRawSession,
   postMcp,
@@ -26,6 +27,7 @@ afterAll(async () => {
   await service.close();
 });
 
+const sessions = async (baseUrl: string) => (await health(baseUrl)).sessions;
 const LIST = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
 const inSession = (id: string) => ({ 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' });
 
@@ -127,7 +129,7 @@ describe('session bounds', () => {
       expect(sse.status).toBe(503);
       await expect(connectHttp(small.url, 'streamable')).rejects.toThrow();
       await disconnect(second);
-      expect(await eventually(async () => (await sessionsOf(small.url)) === 1)).toBe(true);
+      expect(await eventually(async () => (await sessions(small.url)) === 1)).toBe(true);
       const third = await connectHttp(small.url, 'sse');
       expect((await third.listTools()).tools.length).toBeGreaterThan(0);
       await Promise.all([disconnect(first), disconnect(third)]);
@@ -142,8 +144,8 @@ describe('session bounds', () => {
       const id = await openRawSession(brief.url);
       expect((await postMcp(brief.url, LIST, inSession(id))).status).toBe(200);
       // Polled through /healthz: a request to the session itself would keep it alive.
-      expect(await sessionsOf(brief.url)).toBe(1);
-      expect(await eventually(async () => (await sessionsOf(brief.url)) === 0, 10_000)).toBe(true);
+      expect(await sessions(brief.url)).toBe(1);
+      expect(await eventually(async () => (await sessions(brief.url)) === 0, 10_000)).toBe(true);
       expect((await postMcp(brief.url, LIST, inSession(id))).status).toBe(404);
       expect(brief.stderr()).toMatch(/idle for 1 s; closing it/);
     } finally {
@@ -151,8 +153,3 @@ describe('session bounds', () => {
     }
   });
 });
-
-async function sessionsOf(baseUrl: string): Promise<number> {
-  const res = await fetch(new URL('/healthz', baseUrl));
-  return ((await res.json()) as { sessions: number }).sessions;
-}

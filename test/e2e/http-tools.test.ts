@@ -9,6 +9,7 @@ import {
   eventually,
   HTTP_KINDS,
   type HttpServerProcess,
+  health,
   MCP_HEADERS,
   openRawSession,
   startHttpCli,
@@ -175,8 +176,3 @@ describe('built server over HTTP', () => {
     expect(run.stderr).toMatch(/web_fetch is a required agent tool/);
   });
 });
-
-async function health(url: string): Promise<{ sessions: number; in_flight: number }> {
-  const res = await fetch(new URL('/healthz', url));
-  return (await res.json()) as { sessions: number; in_flight: number };
-}

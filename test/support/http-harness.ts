@@ -117,3 +117,15 @@ export async function eventually(
   }
   return check();
 }
+
+export interface Health {
+  status: string;
+  sessions: number;
+  in_flight: number;
+}
+
+/** GET /healthz: counts sessions and calls without touching any session. */
+export async function health(baseUrl: string): Promise<Health> {
+  const res = await fetch(new URL('/healthz', baseUrl));
+  return (await res.json()) as Health;
+}
