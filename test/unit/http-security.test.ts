@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/config.js';
+import { ConfigError, parseCommandLine } from '../../src/config.js';
 import { InFlightCalls } from '../../src/transports/http-calls.js';
 import {
   assertSafeBinding,
@@ -109,5 +109,42 @@ describe('InFlightCalls', () => {
     expect(await waiting).toBe(true);
     end();
     expect(calls.size).toBe(1);
+  });
+});
+
+describe('http settings', () => {
+  it('have safe defaults and are read from env or flags', () => {
+    const { config } = parseCommandLine(['--transport', 'http'], {}, '/tmp');
+    expect(config).toMatchObject({
+      host: '127.0.0.1',
+      port: 3000,
+      stateless: false,
+      allowedHosts: [],
+      allowedOrigins: [],
+      maxSessions: 100,
+      sessionIdleSeconds: 1800,
+      shutdownGraceMs: 10_000,
+    });
+    const custom = parseCommandLine(
+      ['--max-sessions', '5', '--stateless', '--allowed-hosts', 'a.example, b.example'],
+      { GATEWAY_SESSION_IDLE_SECONDS: '60', GATEWAY_ALLOWED_ORIGINS: 'https://app.example.com' },
+      '/tmp',
+    ).config;
+    expect(custom).toMatchObject({
+      maxSessions: 5,
+      stateless: true,
+      sessionIdleSeconds: 60,
+      allowedHosts: ['a.example', 'b.example'],
+      allowedOrigins: ['https://app.example.com'],
+    });
+  });
+
+  it('name the variable when a value is out of range', () => {
+    expect(() => parseCommandLine([], { GATEWAY_MAX_SESSIONS: '0' }, '/tmp')).toThrow(
+      /invalid GATEWAY_MAX_SESSIONS \(--max-sessions\): must be at least 1/,
+    );
+    expect(() => parseCommandLine(['--mcp-token', 'short'], {}, '/tmp')).toThrow(
+      /invalid --mcp-token \(GATEWAY_MCP_TOKEN\): must be at least 16 characters$/,
+    );
   });
 });
