@@ -8,9 +8,9 @@ import {
   eventually,
   type HttpServerProcess,
   INITIALIZE,
-  MCP_HEADERS,
   postMcp,
   startHttpCli,
+  toolCall,
 } from '../support/http-harness.js';
 
 let service: ReferenceService;
@@ -77,17 +77,8 @@ describe('stateless mode (--stateless)', () => {
   it('cancels the service request when the client drops the HTTP request', async () => {
     service.inject('search', { hang: true });
     const abort = new AbortController();
-    const response = await fetch(new URL('/mcp', replicas[1]!.url), {
-      method: 'POST',
-      headers: MCP_HEADERS,
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 3,
-        method: 'tools/call',
-        params: { name: 'web_search', arguments: { query: 'dropped' } },
-      }),
-      signal: abort.signal,
-    });
+    const call = toolCall(3, 'web_search', { query: 'dropped' });
+    const response = await postMcp(replicas[1]!.url, call, {}, abort.signal);
     expect(response.status).toBe(200);
     expect(await eventually(() => service.counters.search === 1)).toBe(true);
     abort.abort();

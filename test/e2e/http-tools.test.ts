@@ -10,9 +10,10 @@ import {
   HTTP_KINDS,
   type HttpServerProcess,
   health,
-  MCP_HEADERS,
   openRawSession,
+  postMcp,
   startHttpCli,
+  toolCall,
 } from '../support/http-harness.js';
 
 const SECRET = 'sk-http-secret-abcdef123456';
@@ -99,17 +100,8 @@ describe('built server over HTTP', () => {
     service.inject('search', { hang: true });
     const session = await openRawSession(server.url);
     const abort = new AbortController();
-    const response = await fetch(new URL('/mcp', server.url), {
-      method: 'POST',
-      headers: { ...MCP_HEADERS, 'mcp-session-id': session },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 7,
-        method: 'tools/call',
-        params: { name: 'web_search', arguments: { query: 'dropped' } },
-      }),
-      signal: abort.signal,
-    });
+    const call = toolCall(7, 'web_search', { query: 'dropped' });
+    const response = await postMcp(server.url, call, { 'mcp-session-id': session }, abort.signal);
     expect(response.status).toBe(200);
     expect(await eventually(() => service.counters.search === 1)).toBe(true);
     abort.abort();

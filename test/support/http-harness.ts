@@ -88,12 +88,19 @@ export function postMcp(
   baseUrl: string,
   body: unknown,
   headers: Record<string, string> = {},
+  signal?: AbortSignal,
 ): Promise<Response> {
   return fetch(new URL('/mcp', baseUrl), {
     method: 'POST',
     headers: { ...MCP_HEADERS, ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),
+    signal,
   });
+}
+
+/** A tools/call message for a raw POST. */
+export function toolCall(id: number, name: string, args: Record<string, unknown>) {
+  return { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } };
 }
 
 /** Opens a session with a raw initialize and returns its id (the response body is drained). */
