@@ -3,6 +3,7 @@ import { ConfigError, helpText, parseCommandLine } from './config.js';
 import { formatReport, runDoctor } from './doctor.js';
 import { selectTools } from './registry.js';
 import { createRuntime } from './runtime.js';
+import { runHttp } from './transports/http.js';
 import { runStdio } from './transports/stdio.js';
 import { VERSION } from './version.js';
 
@@ -24,9 +25,8 @@ async function main(): Promise<number | undefined> {
     return report.ok ? 0 : 1;
   }
   const runtime = createRuntime(config);
-  if (config.transport === 'http')
-    throw new ConfigError('invalid GATEWAY_TRANSPORT (--transport): http is not available in this build');
-  await runStdio(runtime);
+  if (config.transport === 'http') await runHttp(runtime);
+  else await runStdio(runtime);
   return undefined;
 }
 

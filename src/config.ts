@@ -55,6 +55,11 @@ const rawSchema = z.object({
     .default('false')
     .transform((v) => v === 'true' || v === '1'),
   mcpToken: z.string().min(16, 'must be at least 16 characters').optional(),
+  allowedHosts: list.default([]),
+  allowedOrigins: list.default([]),
+  maxSessions: intIn(1, 10_000).default(100),
+  sessionIdleSeconds: intIn(1, 86_400).default(1800),
+  shutdownGraceMs: intIn(0, 600_000).default(10_000),
   baseUrl: httpUrl.default('http://127.0.0.1:20128'),
   apiKey: z.string().trim().min(1, 'must not be empty').optional(),
   apiKeyFile: z.string().trim().min(1).optional(),
@@ -209,6 +214,36 @@ export const SETTINGS: readonly Setting[] = [
     flag: '--mcp-token',
     help: 'http transport: bearer token clients must send (required off loopback)',
     secret: true,
+  },
+  {
+    key: 'allowedHosts',
+    env: 'GATEWAY_ALLOWED_HOSTS',
+    flag: '--allowed-hosts',
+    help: 'http transport: extra Host names to accept, e.g. mcp.example.com (* = any, needs a token)',
+  },
+  {
+    key: 'allowedOrigins',
+    env: 'GATEWAY_ALLOWED_ORIGINS',
+    flag: '--allowed-origins',
+    help: 'http transport: extra browser origins to accept, e.g. https://app.example.com',
+  },
+  {
+    key: 'maxSessions',
+    env: 'GATEWAY_MAX_SESSIONS',
+    flag: '--max-sessions',
+    help: 'http transport: most open sessions (stateless: concurrent requests), 1-10000 (default 100)',
+  },
+  {
+    key: 'sessionIdleSeconds',
+    env: 'GATEWAY_SESSION_IDLE_SECONDS',
+    flag: '--session-idle-seconds',
+    help: 'http transport: close a session idle this long, 1-86400 (default 1800)',
+  },
+  {
+    key: 'shutdownGraceMs',
+    env: 'GATEWAY_SHUTDOWN_GRACE_MS',
+    flag: '--shutdown-grace-ms',
+    help: 'http transport: on SIGTERM, how long running calls may finish before they are cancelled (default 10000)',
   },
 ];
 

@@ -65,6 +65,7 @@ export async function startReferenceService(
     state: new ServiceState(options.webModels ?? true),
     faults: new FaultQueue(),
     counters: zeroCounters(),
+    aborted: zeroCounters(),
     requests: [] as RecordedRequest[],
     apiKey,
     closing: closing.signal,
@@ -86,6 +87,7 @@ export async function startReferenceService(
     url,
     apiKey,
     counters: core.counters,
+    aborted: core.aborted,
     requests: core.requests,
     videoJobs: core.state.videoJobs,
     responseStreams: core.state.responseStreams,
@@ -93,7 +95,10 @@ export async function startReferenceService(
     clearFaults: () => core.faults.clear(),
     resetCounters: () => {
       // In place: tests may hold on to `counters` and `requests`.
-      for (const name of ROUTE_NAMES) core.counters[name] = 0;
+      for (const name of ROUTE_NAMES) {
+        core.counters[name] = 0;
+        core.aborted[name] = 0;
+      }
       core.requests.length = 0;
       core.state.responseStreams.completed = 0;
       core.state.responseStreams.cut = 0;

@@ -23,6 +23,7 @@ export interface ServiceCore {
   state: ServiceState;
   faults: FaultQueue;
   counters: Record<RouteName, number>;
+  aborted: Record<RouteName, number>;
   requests: RecordedRequest[];
   apiKey: string;
   /** Aborted by close(), so pending delays and streams stop at once. */
@@ -129,6 +130,10 @@ async function route(core: ServiceCore, req: IncomingMessage, res: ServerRespons
     return sendReply(res, reply, { signal });
   }
   core.counters[match.route] += 1;
+  const routeName = match.route;
+  res.once('close', () => {
+    if (!res.writableFinished && !core.closing.aborted) core.aborted[routeName] += 1;
+  });
   // The fault is claimed on arrival, so concurrent requests take queued faults in arrival order.
   const fault = core.faults.take(match.route);
   const body = await readRequestBody(req, match.route === 'transcriptions');

@@ -133,6 +133,9 @@ export interface ReferenceService {
   apiKey: string;
   /** Requests that reached each route, including faulted and unauthorized ones. */
   counters: Record<RouteName, number>;
+  /** Requests whose connection closed before the answer was complete: the client gave up (a
+   *  cancelled call) or a `reset` fault cut it. */
+  aborted: Record<RouteName, number>;
   /** Every routed request, in order (the last 1000). */
   requests: RecordedRequest[];
   /** Queue a fault for the next request(s) of that route (faults queue in order). */

@@ -1,0 +1,155 @@
+import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ReferenceService, startReferenceService } from '../reference-service/index.js';
+import {
+  connectHttp,
+  disconnect,
+  eventually,
+  type HttpServerProcess,
+  health,
+  INITIALIZE,
+  openRawSession,
+  postMcp,
+  startHttpCli,
+} from '../support/http-harness.js';
+
+let service: ReferenceService;
+let env: Record<string, string>;
+let server: HttpServerProcess;
+
+beforeAll(async () => {
+  service = await startReferenceService();
+  env = { GATEWAY_BASE_URL: service.url, GATEWAY_API_KEY: service.apiKey, GATEWAY_LOG_LEVEL: 'debug' };
+  server = await startHttpCli(env);
+});
+afterAll(async () => {
+  expect(await server.stop()).toBe(0);
+  await service.close();
+});
+
+const sessions = async (baseUrl: string) => (await health(baseUrl)).sessions;
+const LIST = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
+const inSession = (id: string) => ({ 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' });
+
+async function rpcError(res: Response): Promise<{ code: number; message: string }> {
+  return ((await res.json()) as { error: { code: number; message: string } }).error;
+}
+
+describe('Streamable HTTP session lifecycle', () => {
+  it('serves a session until DELETE, then answers 404', async () => {
+    const id = await openRawSession(server.url);
+    const listed = await postMcp(server.url, LIST, inSession(id));
+    expect(listed.status).toBe(200);
+    expect(await listed.text()).toContain('web_search');
+    const deleted = await fetch(new URL('/mcp', server.url), { method: 'DELETE', headers: inSession(id) });
+    expect(deleted.status).toBe(200);
+    const after = await postMcp(server.url, LIST, inSession(id));
+    expect(after.status).toBe(404);
+    expect(await rpcError(after)).toMatchObject({
+      code: -32001,
+      message: expect.stringMatching(/initialize/),
+    });
+  });
+
+  it('answers 404 for an unknown session and 400 without one', async () => {
+    expect((await postMcp(server.url, LIST, inSession('no-such-session'))).status).toBe(404);
+    const missing = await postMcp(server.url, LIST);
+    expect(missing.status).toBe(400);
+    expect((await rpcError(missing)).message).toMatch(/Mcp-Session-Id/);
+    const get = await fetch(new URL('/mcp', server.url), { headers: { accept: 'text/event-stream' } });
+    expect(get.status).toBe(400);
+    await get.body?.cancel();
+  });
+
+  it('ends the session for an SDK client that terminates it', async () => {
+    const client = await connectHttp(server.url, 'streamable');
+    const transport = client.transport as StreamableHTTPClientTransport;
+    const id = transport.sessionId as string;
+    expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+    await disconnect(client);
+    expect((await postMcp(server.url, LIST, inSession(id))).status).toBe(404);
+  });
+
+  it('keeps Streamable HTTP and SSE sessions apart', async () => {
+    const id = await openRawSession(server.url);
+    const wrong = await fetch(new URL(`/messages?sessionId=${id}`, server.url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(LIST),
+    });
+    expect(wrong.status).toBe(400);
+    expect((await rpcError(wrong)).message).toMatch(/Streamable HTTP/);
+    const unknown = await fetch(new URL('/messages?sessionId=nope', server.url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(LIST),
+    });
+    expect(unknown.status).toBe(404);
+  });
+});
+
+describe('request bodies', () => {
+  it('answers 413 for a body over 4 MiB and stays up', async () => {
+    const big = JSON.stringify({ ...INITIALIZE, padding: 'x'.repeat(5 * 1024 * 1024) });
+    const res = await postMcp(server.url, big);
+    expect(res.status).toBe(413);
+    expect((await rpcError(res)).message).toMatch(/4 MiB/);
+    const stream = await fetch(new URL('/sse', server.url), { headers: { accept: 'text/event-stream' } });
+    const reader = stream.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    const endpoint = /data: (\/messages\?sessionId=\S+)/.exec(first)?.[1];
+    expect(endpoint).toBeDefined();
+    const sse = await fetch(new URL(endpoint!, server.url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: big,
+    });
+    expect(sse.status).toBe(413);
+    await reader.cancel();
+    expect((await fetch(new URL('/healthz', server.url))).status).toBe(200);
+  });
+
+  it('answers 400 with a JSON-RPC parse error for a body that is not JSON', async () => {
+    const res = await postMcp(server.url, '{"jsonrpc": "2.0", "id": 1, "method": ');
+    expect(res.status).toBe(400);
+    expect((await rpcError(res)).code).toBe(-32700);
+  });
+});
+
+describe('session bounds', () => {
+  it('refuses sessions past GATEWAY_MAX_SESSIONS with 503 and a JSON-RPC error', async () => {
+    const small = await startHttpCli({ ...env, GATEWAY_MAX_SESSIONS: '2' });
+    try {
+      const first = await connectHttp(small.url, 'streamable');
+      const second = await connectHttp(small.url, 'sse');
+      const refused = await postMcp(small.url, INITIALIZE);
+      expect(refused.status).toBe(503);
+      expect((await rpcError(refused)).message).toMatch(/Too many open sessions \(the limit is 2\)/);
+      const sse = await fetch(new URL('/sse', small.url), { headers: { accept: 'text/event-stream' } });
+      expect(sse.status).toBe(503);
+      await expect(connectHttp(small.url, 'streamable')).rejects.toThrow();
+      await disconnect(second);
+      expect(await eventually(async () => (await sessions(small.url)) === 1)).toBe(true);
+      const third = await connectHttp(small.url, 'sse');
+      expect((await third.listTools()).tools.length).toBeGreaterThan(0);
+      await Promise.all([disconnect(first), disconnect(third)]);
+    } finally {
+      expect(await small.stop()).toBe(0);
+    }
+  });
+
+  it('closes sessions idle past GATEWAY_SESSION_IDLE_SECONDS', async () => {
+    const brief = await startHttpCli({ ...env, GATEWAY_SESSION_IDLE_SECONDS: '1' });
+    try {
+      const id = await openRawSession(brief.url);
+      expect((await postMcp(brief.url, LIST, inSession(id))).status).toBe(200);
+      // Polled through /healthz: a request to the session itself would keep it alive.
+      expect(await sessions(brief.url)).toBe(1);
+      expect(await eventually(async () => (await sessions(brief.url)) === 0, 10_000)).toBe(true);
+      expect((await postMcp(brief.url, LIST, inSession(id))).status).toBe(404);
+      expect(brief.stderr()).toMatch(/idle for 1 s; closing it/);
+    } finally {
+      expect(await brief.stop()).toBe(0);
+    }
+  });
+});
