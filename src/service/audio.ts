@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { ServiceClient, ServiceResponse } from './client.js';
+import { ServiceError } from './errors.js';
 import { multipartBody } from './multipart.js';
 import { asArray, asObject, asString } from './normalize.js';
 
@@ -12,6 +13,8 @@ export interface SpeechRequest {
   language?: string;
   style?: string;
 }
+
+const SPEECH_TIMEOUT_MS = 120_000;
 
 /** Returns the open audio response; the format travels in the query string. */
 export function speech(
@@ -27,6 +30,8 @@ export function speech(
     json: req,
     signal,
     retry: 'safe',
+    // Long texts take a while to synthesize before the first byte arrives.
+    timeoutMs: Math.max(client.timeoutMs, SPEECH_TIMEOUT_MS),
   });
 }
 
@@ -47,6 +52,41 @@ export const SPEECH_MIME: Record<SpeechFormat, string> = {
   pcm: 'audio/pcm',
 };
 
+const EXTENSION_BY_MIME: Record<string, string> = {
+  'audio/mpeg': 'mp3',
+  'audio/wav': 'wav',
+  'audio/x-wav': 'wav',
+  'audio/wave': 'wav',
+  'audio/vnd.wave': 'wav',
+  'audio/ogg': 'opus',
+  'audio/opus': 'opus',
+  'audio/aac': 'aac',
+  'audio/x-aac': 'aac',
+  'audio/flac': 'flac',
+  'audio/x-flac': 'flac',
+  'audio/pcm': 'pcm',
+  'audio/l16': 'pcm',
+  'audio/webm': 'webm',
+  'audio/mp4': 'm4a',
+};
+
+/** The file extension for what the service actually sent, falling back to the format asked for. */
+export function audioExtension(mime: string, format: SpeechFormat): string {
+  return EXTENSION_BY_MIME[mime] ?? format;
+}
+
+/** The `?response_format=json` shape, `{"audio":"<base64>","format":"mp3"}`, some gateways always send. */
+export function decodeJsonSpeech(text: string): { audio: Buffer; format: string | undefined } | null {
+  try {
+    const body = asObject(JSON.parse(text));
+    const audio = asString(body.audio) ?? asString(body.data);
+    if (!audio) return null;
+    return { audio: Buffer.from(audio, 'base64'), format: asString(body.format) };
+  } catch {
+    return null;
+  }
+}
+
 export type TranscriptFormat = 'json' | 'text' | 'verbose_json' | 'srt' | 'vtt';
 
 export interface TranscriptionRequest {
@@ -62,8 +102,13 @@ export interface Transcript {
   text: string;
   /** The body as sent (SRT/VTT/verbose JSON), for formats other than plain text. */
   raw: string;
+  /** The format the provider really answered in: some ignore `response_format` and send JSON. */
   format: TranscriptFormat;
 }
+
+/** A transcript bigger than this is not a transcript; refuse it rather than hold it. */
+const MAX_TRANSCRIPT_BYTES = 32 * 1024 * 1024;
+const TRANSCRIBE_TIMEOUT_MS = 300_000;
 
 export async function transcribe(
   client: ServiceClient,
@@ -90,10 +135,50 @@ export async function transcribe(
     signal,
     // An upload stream cannot be replayed, so it is sent once.
     retry: 'submit',
-    timeoutMs: Math.max(client.timeoutMs, 300_000),
+    timeoutMs: Math.max(client.timeoutMs, TRANSCRIBE_TIMEOUT_MS),
   });
-  const raw = await res.body.text();
-  return { raw, text: transcriptText(raw, res.headers['content-type'], format), format };
+  const raw = await readBounded(res.body, MAX_TRANSCRIPT_BYTES);
+  const contentType = res.headers['content-type'];
+  const delivered = deliveredFormat(raw, contentType, format);
+  return { raw, text: transcriptText(raw, contentType, delivered), format: delivered };
+}
+
+/** What the body really is, whatever was asked for (tolerates providers that always send JSON). */
+export function deliveredFormat(
+  raw: string,
+  contentType: string | undefined,
+  requested: TranscriptFormat,
+): TranscriptFormat {
+  const trimmed = raw.trimStart();
+  if (!trimmed) return requested;
+  if (/json/i.test(contentType ?? '') || /^[{[]/.test(trimmed)) {
+    try {
+      return Array.isArray(asObject(JSON.parse(raw)).segments) ? 'verbose_json' : 'json';
+    } catch {
+      // not JSON after all
+    }
+  }
+  if (/^WEBVTT\b/.test(trimmed)) return 'vtt';
+  if (/^\d+\s*\r?\n\d{1,2}:\d{2}:\d{2}[,.]\d{3}\s*-->/.test(trimmed)) return 'srt';
+  return 'text';
+}
+
+async function readBounded(body: ServiceResponse['body'], limit: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    // Leaving the loop ends the iterator, which closes the response.
+    if (size > limit) {
+      throw new ServiceError({
+        kind: 'malformed',
+        message: `The transcript exceeded ${Math.round(limit / (1024 * 1024))} MiB`,
+        maybeDelivered: true,
+      });
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** The plain text of a transcript, whatever shape the provider answered in. */
