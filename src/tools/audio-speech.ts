@@ -119,7 +119,7 @@ export const audioSpeech = defineTool({
       if (unchecked && error instanceof ServiceError && error.kind === 'http') {
         result.content.push({
           type: 'text',
-          text: 'The gateway lists no speech models (/v1/models/tts), so the model could not be checked first.',
+          text: 'The model could not be checked first: the gateway has no /v1/models/tts list.',
         });
       }
       return result;

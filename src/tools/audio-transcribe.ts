@@ -9,18 +9,12 @@ import { byteProgress, countingStream } from './support/byte-progress.js';
 import { createOutputPath, fileLink, formatBytes } from './support/files.js';
 import { pageOf } from './support/paging.js';
 import { failure, failureFrom, success } from './support/results.js';
-import { formatCount } from './support/text.js';
 import { type CachedTranscript, TranscriptCache } from './support/transcript-cache.js';
+import { SAVED_EXTENSION, transcriptMarkdown, transcriptMime } from './support/transcript-text.js';
 import { defineTool, type ToolContext } from './types.js';
 
 const DEFAULT_MAX_LENGTH = 16_000;
 const FORMATS = ['json', 'text', 'verbose_json', 'srt', 'vtt'] as const;
-/** Formats whose body is worth more than its text (timestamps, segments): saved as files. */
-const SAVED_EXTENSION: Partial<Record<TranscriptFormat, string>> = {
-  srt: 'srt',
-  vtt: 'vtt',
-  verbose_json: 'json',
-};
 
 const inputSchema = {
   file_path: z
@@ -148,9 +142,14 @@ export const audioTranscribe = defineTool({
         file_path: transcript.filePath,
         ...page,
       };
-      const text = describe(structured, args.response_format, cached !== undefined, ctx);
+      const text = transcriptMarkdown(
+        structured,
+        args.response_format,
+        cached !== undefined,
+        ctx.toolName('audio_transcribe'),
+      );
       const link = transcript.filePath
-        ? [fileLink(transcript.filePath, mimeOf(transcript.filePath), 'The saved transcript')]
+        ? [fileLink(transcript.filePath, transcriptMime(transcript.filePath), 'The saved transcript')]
         : [];
       return success(text, structured, link);
     } catch (error) {
@@ -159,7 +158,7 @@ export const audioTranscribe = defineTool({
       if (unchecked && error instanceof ServiceError && error.kind === 'http') {
         result.content.push({
           type: 'text',
-          text: 'The gateway lists no transcription models (/v1/models/stt), so the model could not be checked first.',
+          text: 'The model could not be checked first: the gateway has no /v1/models/stt list.',
         });
       }
       return result;
@@ -218,46 +217,6 @@ async function saveText(
   const path = await createOutputPath(ctx.runtime.config.outputDir, stem, extension);
   await writeFile(path, text);
   return path;
-}
-
-function describe(
-  out: { text: string; model: string; format: TranscriptFormat; file_path: string | null } & Omit<
-    ReturnType<typeof pageOf>,
-    'content'
-  >,
-  requested: TranscriptFormat,
-  fromCache: boolean,
-  ctx: ToolContext,
-): string {
-  const range =
-    out.start_index === 0 && !out.truncated
-      ? `${formatCount(out.total_length)} characters`
-      : `characters ${formatCount(out.start_index)}–${formatCount(out.end_index)} of ${formatCount(out.total_length)}`;
-  const lines = [`Transcript (${out.model}, ${range}${fromCache ? ', from cache' : ''}):`, ''];
-  lines.push(out.text.trim() ? out.text : '(no speech recognised)');
-  if (out.truncated) {
-    lines.push(
-      '',
-      `[Truncated: ${formatCount(out.total_length - out.end_index)} more characters. To continue, call ` +
-        `${ctx.toolName('audio_transcribe')} with the same arguments and start_index=${out.next_start_index} ` +
-        '(served from cache, no new transcription).]',
-    );
-  }
-  if (requested !== out.format && SAVED_EXTENSION[requested]) {
-    lines.push('', `Asked for ${requested}, but the provider answered ${out.format} (no timestamps).`);
-  }
-  if (out.file_path) {
-    const what = SAVED_EXTENSION[out.format] ? `${out.format} transcript` : 'full transcript';
-    lines.push('', `The ${what} is saved at ${out.file_path}.`);
-  }
-  return lines.join('\n');
-}
-
-function mimeOf(path: string): string {
-  if (path.endsWith('.srt')) return 'application/x-subrip';
-  if (path.endsWith('.vtt')) return 'text/vtt';
-  if (path.endsWith('.json')) return 'application/json';
-  return 'text/plain';
 }
 
 function isHttpUrl(value: string): boolean {

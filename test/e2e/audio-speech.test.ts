@@ -125,6 +125,8 @@ describe('audio_speech', () => {
       expect(structuredOf<SpeechOut>(result).model).toBe(sent);
       if (note) expect(textOf(result)).toMatch(note);
     }
+    // The tts list is fetched once and cached for the whole series.
+    expect(service.counters['models.kind']).toBe(1);
   });
 
   it('uses the first listed speech model when none is given', async () => {
@@ -254,6 +256,31 @@ describe('audio_speech', () => {
     const empty = await speak({ text: 'empty', model: 'openai/tts-1/alloy' });
     expect(textOf(empty)).toContain('an empty body instead of audio');
     expect(readdirSync(outputDir).length).toBe(before);
+  });
+
+  it('removes the partial file when the call is cancelled mid-download', async () => {
+    service.inject('speech', { slowBodyMs: 10_000 });
+    const controller = new AbortController();
+    const pending = conn.client.callTool(
+      { name: 'audio_speech', arguments: { text: 'cancel me', model: 'openai/tts-1/alloy' } },
+      undefined,
+      { signal: controller.signal },
+    );
+    const partial = () =>
+      readdirSync(outputDir).filter((n) => n.startsWith('speech-alloy') && n.includes('-'));
+    const before = new Set(partial());
+    let created: string[] = [];
+    for (let n = 0; n < 200 && created.length === 0; n++) {
+      await new Promise((r) => setTimeout(r, 10));
+      created = partial().filter((name) => !before.has(name));
+    }
+    expect(created).toHaveLength(1);
+    controller.abort();
+    await expect(pending).rejects.toThrow();
+    for (let n = 0; n < 200 && existsSync(join(outputDir, created[0]!)); n++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(existsSync(join(outputDir, created[0]!))).toBe(false);
   });
 
   it('reports service failures in a sentence, without the key', async () => {

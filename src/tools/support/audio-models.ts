@@ -122,10 +122,12 @@ async function requestedModel(
   const fallback = await defaultAudioModel(capability, ctx);
   if (fallback) return { ok: true, model: fallback.model, from: fallback.from };
   const kind = LIST_OF[capability];
-  const { error } = await listed(capability, ctx);
+  const { list, error } = await listed(capability, ctx);
   const why = error
     ? `listing /v1/models/${kind} failed (${error})`
-    : `the gateway lists none at /v1/models/${kind}`;
+    : list
+      ? `the gateway lists none at /v1/models/${kind}`
+      : `the gateway has no /v1/models/${kind} list to pick one from`;
   return {
     ok: false,
     message:
