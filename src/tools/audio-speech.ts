@@ -9,9 +9,9 @@ import {
   speech,
 } from '../service/audio.js';
 import { ServiceError } from '../service/errors.js';
-import { chooseSpeechModel } from './support/audio-models.js';
+import { audioFailure, chooseSpeechModel, type ModelChoice } from './support/audio-models.js';
 import { fileLink, formatBytes, type SavedFile, saveStream } from './support/files.js';
-import { failure, failureFrom, success } from './support/results.js';
+import { failure, success } from './support/results.js';
 import { formatCount } from './support/text.js';
 import { defineTool, type ToolContext } from './types.js';
 
@@ -83,11 +83,10 @@ export const audioSpeech = defineTool({
   outputSchema,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   async run(args, ctx) {
-    let unchecked = false;
+    let choice: ModelChoice | undefined;
     try {
-      const choice = await chooseSpeechModel(args.model, args.voice, ctx);
+      choice = await chooseSpeechModel(args.model, args.voice, ctx);
       if (!choice.ok) return failure(choice.message);
-      unchecked = !choice.checked;
       const saved = await synthesize(choice.model, args.text, args.format, ctx);
       const structured = {
         file_path: saved.path,
@@ -114,15 +113,7 @@ export const audioSpeech = defineTool({
       }
       return success(lines.join(' '), structured, extra);
     } catch (error) {
-      if (ctx.signal.aborted) return failure('The speech request was cancelled; nothing was saved.');
-      const result = failureFrom('Speech', error, ctx.runtime.scrub);
-      if (unchecked && error instanceof ServiceError && error.kind === 'http') {
-        result.content.push({
-          type: 'text',
-          text: 'The model could not be checked first: the gateway has no /v1/models/tts list.',
-        });
-      }
-      return result;
+      return audioFailure('Speech', error, ctx, choice);
     }
   },
 });

@@ -2,15 +2,15 @@ import { writeFile } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
 import { z } from 'zod';
 import { type TranscriptFormat, transcribe } from '../service/audio.js';
-import { ServiceError } from '../service/errors.js';
-import { chooseTranscriptionModel } from './support/audio-models.js';
+import { audioFailure, chooseTranscriptionModel, type ModelChoice } from './support/audio-models.js';
 import { type AudioSource, audioSource, MAX_BASE64_BYTES } from './support/audio-sources.js';
 import { byteProgress, countingStream } from './support/byte-progress.js';
 import { createOutputPath, fileLink, formatBytes } from './support/files.js';
 import { pageOf } from './support/paging.js';
-import { failure, failureFrom, success } from './support/results.js';
+import { failure, success } from './support/results.js';
 import { type CachedTranscript, TranscriptCache } from './support/transcript-cache.js';
 import { SAVED_EXTENSION, transcriptMarkdown, transcriptMime } from './support/transcript-text.js';
+import { isHttpUrl } from './support/urls.js';
 import { defineTool, type ToolContext } from './types.js';
 
 const DEFAULT_MAX_LENGTH = 16_000;
@@ -108,12 +108,11 @@ export const audioTranscribe = defineTool({
   outputSchema,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   async run(args, ctx) {
-    let unchecked = false;
+    let choice: ModelChoice | undefined;
     try {
       const source = await audioSource(args, ctx);
-      const choice = await chooseTranscriptionModel(args.model, ctx);
+      choice = await chooseTranscriptionModel(args.model, ctx);
       if (!choice.ok) return failure(choice.message);
-      unchecked = !choice.checked;
       const key = TranscriptCache.key([
         source.key,
         choice.model,
@@ -153,15 +152,7 @@ export const audioTranscribe = defineTool({
         : [];
       return success(text, structured, link);
     } catch (error) {
-      if (ctx.signal.aborted) return failure('The transcription was cancelled; nothing was saved.');
-      const result = failureFrom('Transcription', error, ctx.runtime.scrub);
-      if (unchecked && error instanceof ServiceError && error.kind === 'http') {
-        result.content.push({
-          type: 'text',
-          text: 'The model could not be checked first: the gateway has no /v1/models/stt list.',
-        });
-      }
-      return result;
+      return audioFailure('Transcription', error, ctx, choice);
     }
   },
 });
@@ -217,13 +208,4 @@ async function saveText(
   const path = await createOutputPath(ctx.runtime.config.outputDir, stem, extension);
   await writeFile(path, text);
   return path;
-}
-
-function isHttpUrl(value: string): boolean {
-  try {
-    const u = new URL(value);
-    return (u.protocol === 'http:' || u.protocol === 'https:') && Boolean(u.hostname);
-  } catch {
-    return false;
-  }
 }

@@ -13,11 +13,7 @@ let outputDir: string;
 beforeAll(async () => {
   service = await startReferenceService();
   outputDir = join(tempDir('gtm-speech-'), 'out');
-  conn = await connectInMemory({
-    GATEWAY_BASE_URL: service.url,
-    GATEWAY_API_KEY: service.apiKey,
-    GATEWAY_OUTPUT_DIR: outputDir,
-  });
+  conn = await connectWith({});
 });
 afterAll(async () => {
   await conn.close();
@@ -41,6 +37,16 @@ interface SpeechOut {
   mime_type: string;
   bytes: number;
   model: string;
+}
+
+/** A server with extra settings, same gateway and output directory. */
+function connectWith(env: Record<string, string>) {
+  return connectInMemory({
+    GATEWAY_BASE_URL: service.url,
+    GATEWAY_API_KEY: service.apiKey,
+    GATEWAY_OUTPUT_DIR: outputDir,
+    ...env,
+  });
 }
 
 function speak(args: Record<string, unknown>, target = conn) {
@@ -136,12 +142,7 @@ describe('audio_speech', () => {
   });
 
   it('uses GATEWAY_SPEECH_MODEL as the default, with a voice on top', async () => {
-    const other = await connectInMemory({
-      GATEWAY_BASE_URL: service.url,
-      GATEWAY_API_KEY: service.apiKey,
-      GATEWAY_OUTPUT_DIR: outputDir,
-      GATEWAY_SPEECH_MODEL: 'elevenlabs/eleven_multilingual_v2/rachel',
-    });
+    const other = await connectWith({ GATEWAY_SPEECH_MODEL: 'elevenlabs/eleven_multilingual_v2/rachel' });
     try {
       expect(structuredOf<SpeechOut>(await speak({ text: 'a' }, other)).model).toBe(
         'elevenlabs/eleven_multilingual_v2/rachel',
@@ -170,12 +171,7 @@ describe('audio_speech', () => {
   });
 
   it('refuses a wrong GATEWAY_SPEECH_MODEL and says where it came from', async () => {
-    const other = await connectInMemory({
-      GATEWAY_BASE_URL: service.url,
-      GATEWAY_API_KEY: service.apiKey,
-      GATEWAY_OUTPUT_DIR: outputDir,
-      GATEWAY_SPEECH_MODEL: 'openai/whisper-1',
-    });
+    const other = await connectWith({ GATEWAY_SPEECH_MODEL: 'openai/whisper-1' });
     try {
       const result = await speak({ text: 'x' }, other);
       expect(result.isError).toBe(true);

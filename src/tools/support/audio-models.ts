@@ -1,5 +1,8 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ServiceError } from '../../service/errors.js';
 import type { ModelEntry } from '../../service/models.js';
 import type { ToolContext } from '../types.js';
+import { failure, failureFrom } from './results.js';
 
 /**
  * Which speech or transcription model a call uses, checked against the gateway's /v1/models/tts
@@ -17,6 +20,29 @@ export type ModelChoice =
 const LIST_OF = { speech: 'tts', transcription: 'stt' } as const;
 const SETTING_OF = { speech: 'GATEWAY_SPEECH_MODEL', transcription: 'GATEWAY_TRANSCRIBE_MODEL' } as const;
 const MAX_LISTED = 20;
+
+/**
+ * A failed speech or transcription call as a result. When the gateway refused a model that could
+ * not be checked first (no list), the result says so: the agent then knows to try list_models.
+ */
+export function audioFailure(
+  action: 'Speech' | 'Transcription',
+  error: unknown,
+  ctx: ToolContext,
+  choice: ModelChoice | undefined,
+): CallToolResult {
+  if (ctx.signal.aborted)
+    return failure(`The ${action.toLowerCase()} call was cancelled; nothing was saved.`);
+  const result = failureFrom(action, error, ctx.runtime.scrub);
+  if (choice?.ok && !choice.checked && error instanceof ServiceError && error.kind === 'http') {
+    const kind = action === 'Speech' ? 'tts' : 'stt';
+    result.content.push({
+      type: 'text',
+      text: `The model could not be checked first: the gateway has no /v1/models/${kind} list.`,
+    });
+  }
+  return result;
+}
 
 /** The default model of a capability: the setting, else the first model the gateway lists. */
 export async function defaultAudioModel(
