@@ -1,8 +1,13 @@
-import type { Readable } from 'node:stream';
-import type { ServiceClient, ServiceResponse } from './client.js';
+import { Readable } from 'node:stream';
+import { readText, type ServiceClient, type ServiceResponse } from './client.js';
 import { ServiceError } from './errors.js';
-import { multipartBody } from './multipart.js';
 import { asArray, asObject, asString } from './normalize.js';
+
+// Transcription lives beside speech; re-exported so `service/audio` stays the one audio import.
+export * from './transcriptions.js';
+
+/** For reads whose cancellation is already carried by the request's own signal. */
+const NEVER_ABORTED = new AbortController().signal;
 
 export type SpeechFormat = 'mp3' | 'wav' | 'opus' | 'aac' | 'flac' | 'pcm';
 
@@ -75,7 +80,58 @@ export function audioExtension(mime: string, format: SpeechFormat): string {
   return EXTENSION_BY_MIME[mime] ?? format;
 }
 
-/** The `?response_format=json` shape, `{"audio":"<base64>","format":"mp3"}`, some gateways always send. */
+export interface SpeechAudio {
+  /** `audio/mpeg` for what the service calls `audio/mp3`. */
+  mimeType: string;
+  extension: string;
+  /** The audio bytes; the caller must consume them. */
+  body: AsyncIterable<Uint8Array>;
+}
+
+const MAX_JSON_SPEECH_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Speaks `req` and hands back the audio as a stream, whatever shape the service answered in: raw
+ * bytes (the usual), or `{"audio":"<base64>","format":"mp3"}` (what `?response_format=json` gives,
+ * and what some gateways always send). Anything else (an HTML page, plain text) is refused.
+ */
+export async function speechAudio(
+  client: ServiceClient,
+  req: SpeechRequest,
+  format: SpeechFormat,
+  signal?: AbortSignal,
+): Promise<SpeechAudio> {
+  const res = await speech(client, req, format, signal);
+  const contentType = res.headers['content-type'];
+  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  if (/json/.test(type)) {
+    const json = decodeJsonSpeech(await readText(res.body, MAX_JSON_SPEECH_BYTES, signal ?? NEVER_ABORTED));
+    if (!json) throw notAudio('JSON without an "audio" field');
+    const sent = isSpeechFormat(json.format) ? json.format : format;
+    return { mimeType: SPEECH_MIME[sent], extension: sent, body: Readable.from([json.audio]) };
+  }
+  if (type && !type.startsWith('audio/') && type !== 'application/octet-stream') {
+    void res.body.dump().catch(() => undefined);
+    throw notAudio(type);
+  }
+  const mimeType = normalizeAudioMime(contentType, format);
+  return { mimeType, extension: audioExtension(mimeType, format), body: res.body };
+}
+
+/** The answer to a speech request held no audio. */
+export function notAudio(what: string): ServiceError {
+  return new ServiceError({
+    kind: 'malformed',
+    message: `The service answered the speech request with ${what} instead of audio`,
+    maybeDelivered: true,
+  });
+}
+
+function isSpeechFormat(value: string | undefined): value is SpeechFormat {
+  return value !== undefined && Object.hasOwn(SPEECH_MIME, value);
+}
+
+/** The `?response_format=json` shape: `{"audio":"<base64>","format":"mp3"}`. */
 export function decodeJsonSpeech(text: string): { audio: Buffer; format: string | undefined } | null {
   try {
     const body = asObject(JSON.parse(text));
@@ -85,134 +141,6 @@ export function decodeJsonSpeech(text: string): { audio: Buffer; format: string 
   } catch {
     return null;
   }
-}
-
-export type TranscriptFormat = 'json' | 'text' | 'verbose_json' | 'srt' | 'vtt';
-
-export interface TranscriptionRequest {
-  model: string;
-  file: { filename: string; contentType: string; size: number; stream: () => Readable };
-  language?: string;
-  prompt?: string;
-  response_format?: TranscriptFormat;
-  temperature?: number;
-}
-
-export interface Transcript {
-  text: string;
-  /** The body as sent (SRT/VTT/verbose JSON), for formats other than plain text. */
-  raw: string;
-  /** The format the provider really answered in: some ignore `response_format` and send JSON. */
-  format: TranscriptFormat;
-}
-
-/** A transcript bigger than this is not a transcript; refuse it rather than hold it. */
-const MAX_TRANSCRIPT_BYTES = 32 * 1024 * 1024;
-const TRANSCRIBE_TIMEOUT_MS = 300_000;
-
-export async function transcribe(
-  client: ServiceClient,
-  req: TranscriptionRequest,
-  signal?: AbortSignal,
-): Promise<Transcript> {
-  const format = req.response_format ?? 'json';
-  const body = multipartBody(
-    {
-      model: req.model,
-      language: req.language,
-      prompt: req.prompt,
-      response_format: format,
-      temperature: req.temperature === undefined ? undefined : String(req.temperature),
-    },
-    { field: 'file', ...req.file },
-  );
-  const res = await client.stream({
-    method: 'POST',
-    path: '/v1/audio/transcriptions',
-    body: body.stream,
-    contentType: body.contentType,
-    headers: { 'content-length': String(body.length) },
-    signal,
-    // An upload stream cannot be replayed, so it is sent once.
-    retry: 'submit',
-    timeoutMs: Math.max(client.timeoutMs, TRANSCRIBE_TIMEOUT_MS),
-  });
-  const raw = await readBounded(res.body, MAX_TRANSCRIPT_BYTES);
-  const contentType = res.headers['content-type'];
-  const delivered = deliveredFormat(raw, contentType, format);
-  return { raw, text: transcriptText(raw, contentType, delivered), format: delivered };
-}
-
-/** What the body really is, whatever was asked for (tolerates providers that always send JSON). */
-export function deliveredFormat(
-  raw: string,
-  contentType: string | undefined,
-  requested: TranscriptFormat,
-): TranscriptFormat {
-  const trimmed = raw.trimStart();
-  if (!trimmed) return requested;
-  if (/json/i.test(contentType ?? '') || /^[{[]/.test(trimmed)) {
-    try {
-      return Array.isArray(asObject(JSON.parse(raw)).segments) ? 'verbose_json' : 'json';
-    } catch {
-      // not JSON after all
-    }
-  }
-  if (/^WEBVTT\b/.test(trimmed)) return 'vtt';
-  if (/^\d+\s*\r?\n\d{1,2}:\d{2}:\d{2}[,.]\d{3}\s*-->/.test(trimmed)) return 'srt';
-  return 'text';
-}
-
-async function readBounded(body: ServiceResponse['body'], limit: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    // Leaving the loop ends the iterator, which closes the response.
-    if (size > limit) {
-      throw new ServiceError({
-        kind: 'malformed',
-        message: `The transcript exceeded ${Math.round(limit / (1024 * 1024))} MiB`,
-        maybeDelivered: true,
-      });
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-/** The plain text of a transcript, whatever shape the provider answered in. */
-export function transcriptText(
-  raw: string,
-  contentType: string | undefined,
-  format: TranscriptFormat,
-): string {
-  const looksJson = /json/i.test(contentType ?? '') || /^\s*[{[]/.test(raw);
-  if (looksJson) {
-    try {
-      const obj = asObject(JSON.parse(raw));
-      const text = asString(obj.text);
-      if (text !== undefined) return text;
-      return asArray(obj.segments)
-        .map((s) => asString(asObject(s).text) ?? '')
-        .join(' ')
-        .trim();
-    } catch {
-      // not JSON after all: fall through
-    }
-  }
-  return format === 'srt' || format === 'vtt' ? subtitleText(raw) : raw.trim();
-}
-
-function subtitleText(raw: string): string {
-  return raw
-    .split(/\r?\n/)
-    .filter(
-      (line) =>
-        line.trim() && !/^\d+$/.test(line.trim()) && !line.includes('-->') && line.trim() !== 'WEBVTT',
-    )
-    .join(' ')
-    .trim();
 }
 
 export interface Voice {

@@ -1,14 +1,6 @@
 import { readFile, rm } from 'node:fs/promises';
-import { Readable } from 'node:stream';
 import { z } from 'zod';
-import {
-  audioExtension,
-  decodeJsonSpeech,
-  normalizeAudioMime,
-  type SpeechFormat,
-  speech,
-} from '../service/audio.js';
-import { ServiceError } from '../service/errors.js';
+import { notAudio, type SpeechFormat, speechAudio } from '../service/audio.js';
 import { audioFailure, chooseSpeechModel, type ModelChoice } from './support/audio-models.js';
 import { fileLink, formatBytes, type SavedFile, saveStream } from './support/files.js';
 import { failure, success } from './support/results.js';
@@ -20,7 +12,6 @@ export const MAX_SPEECH_TEXT = 4096;
 export const MAX_INLINE_AUDIO_BYTES = 1024 * 1024;
 /** Four thousand characters of speech are minutes of audio; anything past this is not speech. */
 const MAX_SPEECH_FILE_BYTES = 200 * 1024 * 1024;
-const MAX_JSON_SPEECH_BYTES = 64 * 1024 * 1024;
 const FORMATS = ['mp3', 'wav', 'opus', 'aac', 'flac', 'pcm'] as const;
 
 const inputSchema = {
@@ -118,69 +109,28 @@ export const audioSpeech = defineTool({
   },
 });
 
-/** Sends the text and streams the answer into a new file; a JSON answer (base64 audio) is decoded. */
+/** Sends the text and streams the audio into a new file in the output directory. */
 async function synthesize(
   model: string,
   text: string,
   format: SpeechFormat,
   ctx: ToolContext,
 ): Promise<SavedFile & { mimeType: string }> {
-  const res = await speech(ctx.runtime.service.client, { model, input: text }, format, ctx.signal);
-  const contentType = res.headers['content-type'];
-  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
-  let body: Readable | AsyncIterable<Uint8Array> = res.body;
-  let mimeType = normalizeAudioMime(contentType, format);
-  if (/json/.test(type)) {
-    // Some gateways answer {"audio":"<base64>","format":"mp3"} whatever was asked.
-    const json = decodeJsonSpeech(await readLimited(res.body, MAX_JSON_SPEECH_BYTES));
-    if (!json) throw new ServiceError(notAudio('JSON without an "audio" field'));
-    const sent = (json.format ?? format) as SpeechFormat;
-    mimeType = normalizeAudioMime(undefined, sent in FORMAT_SET ? sent : format);
-    body = Readable.from([json.audio]);
-  } else if (type && !type.startsWith('audio/') && type !== 'application/octet-stream') {
-    void res.body.dump().catch(() => undefined);
-    throw new ServiceError(notAudio(type));
-  }
-  const saved = await saveStream(
-    body,
-    {
-      outputDir: ctx.runtime.config.outputDir,
-      stem: `speech-${voiceOf(model)}`,
-      extension: audioExtension(mimeType, format),
-    },
-    MAX_SPEECH_FILE_BYTES,
-    ctx.signal,
-  );
+  const audio = await speechAudio(ctx.runtime.service.client, { model, input: text }, format, ctx.signal);
+  const target = {
+    outputDir: ctx.runtime.config.outputDir,
+    stem: `speech-${voiceOf(model)}`,
+    extension: audio.extension,
+  };
+  const saved = await saveStream(audio.body, target, MAX_SPEECH_FILE_BYTES, ctx.signal);
   if (saved.bytes === 0) {
     await rm(saved.path, { force: true });
-    throw new ServiceError(notAudio('an empty body'));
+    throw notAudio('an empty body');
   }
-  return { ...saved, mimeType };
-}
-
-const FORMAT_SET: Record<string, true> = Object.fromEntries(FORMATS.map((f) => [f, true]));
-
-function notAudio(what: string) {
-  return {
-    kind: 'malformed' as const,
-    message: `The service answered the speech request with ${what} instead of audio`,
-    maybeDelivered: true,
-  };
+  return { ...saved, mimeType: audio.mimeType };
 }
 
 /** The voice, for the file name (dots would read as an extension and be cut). */
 function voiceOf(model: string): string {
   return model.slice(model.lastIndexOf('/') + 1).replace(/\./g, '-');
-}
-
-async function readLimited(body: AsyncIterable<Uint8Array>, limit: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    // Leaving the loop ends the iterator, which closes the response.
-    if (size > limit) throw new ServiceError(notAudio(`a JSON body over ${formatBytes(limit)}`));
-    chunks.push(Buffer.from(chunk));
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
