@@ -78,6 +78,7 @@ const rawSchema = z.object({
     .default(''),
   outputDir: z.string().trim().min(1).default('gateway-output'),
   inputRoots: list.optional(),
+  maxUploadMb: intIn(1, 4096).default(100),
   timeoutMs: intIn(1_000, 600_000).default(60_000),
   maxRetries: intIn(0, 10).default(2),
   logLevel: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
@@ -175,6 +176,12 @@ export const SETTINGS: readonly Setting[] = [
     env: 'GATEWAY_INPUT_ROOTS',
     flag: '--input-roots',
     help: 'comma-separated directories local files may be read from (default the working directory)',
+  },
+  {
+    key: 'maxUploadMb',
+    env: 'GATEWAY_MAX_UPLOAD_MB',
+    flag: '--max-upload-mb',
+    help: 'largest file (local or downloaded) audio_transcribe uploads, in MiB, 1-4096 (default 100)',
   },
   {
     key: 'timeoutMs',

@@ -2,6 +2,7 @@ import type { Config } from './config.js';
 import { createLogger, type Logger, secretScrubber } from './log.js';
 import { createService, type Service } from './service/index.js';
 import { PageCache } from './tools/support/page-cache.js';
+import { TranscriptCache } from './tools/support/transcript-cache.js';
 
 /**
  * What lives once per process and is shared by every MCP session: settings, the service client,
@@ -11,6 +12,8 @@ export interface Runtime {
   config: Config;
   service: Service;
   pages: PageCache;
+  /** Finished transcriptions, so paging a long transcript does not transcribe (and pay) again. */
+  transcripts: TranscriptCache;
   log: Logger;
   scrub: (text: string) => string;
 }
@@ -21,6 +24,7 @@ export function createRuntime(config: Config): Runtime {
     config,
     service: createService(config, scrub),
     pages: new PageCache(),
+    transcripts: new TranscriptCache(),
     log: createLogger(config.logLevel, scrub),
     scrub,
   };

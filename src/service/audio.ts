@@ -1,7 +1,13 @@
-import type { Readable } from 'node:stream';
-import type { ServiceClient, ServiceResponse } from './client.js';
-import { multipartBody } from './multipart.js';
+import { Readable } from 'node:stream';
+import { readText, type ServiceClient, type ServiceResponse } from './client.js';
+import { ServiceError } from './errors.js';
 import { asArray, asObject, asString } from './normalize.js';
+
+// Transcription lives beside speech; re-exported so `service/audio` stays the one audio import.
+export * from './transcriptions.js';
+
+/** For reads whose cancellation is already carried by the request's own signal. */
+const NEVER_ABORTED = new AbortController().signal;
 
 export type SpeechFormat = 'mp3' | 'wav' | 'opus' | 'aac' | 'flac' | 'pcm';
 
@@ -12,6 +18,8 @@ export interface SpeechRequest {
   language?: string;
   style?: string;
 }
+
+const SPEECH_TIMEOUT_MS = 120_000;
 
 /** Returns the open audio response; the format travels in the query string. */
 export function speech(
@@ -27,6 +35,8 @@ export function speech(
     json: req,
     signal,
     retry: 'safe',
+    // Long texts take a while to synthesize before the first byte arrives.
+    timeoutMs: Math.max(client.timeoutMs, SPEECH_TIMEOUT_MS),
   });
 }
 
@@ -47,87 +57,90 @@ export const SPEECH_MIME: Record<SpeechFormat, string> = {
   pcm: 'audio/pcm',
 };
 
-export type TranscriptFormat = 'json' | 'text' | 'verbose_json' | 'srt' | 'vtt';
+const EXTENSION_BY_MIME: Record<string, string> = {
+  'audio/mpeg': 'mp3',
+  'audio/wav': 'wav',
+  'audio/x-wav': 'wav',
+  'audio/wave': 'wav',
+  'audio/vnd.wave': 'wav',
+  'audio/ogg': 'opus',
+  'audio/opus': 'opus',
+  'audio/aac': 'aac',
+  'audio/x-aac': 'aac',
+  'audio/flac': 'flac',
+  'audio/x-flac': 'flac',
+  'audio/pcm': 'pcm',
+  'audio/l16': 'pcm',
+  'audio/webm': 'webm',
+  'audio/mp4': 'm4a',
+};
 
-export interface TranscriptionRequest {
-  model: string;
-  file: { filename: string; contentType: string; size: number; stream: () => Readable };
-  language?: string;
-  prompt?: string;
-  response_format?: TranscriptFormat;
-  temperature?: number;
+/** The file extension for what the service actually sent, falling back to the format asked for. */
+export function audioExtension(mime: string, format: SpeechFormat): string {
+  return EXTENSION_BY_MIME[mime] ?? format;
 }
 
-export interface Transcript {
-  text: string;
-  /** The body as sent (SRT/VTT/verbose JSON), for formats other than plain text. */
-  raw: string;
-  format: TranscriptFormat;
+export interface SpeechAudio {
+  /** `audio/mpeg` for what the service calls `audio/mp3`. */
+  mimeType: string;
+  extension: string;
+  /** The audio bytes; the caller must consume them. */
+  body: AsyncIterable<Uint8Array>;
 }
 
-export async function transcribe(
+const MAX_JSON_SPEECH_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Speaks `req` and hands back the audio as a stream, whatever shape the service answered in: raw
+ * bytes (the usual), or `{"audio":"<base64>","format":"mp3"}` (what `?response_format=json` gives,
+ * and what some gateways always send). Anything else (an HTML page, plain text) is refused.
+ */
+export async function speechAudio(
   client: ServiceClient,
-  req: TranscriptionRequest,
+  req: SpeechRequest,
+  format: SpeechFormat,
   signal?: AbortSignal,
-): Promise<Transcript> {
-  const format = req.response_format ?? 'json';
-  const body = multipartBody(
-    {
-      model: req.model,
-      language: req.language,
-      prompt: req.prompt,
-      response_format: format,
-      temperature: req.temperature === undefined ? undefined : String(req.temperature),
-    },
-    { field: 'file', ...req.file },
-  );
-  const res = await client.stream({
-    method: 'POST',
-    path: '/v1/audio/transcriptions',
-    body: body.stream,
-    contentType: body.contentType,
-    headers: { 'content-length': String(body.length) },
-    signal,
-    // An upload stream cannot be replayed, so it is sent once.
-    retry: 'submit',
-    timeoutMs: Math.max(client.timeoutMs, 300_000),
-  });
-  const raw = await res.body.text();
-  return { raw, text: transcriptText(raw, res.headers['content-type'], format), format };
-}
-
-/** The plain text of a transcript, whatever shape the provider answered in. */
-export function transcriptText(
-  raw: string,
-  contentType: string | undefined,
-  format: TranscriptFormat,
-): string {
-  const looksJson = /json/i.test(contentType ?? '') || /^\s*[{[]/.test(raw);
-  if (looksJson) {
-    try {
-      const obj = asObject(JSON.parse(raw));
-      const text = asString(obj.text);
-      if (text !== undefined) return text;
-      return asArray(obj.segments)
-        .map((s) => asString(asObject(s).text) ?? '')
-        .join(' ')
-        .trim();
-    } catch {
-      // not JSON after all: fall through
-    }
+): Promise<SpeechAudio> {
+  const res = await speech(client, req, format, signal);
+  const contentType = res.headers['content-type'];
+  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  if (/json/.test(type)) {
+    const json = decodeJsonSpeech(await readText(res.body, MAX_JSON_SPEECH_BYTES, signal ?? NEVER_ABORTED));
+    if (!json) throw notAudio('JSON without an "audio" field');
+    const sent = isSpeechFormat(json.format) ? json.format : format;
+    return { mimeType: SPEECH_MIME[sent], extension: sent, body: Readable.from([json.audio]) };
   }
-  return format === 'srt' || format === 'vtt' ? subtitleText(raw) : raw.trim();
+  if (type && !type.startsWith('audio/') && type !== 'application/octet-stream') {
+    void res.body.dump().catch(() => undefined);
+    throw notAudio(type);
+  }
+  const mimeType = normalizeAudioMime(contentType, format);
+  return { mimeType, extension: audioExtension(mimeType, format), body: res.body };
 }
 
-function subtitleText(raw: string): string {
-  return raw
-    .split(/\r?\n/)
-    .filter(
-      (line) =>
-        line.trim() && !/^\d+$/.test(line.trim()) && !line.includes('-->') && line.trim() !== 'WEBVTT',
-    )
-    .join(' ')
-    .trim();
+/** The answer to a speech request held no audio. */
+export function notAudio(what: string): ServiceError {
+  return new ServiceError({
+    kind: 'malformed',
+    message: `The service answered the speech request with ${what} instead of audio`,
+    maybeDelivered: true,
+  });
+}
+
+function isSpeechFormat(value: string | undefined): value is SpeechFormat {
+  return value !== undefined && Object.hasOwn(SPEECH_MIME, value);
+}
+
+/** The `?response_format=json` shape: `{"audio":"<base64>","format":"mp3"}`. */
+export function decodeJsonSpeech(text: string): { audio: Buffer; format: string | undefined } | null {
+  try {
+    const body = asObject(JSON.parse(text));
+    const audio = asString(body.audio) ?? asString(body.data);
+    if (!audio) return null;
+    return { audio: Buffer.from(audio, 'base64'), format: asString(body.format) };
+  } catch {
+    return null;
+  }
 }
 
 export interface Voice {

@@ -264,7 +264,8 @@ export function parseJsonBody<T>(text: string, scrub: (t: string) => string = (t
   }
 }
 
-async function readText(
+/** Reads a whole body as text, refusing more than `limit` bytes. */
+export async function readText(
   body: Dispatcher.ResponseData['body'],
   limit: number,
   signal: AbortSignal,

@@ -1,8 +1,15 @@
 import { askModel } from './ask-model.js';
+import { audioTools } from './audio.js';
 import { listModels } from './models.js';
 import type { AnyToolDefinition } from './types.js';
 import { webFetch } from './web-fetch.js';
 import { webSearch } from './web-search.js';
 
 /** Every tool the server knows, in listing order. Groups without tools contribute nothing. */
-export const ALL_TOOLS: readonly AnyToolDefinition[] = [webSearch, webFetch, listModels, askModel];
+export const ALL_TOOLS: readonly AnyToolDefinition[] = [
+  webSearch,
+  webFetch,
+  listModels,
+  askModel,
+  ...audioTools,
+];

@@ -6,6 +6,7 @@ import { pageOf } from './support/paging.js';
 import { noProviderMessage, resolveWebProvider } from './support/providers.js';
 import { failure, failureFrom, success } from './support/results.js';
 import { formatCount } from './support/text.js';
+import { isHttpUrl } from './support/urls.js';
 import { defineTool, type ToolContext } from './types.js';
 import { answerFromPage, MAX_PAGE_PROMPT_CHARS, noSummaryModelMessage } from './web-fetch-prompt.js';
 
@@ -153,13 +154,4 @@ function formatPage(
       `To continue, call ${fetchTool} with start_index=${p.next_start_index}.]`
     : '';
   return `${head}\n\n${body}${tail}`;
-}
-
-function isHttpUrl(value: string): boolean {
-  try {
-    const u = new URL(value);
-    return (u.protocol === 'http:' || u.protocol === 'https:') && Boolean(u.hostname);
-  } catch {
-    return false;
-  }
 }

@@ -40,9 +40,18 @@ function wavHeader(total: number): Buffer {
   return header;
 }
 
-/** Deterministic audio: the size grows with the input, the filler is derived from it. */
+/** Uncompressed audio (24 kHz, 16-bit mono) at about 15 spoken characters a second. */
+const UNCOMPRESSED_BYTES_PER_CHAR = 3200;
+const COMPRESSED_BYTES_PER_CHAR = 200;
+
+/**
+ * Deterministic audio: the size grows with the input (wav and pcm, being uncompressed, about 16
+ * times faster than the compressed formats), the filler is derived from it.
+ */
 export function synthesizeAudio(input: string, format: string): Buffer {
-  const size = 1000 + 200 * input.length;
+  const perChar =
+    format === 'wav' || format === 'pcm' ? UNCOMPRESSED_BYTES_PER_CHAR : COMPRESSED_BYTES_PER_CHAR;
+  const size = 1000 + perChar * input.length;
   const header = format === 'wav' ? wavHeader(size) : (AUDIO_FORMATS[format]?.header ?? Buffer.alloc(0));
   const seed = createHash('sha256').update(input).digest();
   const out = Buffer.alloc(size);

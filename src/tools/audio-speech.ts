@@ -1,0 +1,136 @@
+import { readFile, rm } from 'node:fs/promises';
+import { z } from 'zod';
+import { notAudio, type SpeechFormat, speechAudio } from '../service/audio.js';
+import { audioFailure, chooseSpeechModel, type ModelChoice } from './support/audio-models.js';
+import { fileLink, formatBytes, type SavedFile, saveStream } from './support/files.js';
+import { failure, success } from './support/results.js';
+import { formatCount } from './support/text.js';
+import { defineTool, type ToolContext } from './types.js';
+
+export const MAX_SPEECH_TEXT = 4096;
+/** Audio up to this size can also come back inline (return_audio); bigger stays a file only. */
+export const MAX_INLINE_AUDIO_BYTES = 1024 * 1024;
+/** Four thousand characters of speech are minutes of audio; anything past this is not speech. */
+const MAX_SPEECH_FILE_BYTES = 200 * 1024 * 1024;
+const FORMATS = ['mp3', 'wav', 'opus', 'aac', 'flac', 'pcm'] as const;
+
+const inputSchema = {
+  text: z
+    .string()
+    .refine((t) => t.trim().length > 0, 'text must not be empty')
+    .refine(
+      (t) => t.length <= MAX_SPEECH_TEXT,
+      `text must be at most ${MAX_SPEECH_TEXT} characters; split longer text into several calls`,
+    )
+    .describe(`The text to speak, at most ${formatCount(MAX_SPEECH_TEXT)} characters.`),
+  model: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9._:/@+-]{1,200}$/, 'model must be an id such as openai/tts-1 or openai/tts-1/alloy')
+    .optional()
+    .describe(
+      'A speech model: provider/model (with `voice`) or provider/model/voice, e.g. openai/tts-1 ' +
+        '(default: GATEWAY_SPEECH_MODEL or the first listed).',
+    ),
+  voice: z
+    .string()
+    .trim()
+    .regex(
+      /^[A-Za-z0-9._:@+-]{1,100}$/,
+      'voice must be a voice name such as alloy or en-US-AriaNeural (no /)',
+    )
+    .optional()
+    .describe(
+      'The voice, e.g. alloy, nova or en-US-AriaNeural; composed into the model id (provider/model/voice).',
+    ),
+  format: z
+    .enum(FORMATS)
+    .default('mp3')
+    .describe('Audio format: mp3 (default), wav, opus, aac, flac or pcm.'),
+  return_audio: z
+    .boolean()
+    .default(false)
+    .describe(`Also return the audio inline (only when at most ${formatBytes(MAX_INLINE_AUDIO_BYTES)}).`),
+};
+
+const outputSchema = {
+  file_path: z.string(),
+  mime_type: z.string(),
+  bytes: z.number().int(),
+  model: z.string(),
+};
+
+export const audioSpeech = defineTool({
+  name: 'audio_speech',
+  group: 'audio',
+  title: 'Text to speech',
+  description:
+    'Speak text aloud with a text-to-speech model and save the audio as a file under the output directory; ' +
+    'returns its path and a resource link (return_audio: true also inlines small audio). Billed by the ' +
+    'provider per call, and every call makes a new file, so call it once per text. The voice is part of the ' +
+    'model id on this gateway: pass model (e.g. openai/tts-1) and voice (e.g. alloy). Find speech models ' +
+    `with list_models (capability speech). Text is limited to ${formatCount(MAX_SPEECH_TEXT)} characters.`,
+  inputSchema,
+  outputSchema,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  async run(args, ctx) {
+    let choice: ModelChoice | undefined;
+    try {
+      choice = await chooseSpeechModel(args.model, args.voice, ctx);
+      if (!choice.ok) return failure(choice.message);
+      const saved = await synthesize(choice.model, args.text, args.format, ctx);
+      const structured = {
+        file_path: saved.path,
+        mime_type: saved.mimeType,
+        bytes: saved.bytes,
+        model: choice.model,
+      };
+      const lines = [
+        `Saved speech to ${saved.path} (${saved.mimeType}, ${formatBytes(saved.bytes)}, model ${choice.model}).`,
+        ...choice.notes,
+      ];
+      const extra = [fileLink(saved.path, saved.mimeType, `Speech by ${choice.model}`)];
+      if (args.return_audio) {
+        if (saved.bytes <= MAX_INLINE_AUDIO_BYTES) {
+          const data = (await readFile(saved.path)).toString('base64');
+          extra.push({ type: 'audio', data, mimeType: saved.mimeType });
+          lines.push('The audio is also attached inline.');
+        } else {
+          lines.push(
+            `Not attached inline: ${formatBytes(saved.bytes)} is over the ${formatBytes(MAX_INLINE_AUDIO_BYTES)} ` +
+              'inline limit; use the file.',
+          );
+        }
+      }
+      return success(lines.join(' '), structured, extra);
+    } catch (error) {
+      return audioFailure('Speech', error, ctx, choice);
+    }
+  },
+});
+
+/** Sends the text and streams the audio into a new file in the output directory. */
+async function synthesize(
+  model: string,
+  text: string,
+  format: SpeechFormat,
+  ctx: ToolContext,
+): Promise<SavedFile & { mimeType: string }> {
+  const audio = await speechAudio(ctx.runtime.service.client, { model, input: text }, format, ctx.signal);
+  const target = {
+    outputDir: ctx.runtime.config.outputDir,
+    stem: `speech-${voiceOf(model)}`,
+    extension: audio.extension,
+  };
+  const saved = await saveStream(audio.body, target, MAX_SPEECH_FILE_BYTES, ctx.signal);
+  if (saved.bytes === 0) {
+    await rm(saved.path, { force: true });
+    throw notAudio('an empty body');
+  }
+  return { ...saved, mimeType: audio.mimeType };
+}
+
+/** The voice, for the file name (dots would read as an extension and be cut). */
+function voiceOf(model: string): string {
+  return model.slice(model.lastIndexOf('/') + 1).replace(/\./g, '-');
+}

@@ -1,0 +1,211 @@
+import { writeFile } from 'node:fs/promises';
+import { basename, extname } from 'node:path';
+import { z } from 'zod';
+import { type TranscriptFormat, transcribe } from '../service/audio.js';
+import { audioFailure, chooseTranscriptionModel, type ModelChoice } from './support/audio-models.js';
+import { type AudioSource, audioSource, MAX_BASE64_BYTES } from './support/audio-sources.js';
+import { byteProgress, countingStream } from './support/byte-progress.js';
+import { createOutputPath, fileLink, formatBytes } from './support/files.js';
+import { pageOf } from './support/paging.js';
+import { failure, success } from './support/results.js';
+import { type CachedTranscript, TranscriptCache } from './support/transcript-cache.js';
+import { SAVED_EXTENSION, transcriptMarkdown, transcriptMime } from './support/transcript-text.js';
+import { isHttpUrl } from './support/urls.js';
+import { defineTool, type ToolContext } from './types.js';
+
+const DEFAULT_MAX_LENGTH = 16_000;
+const FORMATS = ['json', 'text', 'verbose_json', 'srt', 'vtt'] as const;
+
+const inputSchema = {
+  file_path: z
+    .string()
+    .min(1)
+    .max(4096)
+    .optional()
+    .describe(
+      'A local audio file (absolute, or relative to the working directory) under the allowed input roots.',
+    ),
+  url: z
+    .string()
+    .trim()
+    .max(4096)
+    .refine(isHttpUrl, 'url must be an absolute http:// or https:// URL')
+    .optional()
+    .describe(
+      'An http/https URL of the audio; downloaded first (size-limited), the gateway key is never sent to it.',
+    ),
+  data_base64: z
+    .string()
+    .max(
+      Math.ceil(MAX_BASE64_BYTES / 3) * 4 + 200,
+      'data_base64 must hold at most 20 MiB of audio; pass file_path instead',
+    )
+    .optional()
+    .describe('The audio as base64 (or a data: URL), at most 20 MiB. Prefer file_path for local files.'),
+  model: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9._:/@+-]{1,200}$/, 'model must be an id such as groq/whisper-large-v3')
+    .optional()
+    .describe(
+      'A transcription model, e.g. groq/whisper-large-v3 (default: GATEWAY_TRANSCRIBE_MODEL or the first listed).',
+    ),
+  language: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'language must be an ISO-639-1 code such as en or de')
+    .optional()
+    .describe('The spoken language as ISO-639-1 (en, de, ...); improves accuracy and speed.'),
+  prompt: z
+    .string()
+    .max(2000, 'prompt must be at most 2000 characters')
+    .optional()
+    .describe('Text that guides spelling and style: names, jargon, the previous part of the recording.'),
+  response_format: z
+    .enum(FORMATS)
+    .default('json')
+    .describe('json or text: plain text. srt, vtt, verbose_json: also saved as a file with timestamps.'),
+  max_length: z
+    .number()
+    .int()
+    .min(100)
+    .max(100_000)
+    .default(DEFAULT_MAX_LENGTH)
+    .describe(
+      `Most characters of transcript to return in this call, 100-100000 (default ${DEFAULT_MAX_LENGTH}).`,
+    ),
+  start_index: z
+    .number()
+    .int()
+    .min(0)
+    .default(0)
+    .describe('Character offset to read on from (next_start_index of the previous call); served from cache.'),
+};
+
+const outputSchema = {
+  text: z.string(),
+  model: z.string(),
+  format: z.enum(FORMATS),
+  file_path: z.string().nullable(),
+  start_index: z.number().int(),
+  end_index: z.number().int(),
+  total_length: z.number().int(),
+  truncated: z.boolean(),
+  next_start_index: z.number().int().nullable(),
+};
+
+export const audioTranscribe = defineTool({
+  name: 'audio_transcribe',
+  group: 'audio',
+  title: 'Transcribe audio',
+  description:
+    'Transcribe speech to text with a transcription model (billed by the provider per call). Give exactly one of ' +
+    'file_path (a local file under the allowed input roots), url (http/https) or data_base64. Long transcripts ' +
+    'come in parts of max_length characters: call again with the same arguments and start_index=N; later parts ' +
+    'come from a cache, so there is no second transcription. srt, vtt and verbose_json are also saved as files ' +
+    '(file_path); a long transcript is saved as .txt. model must be a transcription model (list_models).',
+  inputSchema,
+  outputSchema,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  async run(args, ctx) {
+    let choice: ModelChoice | undefined;
+    try {
+      const source = await audioSource(args, ctx);
+      choice = await chooseTranscriptionModel(args.model, ctx);
+      if (!choice.ok) return failure(choice.message);
+      const key = TranscriptCache.key([
+        source.key,
+        choice.model,
+        args.language,
+        args.prompt,
+        args.response_format,
+      ]);
+      const cached = ctx.runtime.transcripts.get(key);
+      const transcript = cached ?? (await transcribeSource(source, choice.model, args, ctx));
+      if (!cached) ctx.runtime.transcripts.set(key, transcript);
+      if (args.start_index > 0 && args.start_index >= transcript.text.length) {
+        return failure(
+          `start_index ${args.start_index} is past the end of the transcript (total_length ${transcript.text.length}). ` +
+            'Use start_index=0 or a smaller offset.',
+        );
+      }
+      const { content, ...page } = pageOf(transcript.text, args.start_index, args.max_length);
+      // A transcript too long for one answer is also kept whole as a file, once.
+      if (page.truncated && !transcript.filePath) {
+        transcript.filePath = await saveText(transcript.text, transcript.sourceName, 'txt', ctx);
+      }
+      const structured = {
+        text: content,
+        model: transcript.model,
+        format: transcript.format,
+        file_path: transcript.filePath,
+        ...page,
+      };
+      const text = transcriptMarkdown(
+        structured,
+        args.response_format,
+        cached !== undefined,
+        ctx.toolName('audio_transcribe'),
+      );
+      const link = transcript.filePath
+        ? [fileLink(transcript.filePath, transcriptMime(transcript.filePath), 'The saved transcript')]
+        : [];
+      return success(text, structured, link);
+    } catch (error) {
+      return audioFailure('Transcription', error, ctx, choice);
+    }
+  },
+});
+
+async function transcribeSource(
+  source: AudioSource,
+  model: string,
+  args: { language?: string | undefined; prompt?: string | undefined; response_format: TranscriptFormat },
+  ctx: ToolContext,
+): Promise<CachedTranscript> {
+  // Progress only grows: download bytes, then upload bytes on top.
+  const report = byteProgress(ctx);
+  let downloaded = 0;
+  const opened = await source.open((bytes) => {
+    downloaded = bytes;
+    report(bytes, undefined, `Downloading ${source.name}: ${formatBytes(bytes)}`);
+  });
+  try {
+    const total = downloaded + opened.size;
+    const result = await transcribe(
+      ctx.runtime.service.client,
+      {
+        model,
+        file: {
+          filename: opened.filename,
+          contentType: opened.contentType,
+          size: opened.size,
+          stream: () =>
+            countingStream(opened.stream(), report, downloaded, total, `Uploading ${source.name}`),
+        },
+        language: args.language,
+        prompt: args.prompt,
+        response_format: args.response_format,
+      },
+      ctx.signal,
+    );
+    const extension = SAVED_EXTENSION[result.format];
+    const filePath = extension ? await saveText(result.raw, source.name, extension, ctx) : null;
+    return { text: result.text, model, format: result.format, filePath, sourceName: source.name };
+  } finally {
+    await opened.cleanup();
+  }
+}
+
+async function saveText(
+  text: string,
+  sourceName: string,
+  extension: string,
+  ctx: ToolContext,
+): Promise<string> {
+  // The stem's own extension must go first: `talk.mp3-transcript` would lose its suffix instead.
+  const stem = `${basename(sourceName, extname(sourceName))}-transcript`;
+  const path = await createOutputPath(ctx.runtime.config.outputDir, stem, extension);
+  await writeFile(path, text);
+  return path;
+}

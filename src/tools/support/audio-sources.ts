@@ -1,0 +1,233 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { open, stat } from 'node:fs/promises';
+import { basename, extname } from 'node:path';
+import { Readable } from 'node:stream';
+import type { ToolContext } from '../types.js';
+import { downloadToTemp } from './download.js';
+import { formatBytes, resolveInputFile } from './files.js';
+import { UserError } from './results.js';
+
+/**
+ * The audio to transcribe, from exactly one of a local file (under the input roots), a URL
+ * (downloaded to a temporary file first) or base64 data. `key` identifies the audio before any
+ * download, so a cached transcript is found without fetching the URL again.
+ */
+export interface AudioSource {
+  key: string;
+  /** A short name for messages and saved file names. */
+  name: string;
+  /** Produces the upload (downloading a URL now); call `cleanup` when done. */
+  open(onBytes?: (bytes: number, total: number | undefined) => void): Promise<OpenedAudio>;
+}
+
+export interface OpenedAudio {
+  filename: string;
+  contentType: string;
+  size: number;
+  stream: () => Readable;
+  cleanup(): Promise<void>;
+}
+
+export interface SourceArgs {
+  file_path?: string | undefined;
+  url?: string | undefined;
+  data_base64?: string | undefined;
+}
+
+export const MAX_BASE64_BYTES = 20 * 1024 * 1024;
+
+export async function audioSource(args: SourceArgs, ctx: ToolContext): Promise<AudioSource> {
+  const given = (['file_path', 'url', 'data_base64'] as const).filter((k) => args[k] !== undefined);
+  if (given.length !== 1) {
+    throw new UserError(
+      given.length === 0
+        ? 'Give the audio as exactly one of file_path (a local file), url (http/https) or data_base64.'
+        : `Give exactly one of file_path, url or data_base64, not ${given.join(' and ')}.`,
+    );
+  }
+  const maxBytes = ctx.runtime.config.maxUploadMb * 1024 * 1024;
+  if (args.file_path !== undefined) return fileSource(args.file_path, maxBytes, ctx);
+  if (args.url !== undefined) return urlSource(args.url, maxBytes, ctx);
+  return base64Source(args.data_base64 ?? '');
+}
+
+async function fileSource(requested: string, maxBytes: number, ctx: ToolContext): Promise<AudioSource> {
+  const { inputRoots, cwd } = ctx.runtime.config;
+  const file = await resolveInputFile(requested, inputRoots, cwd, maxBytes);
+  if (file.size === 0) throw new UserError(`${requested} is empty: there is no audio to transcribe.`);
+  const { mtimeMs } = await stat(file.path);
+  return {
+    key: `file:${file.path}:${file.size}:${mtimeMs}`,
+    name: file.name,
+    async open() {
+      const head = await readHead(file.path);
+      refuseText(head, requested);
+      const typed = uploadType(file.name, head, undefined);
+      return {
+        ...typed,
+        size: file.size,
+        // Read exactly the size announced in the multipart length, even if the file grows meanwhile.
+        stream: () => createReadStream(file.path, { start: 0, end: file.size - 1 }),
+        cleanup: async () => undefined,
+      };
+    },
+  };
+}
+
+function urlSource(url: string, maxBytes: number, ctx: ToolContext): AudioSource {
+  const name = decodeName(basename(new URL(url).pathname)) || 'audio';
+  return {
+    key: `url:${url}`,
+    name,
+    async open(onBytes) {
+      const download = await downloadToTemp(url, ctx.runtime.service.client, maxBytes, ctx.signal, (n) =>
+        onBytes?.(n, undefined),
+      );
+      try {
+        const head = await readHead(download.path);
+        refuseText(head, url);
+        const declared = download.contentType?.split(';')[0]?.trim().toLowerCase();
+        // After a redirect the final URL usually carries the real file name.
+        const finalName = decodeName(basename(new URL(download.finalUrl).pathname)) || name;
+        return {
+          ...uploadType(finalName, head, declared),
+          size: download.size,
+          stream: () => createReadStream(download.path),
+          cleanup: download.cleanup,
+        };
+      } catch (error) {
+        await download.cleanup();
+        throw error;
+      }
+    },
+  };
+}
+
+function base64Source(data: string): AudioSource {
+  const match = /^data:([\w.+-]+\/[\w.+-]+)?(?:;[^,]*)?,/i.exec(data);
+  const declared = match?.[1]?.toLowerCase();
+  const payload = (match ? data.slice(match[0].length) : data).replace(/\s+/g, '');
+  if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(payload)) {
+    throw new UserError('data_base64 is not valid base64 (or a data: URL holding base64).');
+  }
+  const bytes = Buffer.from(payload, payload.includes('-') || payload.includes('_') ? 'base64url' : 'base64');
+  if (bytes.length === 0) throw new UserError('data_base64 is empty: there is no audio to transcribe.');
+  if (bytes.length > MAX_BASE64_BYTES) {
+    throw new UserError(
+      `data_base64 holds ${formatBytes(bytes.length)}; the limit is ${formatBytes(MAX_BASE64_BYTES)}. Save the audio under the input roots and pass file_path.`,
+    );
+  }
+  refuseText(bytes.subarray(0, 512), 'data_base64');
+  const key = `base64:${createHash('sha256').update(bytes).digest('hex')}`;
+  return {
+    key,
+    name: 'audio',
+    async open() {
+      return {
+        ...uploadType('audio', bytes.subarray(0, 16), declared),
+        size: bytes.length,
+        stream: () => Readable.from([bytes]),
+        cleanup: async () => undefined,
+      };
+    },
+  };
+}
+
+const MIME_BY_EXTENSION: Record<string, string> = {
+  mp3: 'audio/mpeg',
+  mpga: 'audio/mpeg',
+  mpeg: 'audio/mpeg',
+  wav: 'audio/wav',
+  ogg: 'audio/ogg',
+  oga: 'audio/ogg',
+  opus: 'audio/ogg',
+  flac: 'audio/flac',
+  m4a: 'audio/mp4',
+  mp4: 'audio/mp4',
+  aac: 'audio/aac',
+  webm: 'audio/webm',
+};
+const EXTENSION_BY_MIME: Record<string, string> = {
+  'audio/mpeg': 'mp3',
+  'audio/mp3': 'mp3',
+  'audio/wav': 'wav',
+  'audio/x-wav': 'wav',
+  'audio/ogg': 'ogg',
+  'audio/flac': 'flac',
+  'audio/mp4': 'm4a',
+  'video/mp4': 'mp4',
+  'audio/aac': 'aac',
+  'audio/webm': 'webm',
+  'video/webm': 'webm',
+};
+
+/**
+ * The filename and type sent to the provider, which often goes by the extension: the bytes'
+ * signature first, then the name's extension, then what the host declared.
+ */
+function uploadType(
+  name: string,
+  head: Buffer,
+  declared: string | undefined,
+): { filename: string; contentType: string } {
+  const ext = extname(name).slice(1).toLowerCase();
+  const declaredMedia = declared && /^(audio|video)\//.test(declared) ? declared : undefined;
+  const contentType =
+    sniffAudioMime(head) ?? MIME_BY_EXTENSION[ext] ?? declaredMedia ?? 'application/octet-stream';
+  const wantedExt = EXTENSION_BY_MIME[contentType];
+  const filename = MIME_BY_EXTENSION[ext] || !wantedExt ? name : `${name}.${wantedExt}`;
+  return { filename, contentType };
+}
+
+/** Common audio containers, from their first bytes. */
+export function sniffAudioMime(head: Buffer): string | null {
+  const ascii = (from: number, to: number) => head.subarray(from, to).toString('latin1');
+  if (ascii(0, 3) === 'ID3') return 'audio/mpeg';
+  if (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WAVE') return 'audio/wav';
+  if (ascii(0, 4) === 'OggS') return 'audio/ogg';
+  if (ascii(0, 4) === 'fLaC') return 'audio/flac';
+  if (ascii(4, 8) === 'ftyp') return 'audio/mp4';
+  if (head[0] === 0x1a && head[1] === 0x45 && head[2] === 0xdf && head[3] === 0xa3) return 'audio/webm';
+  // MPEG frame sync: 11 set bits; layer bits 00 mean AAC in ADTS framing.
+  if (head[0] === 0xff && head[1] !== undefined && (head[1] & 0xe0) === 0xe0) {
+    return (head[1] & 0x06) === 0 ? 'audio/aac' : 'audio/mpeg';
+  }
+  return null;
+}
+
+/** A text file (source code, a transcript) is never audio: refuse it before paying for an upload. */
+function refuseText(head: Buffer, what: string): void {
+  if (head.length === 0 || head.includes(0)) return;
+  // A multi-byte character cut at the end of the sample is not a sign of binary data.
+  const text = head.toString('utf8').replace(/\uFFFD{1,3}$/, '');
+  if (text.length === 0 || text.includes('\uFFFD')) return;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: counting control characters is the point
+  const printable = text.replace(/[\u0000-\u0008\u000e-\u001f\u007f]/g, '').length;
+  if (printable / text.length > 0.97) {
+    throw new UserError(
+      `${what} looks like text, not audio; give an audio file (mp3, wav, m4a, ogg, flac, webm).`,
+    );
+  }
+}
+
+async function readHead(path: string): Promise<Buffer> {
+  const handle = await open(path, 'r');
+  try {
+    const buffer = Buffer.alloc(512);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+function decodeName(name: string): string {
+  try {
+    return decodeURIComponent(name)
+      .replace(/[^\w.+-]+/g, '_')
+      .slice(-100);
+  } catch {
+    return name.replace(/[^\w.+-]+/g, '_').slice(-100);
+  }
+}

@@ -1,0 +1,111 @@
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ServiceClient } from '../../service/client.js';
+import { ServiceError } from '../../service/errors.js';
+import { formatBytes } from './files.js';
+import { UserError } from './results.js';
+
+/**
+ * Downloads a URL given by the agent into a private temporary directory, streamed and
+ * size-limited. The service client sends the gateway key only to the gateway's own origin, so a
+ * third-party host never sees it; redirects are followed here (bounded) so each hop is judged on
+ * its own origin.
+ */
+export interface TempDownload {
+  path: string;
+  size: number;
+  /** The Content-Type the host declared, if any. */
+  contentType: string | undefined;
+  /** The URL after redirects. */
+  finalUrl: string;
+  /** Removes the temporary directory (always call it). */
+  cleanup(): Promise<void>;
+}
+
+const MAX_REDIRECTS = 5;
+
+export async function downloadToTemp(
+  url: string,
+  client: ServiceClient,
+  maxBytes: number,
+  signal: AbortSignal,
+  onBytes?: (bytes: number) => void,
+): Promise<TempDownload> {
+  let target = url;
+  for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+    const res = await client.download(target, signal).catch((error: unknown) => {
+      throw downloadError(target, error);
+    });
+    if (res.status >= 300 && res.status < 400) {
+      void res.body.dump().catch(() => undefined);
+      target = redirectTarget(target, res.headers.location);
+      continue;
+    }
+    const declared = Number(res.headers['content-length']);
+    if (Number.isFinite(declared) && declared > maxBytes) {
+      void res.body.dump().catch(() => undefined);
+      throw new UserError(tooBig(url, formatBytes(declared), maxBytes));
+    }
+    const dir = await mkdtemp(join(tmpdir(), 'gateway-tools-audio-'));
+    const cleanup = () => rm(dir, { recursive: true, force: true });
+    const path = join(dir, 'download');
+    let size = 0;
+    const limiter = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        size += chunk.length;
+        if (size > maxBytes)
+          return callback(new UserError(tooBig(url, `over ${formatBytes(maxBytes)}`, maxBytes)));
+        onBytes?.(size);
+        callback(null, chunk);
+      },
+    });
+    try {
+      await pipeline(res.body, limiter, createWriteStream(path), { signal });
+    } catch (error) {
+      await cleanup();
+      throw error instanceof UserError || signal.aborted ? error : downloadError(target, error);
+    }
+    if (size === 0) {
+      await cleanup();
+      throw new UserError(`${url} answered with an empty body: there is no audio to transcribe.`);
+    }
+    return { path, size, contentType: res.headers['content-type'], finalUrl: target, cleanup };
+  }
+  throw new UserError(`${url} redirects more than ${MAX_REDIRECTS} times; pass the final URL.`);
+}
+
+function redirectTarget(from: string, location: string | undefined): string {
+  if (!location) throw new UserError(`${from} answered with a redirect but no Location; pass the final URL.`);
+  const next = new URL(location, from);
+  if (next.protocol !== 'http:' && next.protocol !== 'https:') {
+    throw new UserError(`${from} redirects to a ${next.protocol} URL; only http and https are downloaded.`);
+  }
+  return next.href;
+}
+
+function tooBig(url: string, size: string, maxBytes: number): string {
+  return (
+    `${url} is ${size}; the upload limit is ${formatBytes(maxBytes)}. ` +
+    'Use a shorter recording or raise GATEWAY_MAX_UPLOAD_MB.'
+  );
+}
+
+/** A message about the host at the URL, not "the service" (the client's wording for the gateway). */
+function downloadError(url: string, error: unknown): Error {
+  if (!(error instanceof ServiceError)) return error instanceof Error ? error : new Error(String(error));
+  if (error.kind === 'aborted') return error;
+  const code = /\(([A-Z_]{3,})\)/.exec(error.message)?.[1];
+  const why =
+    error.kind === 'http'
+      ? `the host answered HTTP ${error.status}`
+      : error.kind === 'timeout'
+        ? 'the host did not answer in time'
+        : `the connection failed${code ? ` (${code})` : ''}`;
+  return new UserError(
+    `Could not download ${url}: ${why}. Check that the URL is reachable without a login, or save the file under the input roots and pass file_path.`,
+  );
+}

@@ -1,0 +1,126 @@
+import { describe, expect, it } from 'vitest';
+import { parseCommandLine } from '../../src/config.js';
+import {
+  audioExtension,
+  deliveredFormat,
+  normalizeAudioMime,
+  transcriptText,
+} from '../../src/service/audio.js';
+import { matchSpeechModel } from '../../src/tools/support/audio-models.js';
+import { sniffAudioMime } from '../../src/tools/support/audio-sources.js';
+import { TranscriptCache } from '../../src/tools/support/transcript-cache.js';
+
+const LISTED = ['openai/tts-1/alloy', 'openai/tts-1/nova', 'edge-tts/en-US-AriaNeural', 'eleven/v2/rachel'];
+
+describe('speech model ids (the voice is the last segment)', () => {
+  it('accepts listed ids, stems with a voice, and sibling voices', () => {
+    expect(matchSpeechModel('openai/tts-1/nova', undefined, LISTED)?.model).toBe('openai/tts-1/nova');
+    expect(matchSpeechModel('openai/tts-1', 'echo', LISTED)?.model).toBe('openai/tts-1/echo');
+    expect(matchSpeechModel('openai/tts-1', undefined, LISTED)?.model).toBe('openai/tts-1/alloy');
+    expect(matchSpeechModel('openai/tts-1/shimmer', undefined, LISTED)?.model).toBe('openai/tts-1/shimmer');
+    expect(matchSpeechModel('edge-tts', 'en-US-GuyNeural', LISTED)?.model).toBe('edge-tts/en-US-GuyNeural');
+    expect(matchSpeechModel('edge-tts/en-US-GuyNeural', undefined, LISTED)?.model).toBe(
+      'edge-tts/en-US-GuyNeural',
+    );
+  });
+
+  it('lets a separate voice replace the one in the id, and says so', () => {
+    const replaced = matchSpeechModel('openai/tts-1/alloy', 'nova', LISTED);
+    expect(replaced?.model).toBe('openai/tts-1/nova');
+    expect(replaced?.notes.join(' ')).toContain('nova replaces alloy');
+    expect(matchSpeechModel('openai/tts-1/alloy', 'alloy', LISTED)?.notes).toEqual([]);
+  });
+
+  it('refuses models of other providers, other models of the provider, and bare providers', () => {
+    for (const [model, voice] of [
+      ['openai/gpt-4o-mini', undefined],
+      ['openai/gpt-4o-mini', 'nova'],
+      ['openai/tts-1-hd', 'alloy'],
+      ['openai', 'alloy'],
+      ['groq/whisper-large-v3', undefined],
+    ] as const) {
+      expect(matchSpeechModel(model, voice, LISTED), `${model} ${voice}`).toBeNull();
+    }
+  });
+});
+
+describe('audio formats', () => {
+  it('treats audio/mp3 as audio/mpeg and picks extensions from what was sent', () => {
+    expect(normalizeAudioMime('audio/mp3', 'mp3')).toBe('audio/mpeg');
+    expect(normalizeAudioMime('application/octet-stream', 'flac')).toBe('audio/flac');
+    expect(audioExtension('audio/mpeg', 'wav')).toBe('mp3');
+    expect(audioExtension('audio/x-wav', 'mp3')).toBe('wav');
+    expect(audioExtension('audio/unknown', 'aac')).toBe('aac');
+  });
+
+  it('sniffs common containers from their first bytes', () => {
+    const cases: [Buffer, string | null][] = [
+      [Buffer.from('ID3\x04', 'latin1'), 'audio/mpeg'],
+      [Buffer.from([0xff, 0xfb, 0x90, 0x00]), 'audio/mpeg'],
+      [Buffer.from([0xff, 0xf1, 0x50, 0x80]), 'audio/aac'],
+      [Buffer.from('RIFF\0\0\0\0WAVEfmt ', 'latin1'), 'audio/wav'],
+      [Buffer.from('OggS\0', 'latin1'), 'audio/ogg'],
+      [Buffer.from('fLaC', 'latin1'), 'audio/flac'],
+      [Buffer.from('\0\0\0\x20ftypM4A ', 'latin1'), 'audio/mp4'],
+      [Buffer.from([0x1a, 0x45, 0xdf, 0xa3]), 'audio/webm'],
+      [Buffer.from('hello'), null],
+    ];
+    for (const [head, mime] of cases) expect(sniffAudioMime(head), head.toString('hex')).toBe(mime);
+  });
+
+  it('knows what a transcript body really is, whatever was asked', () => {
+    const srt = '1\n00:00:00,000 --> 00:00:01,500\nHello there.\n';
+    const vtt = 'WEBVTT\n\n00:00:00.000 --> 00:00:01.500\nHello there.\n';
+    expect(deliveredFormat(srt, 'text/plain', 'srt')).toBe('srt');
+    expect(deliveredFormat(vtt, 'text/vtt', 'vtt')).toBe('vtt');
+    expect(deliveredFormat('{"text":"Hello"}', 'application/json', 'srt')).toBe('json');
+    expect(deliveredFormat('{"text":"Hi","segments":[]}', 'application/json', 'json')).toBe('verbose_json');
+    expect(deliveredFormat('Hello there.', 'text/plain', 'text')).toBe('text');
+    expect(deliveredFormat('', 'text/plain', 'srt')).toBe('srt');
+    expect(transcriptText(srt, 'text/plain', 'srt')).toBe('Hello there.');
+    expect(transcriptText(vtt, 'text/vtt', 'vtt')).toBe('Hello there.');
+  });
+});
+
+describe('transcript cache', () => {
+  const entry = (text: string) => ({
+    text,
+    model: 'm',
+    format: 'json' as const,
+    filePath: null,
+    sourceName: 'a',
+  });
+
+  it('is bounded by entries and characters, keeping the newest, least recently used out first', () => {
+    const cache = new TranscriptCache(60_000, 2, 100);
+    cache.set('a', entry('a'));
+    cache.set('b', entry('b'));
+    expect(cache.get('a')?.text).toBe('a'); // a is now the most recent
+    cache.set('c', entry('c'));
+    expect(cache.get('b')).toBeUndefined();
+    expect(cache.get('a')?.text).toBe('a');
+    cache.set('huge', entry('x'.repeat(500)));
+    expect(cache.size).toBe(1);
+    expect(cache.get('huge')?.text.length).toBe(500);
+  });
+
+  it('forgets entries after their time', () => {
+    const cache = new TranscriptCache(0);
+    cache.set('a', entry('a'));
+    expect(cache.get('a')).toBeUndefined();
+  });
+
+  it('keys on every part, including absent ones', () => {
+    expect(TranscriptCache.key(['f', 'm', undefined])).not.toBe(TranscriptCache.key(['f', 'm', 'undefined']));
+  });
+});
+
+describe('upload limit setting', () => {
+  it('defaults to 100 MiB and is bounded', () => {
+    expect(parseCommandLine([], {}, '/p').config.maxUploadMb).toBe(100);
+    expect(parseCommandLine(['--max-upload-mb', '300'], {}, '/p').config.maxUploadMb).toBe(300);
+    expect(() => parseCommandLine([], { GATEWAY_MAX_UPLOAD_MB: '0' }, '/p')).toThrow(
+      /invalid GATEWAY_MAX_UPLOAD_MB .*at least 1/,
+    );
+  });
+});
