@@ -2,6 +2,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ServiceError } from '../../service/errors.js';
 import type { ModelEntry } from '../../service/models.js';
 import type { ToolContext } from '../types.js';
+import { configuredModel, MODEL_SETTING } from './default-models.js';
 import { failure, failureFrom } from './results.js';
 
 /**
@@ -18,7 +19,6 @@ export type ModelChoice =
   | { ok: false; message: string };
 
 const LIST_OF = { speech: 'tts', transcription: 'stt' } as const;
-const SETTING_OF = { speech: 'GATEWAY_SPEECH_MODEL', transcription: 'GATEWAY_TRANSCRIBE_MODEL' } as const;
 const MAX_LISTED = 20;
 
 /**
@@ -49,9 +49,8 @@ export async function defaultAudioModel(
   capability: AudioCapability,
   ctx: ToolContext,
 ): Promise<{ model: string; from: string } | null> {
-  const configured =
-    capability === 'speech' ? ctx.runtime.config.speechModel : ctx.runtime.config.transcribeModel;
-  if (configured) return { model: configured, from: SETTING_OF[capability] };
+  const configured = configuredModel(capability, ctx.runtime.config);
+  if (configured) return { model: configured.id, from: configured.setting };
   const first = (await listed(capability, ctx)).list?.[0];
   return first ? { model: first.id, from: `the first model at /v1/models/${LIST_OF[capability]}` } : null;
 }
@@ -158,7 +157,7 @@ async function requestedModel(
     ok: false,
     message:
       `No ${capability} model to use: none was given and ${why}. ` +
-      `Pass \`model\` (see list_models) or set ${SETTING_OF[capability]}.`,
+      `Pass \`model\` (see list_models) or set ${MODEL_SETTING[capability]}.`,
   };
 }
 
