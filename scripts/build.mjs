@@ -1,19 +1,25 @@
-// Bundles src/cli.ts into one file, dist/cli.js: start-up parses one module instead of hundreds.
+// Bundles src/cli.ts into dist/cli.js (plus chunks for what start-up does not need): start-up
+// parses one module instead of hundreds.
 // undici stays external and is imported on the first service request, so a server that is only
 // started and listed never loads it.
-import { chmod, rm } from 'node:fs/promises';
+import { chmod, readFile, rm } from 'node:fs/promises';
 import { build } from 'esbuild';
 
+const { version } = JSON.parse(await readFile('package.json', 'utf8'));
 await rm('dist', { recursive: true, force: true });
 await build({
   entryPoints: ['src/cli.ts'],
-  outfile: 'dist/cli.js',
+  outdir: 'dist',
+  // Code behind dynamic imports (doctor, the HTTP transport) goes into chunks loaded on demand.
+  splitting: true,
+  chunkNames: 'chunks/[name]-[hash]',
   bundle: true,
   platform: 'node',
   format: 'esm',
   target: 'node20',
   external: ['undici'],
   legalComments: 'none',
+  define: { __GATEWAY_TOOLS_VERSION__: JSON.stringify(version) },
   logLevel: 'warning',
   // Bundled CommonJS dependencies (ajv) call require(); give them one in this ES module.
   banner: {

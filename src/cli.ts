@@ -1,9 +1,7 @@
 #!/usr/bin/env node
 import { ConfigError, helpText, parseCommandLine } from './config.js';
-import { formatReport, runDoctor } from './doctor.js';
 import { selectTools } from './registry.js';
 import { createRuntime } from './runtime.js';
-import { runHttp } from './transports/http.js';
 import { runStdio } from './transports/stdio.js';
 import { VERSION } from './version.js';
 
@@ -19,13 +17,15 @@ async function main(): Promise<number | undefined> {
   }
   // The tool selection is validated before anything starts: nothing runs half-configured.
   selectTools(config);
+  // doctor and the HTTP transport are loaded only when used: stdio start-up stays small.
   if (command === 'doctor') {
+    const { formatReport, runDoctor } = await import('./doctor.js');
     const report = await runDoctor(config);
     process.stdout.write(json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report)); // allow-stdout: doctor prints a report, it is not a server run
     return report.ok ? 0 : 1;
   }
   const runtime = createRuntime(config);
-  if (config.transport === 'http') await runHttp(runtime);
+  if (config.transport === 'http') await (await import('./transports/http.js')).runHttp(runtime);
   else await runStdio(runtime);
   return undefined;
 }

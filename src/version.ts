@@ -1,7 +1,10 @@
 import { readFileSync } from 'node:fs';
 
-/** The package version, read once from package.json beside dist/ (or src/ under tsx). */
+declare const __GATEWAY_TOOLS_VERSION__: string | undefined;
+
+/** The package version: set by the bundler in dist/, read from package.json when run from src/. */
 export const VERSION: string = (() => {
+  if (typeof __GATEWAY_TOOLS_VERSION__ === 'string') return __GATEWAY_TOOLS_VERSION__;
   try {
     const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
       version?: string;

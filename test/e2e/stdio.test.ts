@@ -1,4 +1,5 @@
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REQUIRED_META_KEY } from '../../src/registry.js';
 import { type ReferenceService, startReferenceService } from '../reference-service/index.js';
@@ -157,7 +158,9 @@ describe('built server over stdio', () => {
 
 describe('start-up weight', () => {
   it('the bundled CLI loads undici only on the first service request', async () => {
-    const bundle = await readFile(CLI, 'utf8');
+    const chunks = await readdir(join(dirname(CLI), 'chunks'));
+    const files = [CLI, ...chunks.map((c) => join(dirname(CLI), 'chunks', c))];
+    const bundle = (await Promise.all(files.map((f) => readFile(f, 'utf8')))).join('\n');
     expect(bundle).toContain('import("undici")');
     expect(bundle).not.toMatch(/^import[^;]*["']undici["']/m);
   });
