@@ -1,6 +1,11 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ListToolsRequestSchema,
+  type ServerNotification,
+  type ServerRequest,
+} from '@modelcontextprotocol/sdk/types.js';
+import { catalogEntry } from './catalog.js';
 import { type Config, ConfigError } from './config.js';
 import type { Runtime } from './runtime.js';
 import { ALL_TOOLS } from './tools/index.js';
@@ -97,8 +102,8 @@ export function registerTools(
         description: tool.description,
         inputSchema: tool.inputSchema,
         outputSchema: tool.outputSchema,
-        annotations: { title: tool.title, ...tool.annotations },
-        _meta: { [REQUIRED_META_KEY]: isRequired(tool), 'gateway-tools/group': tool.group },
+        annotations: tool.annotations,
+        _meta: toolMeta(tool),
       },
       async (
         args: Record<string, unknown>,
@@ -116,6 +121,15 @@ export function registerTools(
       },
     );
   }
+  // tools/list is served from a catalog converted once per process (catalog.ts); calls still go
+  // through the SDK's handler, which validates arguments against the same zod shapes.
+  const catalog = tools.map((tool) => catalogEntry(tool, toolName(tool.name), toolMeta(tool)));
+  server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: catalog }));
+}
+
+/** Only the required tools carry a mark: the other tools' lists stay as small as they can. */
+function toolMeta(tool: AnyToolDefinition): Record<string, unknown> | undefined {
+  return isRequired(tool) ? { [REQUIRED_META_KEY]: true } : undefined;
 }
 
 function toolContext(

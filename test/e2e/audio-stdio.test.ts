@@ -20,7 +20,7 @@ describe('audio tools in the built server over stdio', () => {
       const { tools } = await spawned.client.listTools();
       const speech = tools.find((t) => t.name === 'audio_speech');
       const transcribe = tools.find((t) => t.name === 'audio_transcribe');
-      expect(speech?._meta?.['gateway-tools/group']).toBe('audio');
+      expect(speech?._meta?.['gateway-tools/required']).toBeUndefined();
       expect(speech?.outputSchema?.properties).toHaveProperty('file_path');
       expect(transcribe?.inputSchema.properties).toHaveProperty('data_base64');
 

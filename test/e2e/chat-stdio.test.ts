@@ -25,7 +25,7 @@ describe('ask_model, list_models and web_fetch prompts in the built server over 
     const { tools } = await spawned.client.listTools();
     const ask = tools.find((t) => t.name === 'ask_model');
     const models = tools.find((t) => t.name === 'list_models');
-    expect(ask?._meta?.['gateway-tools/group']).toBe('chat');
+    expect(ask?._meta?.['gateway-tools/required']).toBeUndefined();
     expect(Object.keys(ask?.inputSchema.properties ?? {})).toEqual([
       'prompt',
       'model',
@@ -39,7 +39,7 @@ describe('ask_model, list_models and web_fetch prompts in the built server over 
       idempotentHint: false,
       openWorldHint: true,
     });
-    expect(models?._meta?.['gateway-tools/group']).toBe('models');
+    expect(models?._meta).toBeUndefined();
     expect(models?.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true });
     const fetch = tools.find((t) => t.name === 'web_fetch');
     expect(fetch?.inputSchema.properties).toHaveProperty('prompt');
