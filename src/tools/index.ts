@@ -1,6 +1,7 @@
 import type { AnyToolDefinition } from './types.js';
+import { VIDEO_TOOLS } from './video.js';
 import { webFetch } from './web-fetch.js';
 import { webSearch } from './web-search.js';
 
 /** Every tool the server knows, in listing order. Groups without tools contribute nothing. */
-export const ALL_TOOLS: readonly AnyToolDefinition[] = [webSearch, webFetch];
+export const ALL_TOOLS: readonly AnyToolDefinition[] = [webSearch, webFetch, ...VIDEO_TOOLS];

@@ -64,6 +64,7 @@ export async function startReferenceService(
     state: new ServiceState(options.webModels ?? true),
     faults: new FaultQueue(),
     counters: zeroCounters(),
+    abandoned: zeroCounters(),
     requests: [] as RecordedRequest[],
     apiKey,
     closing: closing.signal,
@@ -85,13 +86,17 @@ export async function startReferenceService(
     url,
     apiKey,
     counters: core.counters,
+    abandoned: core.abandoned,
     requests: core.requests,
     videoJobs: core.state.videoJobs,
     inject: (route, fault) => core.faults.inject(route, fault),
     clearFaults: () => core.faults.clear(),
     resetCounters: () => {
       // In place: tests may hold on to `counters` and `requests`.
-      for (const name of ROUTE_NAMES) core.counters[name] = 0;
+      for (const name of ROUTE_NAMES) {
+        core.counters[name] = 0;
+        core.abandoned[name] = 0;
+      }
       core.requests.length = 0;
     },
     setWebModels: (list) => core.state.setWebModels(list),

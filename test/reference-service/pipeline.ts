@@ -18,11 +18,15 @@ import type { Fault, RecordedRequest, RouteName } from './types.js';
 import { videoFileReply } from './video-files.js';
 
 const MAX_RECORDED_REQUESTS = 1000;
+/** Responses the service itself cut off (reset faults): not the client giving up. */
+const endedByService = new WeakSet<ServerResponse>();
 
 export interface ServiceCore {
   state: ServiceState;
   faults: FaultQueue;
   counters: Record<RouteName, number>;
+  /** Requests the client gave up on (closed the connection) before the answer was complete. */
+  abandoned: Record<RouteName, number>;
   requests: RecordedRequest[];
   apiKey: string;
   /** Aborted by close(), so pending delays and streams stop at once. */
@@ -93,6 +97,7 @@ async function respondWithFault(
   if (fault.delayMs && !(await sleep(fault.delayMs, signal))) return;
   if (fault.reset) {
     // An RST, not a polite FIN: the client sees a connection reset with no response at all.
+    endedByService.add(res);
     req.socket.resetAndDestroy();
     return;
   }
@@ -129,6 +134,11 @@ async function route(core: ServiceCore, req: IncomingMessage, res: ServerRespons
     return sendReply(res, reply, { signal });
   }
   core.counters[match.route] += 1;
+  const routeName = match.route;
+  res.once('close', () => {
+    if (!res.writableFinished && !endedByService.has(res) && !core.closing.aborted)
+      core.abandoned[routeName] += 1;
+  });
   // The fault is claimed on arrival, so concurrent requests take queued faults in arrival order.
   const fault = core.faults.take(match.route);
   const body = await readRequestBody(req, match.route === 'transcriptions');

@@ -111,6 +111,7 @@ export function pollVideo(context: RouteContext): Reply {
   if (job.polls < pollsUntilDone) {
     // Clients must tolerate every running-status word the gateways use.
     const status = RUNNING_STATUS_WORDS[(job.polls - 1) % RUNNING_STATUS_WORDS.length];
+    if (timing.reportProgress === false) return jsonReply({ status });
     return jsonReply({ status, progress: Math.floor((job.polls / pollsUntilDone) * 99) });
   }
   return jsonReply(

@@ -88,6 +88,8 @@ export interface VideoJobTiming {
   status?: 'expired' | 'cancelled';
   /** Size of the finished video file; adds `?bytes=N` to the done `video.url` (default 256 KiB). */
   videoBytes?: number;
+  /** false: running polls carry no `progress` field (some gateways never report one). Default true. */
+  reportProgress?: boolean;
 }
 
 export type ModelListKind = 'chat' | 'tts' | 'stt' | 'image' | 'embedding' | 'image-to-text';
@@ -127,6 +129,8 @@ export interface ReferenceService {
   apiKey: string;
   /** Requests that reached each route, including faulted and unauthorized ones. */
   counters: Record<RouteName, number>;
+  /** Requests the client closed before their answer was complete (a cancelled poll, a timeout). */
+  abandoned: Record<RouteName, number>;
   /** Every routed request, in order (the last 1000). */
   requests: RecordedRequest[];
   /** Queue a fault for the next request(s) of that route (faults queue in order). */
