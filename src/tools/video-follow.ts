@@ -66,7 +66,7 @@ export async function saveVideo(
   if (Number.isFinite(length) && length > MAX_VIDEO_DOWNLOAD_BYTES) {
     response.body.destroy();
     throw new UserError(
-      `The video is ${formatBytes(length)}, over the ${formatBytes(MAX_VIDEO_DOWNLOAD_BYTES)} download limit; fetch it from ${url} yourself.`,
+      `The video is ${formatBytes(length)}, over the ${formatBytes(MAX_VIDEO_DOWNLOAD_BYTES)} download limit, so it was not saved.`,
     );
   }
   const total = Number.isFinite(length) && length > 0 ? length : undefined;

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ServiceError } from '../service/errors.js';
 import type { VideoJobState } from '../service/videos.js';
 import { decodeJobHandle, type JobRef } from './support/job-handle.js';
-import { failure, failureFrom } from './support/results.js';
+import { failure, failureFrom, UserError } from './support/results.js';
 import { MAX_WAIT_SECONDS, risingProgress, type WaitOutcome, waitDeadline } from './support/wait.js';
 import { defineTool, type ToolContext } from './types.js';
 import { followJob, saveVideo } from './video-follow.js';
@@ -93,10 +93,14 @@ async function statusResult(
     const saved = await saveVideo(state.videoUrl, ref, ctx, report);
     return jobResult({ jobId, state, saved }, ctx);
   } catch (error) {
-    if (ctx.signal.aborted) return failure('Video download was cancelled.');
+    if (ctx.signal.aborted) return failure('Video download was cancelled; no partial file was kept.');
+    const next =
+      error instanceof UserError
+        ? 'Fetch it from there directly if it is needed.'
+        : `Call ${ctx.toolName('video_status')} with download: true to try again.`;
     return failure(
       `Job ${jobId} is done, but saving its video failed: ${errorSentence(error, ctx.runtime.scrub)} ` +
-        `The video is at ${state.videoUrl} (temporary); call ${ctx.toolName('video_status')} with download: true to try again.`,
+        `The video is at ${state.videoUrl} (a temporary URL). ${next}`,
     );
   }
 }

@@ -50,6 +50,7 @@ export function decodeJobHandle(handle: string): JobRef {
     );
   if (!text.startsWith(JOB_HANDLE_PREFIX)) throw bad(`it does not start with ${JOB_HANDLE_PREFIX}`);
   const encoded = text.slice(JOB_HANDLE_PREFIX.length);
+  if (encoded === '') throw bad('it is truncated or garbled');
   if (!/^[A-Za-z0-9_-]+$/.test(encoded)) throw bad('it contains characters a job_id never has');
   const bytes = Buffer.from(encoded, 'base64url');
   if (bytes.length < 2 + 1 + CHECK_BYTES || bytes.toString('base64url') !== encoded)
