@@ -1,4 +1,4 @@
-import type { ServiceClient, ServiceResponse } from './client.js';
+import { discardBody, type ServiceClient } from './client.js';
 import { ServiceError } from './errors.js';
 import { asNumber, asObject, asString } from './normalize.js';
 
@@ -163,11 +163,29 @@ export function classifySubmitFailure(error: ServiceError): SubmitFailure {
   return 'ambiguous';
 }
 
-/** Opens a finished video for streaming (sends the key only to the service's own origin). */
-export function openVideoDownload(
+/** An open download: the body to stream, what the headers said about it, and a way to drop it. */
+export interface VideoDownload {
+  body: AsyncIterable<Buffer>;
+  /** From Content-Length; null when the server did not say. */
+  bytes: number | null;
+  /** The media type without parameters, lower-case; null when absent. */
+  contentType: string | null;
+  /** Drops the body unread (e.g. when it is too big). */
+  discard(): void;
+}
+
+/** Opens a finished video for streaming (follows redirects; the key goes only to the service's origin). */
+export async function openVideoDownload(
   client: ServiceClient,
   url: string,
   signal?: AbortSignal,
-): Promise<ServiceResponse> {
-  return client.download(url, signal);
+): Promise<VideoDownload> {
+  const response = await client.download(url, signal);
+  const length = Number(response.headers['content-length']);
+  return {
+    body: response.body as AsyncIterable<Buffer>,
+    bytes: Number.isSafeInteger(length) && length >= 0 && response.headers['content-length'] ? length : null,
+    contentType: response.headers['content-type']?.split(';')[0]?.trim().toLowerCase() || null,
+    discard: () => discardBody(response.body),
+  };
 }

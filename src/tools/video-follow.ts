@@ -61,15 +61,14 @@ export async function saveVideo(
   ctx: ToolContext,
   report: ReturnType<typeof risingProgress>,
 ): Promise<SavedFile> {
-  const response = await openVideoDownload(ctx.runtime.service.client, url, ctx.signal);
-  const length = Number(response.headers['content-length']);
-  if (Number.isFinite(length) && length > MAX_VIDEO_DOWNLOAD_BYTES) {
-    response.body.destroy();
+  const download = await openVideoDownload(ctx.runtime.service.client, url, ctx.signal);
+  if (download.bytes !== null && download.bytes > MAX_VIDEO_DOWNLOAD_BYTES) {
+    download.discard();
     throw new UserError(
-      `The video is ${formatBytes(length)}, over the ${formatBytes(MAX_VIDEO_DOWNLOAD_BYTES)} download limit, so it was not saved.`,
+      `The video is ${formatBytes(download.bytes)}, over the ${formatBytes(MAX_VIDEO_DOWNLOAD_BYTES)} download limit, so it was not saved.`,
     );
   }
-  const total = Number.isFinite(length) && length > 0 ? length : undefined;
+  const total = download.bytes || undefined;
   let received = 0;
   let lastReport = 0;
   async function* counted(source: AsyncIterable<Buffer>): AsyncIterable<Buffer> {
@@ -82,9 +81,9 @@ export async function saveVideo(
       yield chunk;
     }
   }
-  const extension = videoExtension(response.headers['content-type'], url);
+  const extension = videoExtension(download.contentType, url);
   return saveStream(
-    counted(response.body as AsyncIterable<Buffer>),
+    counted(download.body),
     { outputDir: ctx.runtime.config.outputDir, stem: `video-${ref.requestId}`, extension },
     MAX_VIDEO_DOWNLOAD_BYTES,
     ctx.signal,
@@ -99,9 +98,8 @@ const EXTENSIONS: Record<string, string> = {
 };
 
 /** The saved file's extension: from the content type, else the URL, else mp4. */
-function videoExtension(contentType: string | undefined, url: string): string {
-  const type = contentType?.split(';')[0]?.trim().toLowerCase() ?? '';
-  const known = EXTENSIONS[type];
+function videoExtension(contentType: string | null, url: string): string {
+  const known = EXTENSIONS[contentType ?? ''];
   if (known) return known;
   const fromUrl = extname(new URL(url).pathname).slice(1).toLowerCase();
   return Object.values(EXTENSIONS).includes(fromUrl) ? fromUrl : 'mp4';

@@ -12,7 +12,7 @@ import { createResponse } from './routes-responses.js';
 import { search } from './routes-search.js';
 import { listVoices, speech } from './routes-speech.js';
 import { transcribe } from './routes-transcriptions.js';
-import { pollVideo, submitVideo } from './routes-videos.js';
+import { pollVideo, redirectToVideoFile, submitVideo } from './routes-videos.js';
 import type { ServiceState } from './state.js';
 import type { Fault, RecordedRequest, RouteName } from './types.js';
 import { videoFileReply } from './video-files.js';
@@ -48,7 +48,12 @@ const HANDLERS: Record<RouteName, RouteHandler> = {
   'models.kind': listModelsOfKind,
   'models.info': modelInfo,
   health: () => ({ kind: 'json', status: 200, body: { ok: true } }),
+  'files.video': (context) => videoFileReply(context.query),
+  'files.redirect': redirectToVideoFile,
 };
+
+/** Routes anyone may call without a key: the health check, and video files (CDN URLs). */
+const PUBLIC_ROUTES = new Set<RouteName>(['health', 'files.video', 'files.redirect']);
 
 function flattenHeaders(headers: IncomingHttpHeaders): Record<string, string | undefined> {
   const out: Record<string, string | undefined> = {};
@@ -75,7 +80,7 @@ function authFailure(headers: Record<string, string | undefined>, apiKey: string
 }
 
 async function normalReply(core: ServiceCore, context: RouteContext): Promise<Reply> {
-  if (context.route !== 'health') {
+  if (!PUBLIC_ROUTES.has(context.route)) {
     const failure = authFailure(context.headers, core.apiKey);
     if (failure) return failure;
   }
@@ -103,7 +108,12 @@ async function respondWithFault(
   }
   // Leave the request open; close() or the client's own timeout ends it.
   if (fault.hang) return;
-  const options = { signal, extraHeaders: fault.headers, slowBodyMs: fault.slowBodyMs };
+  const options = {
+    signal,
+    extraHeaders: fault.headers,
+    slowBodyMs: fault.slowBodyMs,
+    headOnly: req.method === 'HEAD',
+  };
   const replacement = replacementReply(fault);
   if (replacement) return sendReply(res, replacement, options);
   const reply = await normal();
@@ -124,9 +134,6 @@ async function route(core: ServiceCore, req: IncomingMessage, res: ServerRespons
   const match = matchRoute(method, url.pathname);
   if (match.kind !== 'route') {
     req.resume();
-    if (match.kind === 'video-file') {
-      return sendReply(res, videoFileReply(query), { signal, headOnly: method === 'HEAD' });
-    }
     const reply =
       match.kind === 'not-found'
         ? errorReply(404, { message: `Not found: ${method} ${url.pathname}` })
@@ -163,7 +170,7 @@ async function route(core: ServiceCore, req: IncomingMessage, res: ServerRespons
   };
   const normal = () => normalReply(core, context);
   if (fault) return respondWithFault(req, res, fault, normal, signal);
-  return sendReply(res, await normal(), { signal });
+  return sendReply(res, await normal(), { signal, headOnly: method === 'HEAD' });
 }
 
 export async function handleRequest(

@@ -15,7 +15,9 @@ export type RouteName =
   | 'models'
   | 'models.kind'
   | 'models.info'
-  | 'health';
+  | 'health'
+  | 'files.video'
+  | 'files.redirect';
 
 export const ROUTE_NAMES: readonly RouteName[] = [
   'search',
@@ -32,6 +34,8 @@ export const ROUTE_NAMES: readonly RouteName[] = [
   'models.kind',
   'models.info',
   'health',
+  'files.video',
+  'files.redirect',
 ];
 
 export interface Fault {
@@ -90,6 +94,11 @@ export interface VideoJobTiming {
   videoBytes?: number;
   /** false: running polls carry no `progress` field (some gateways never report one). Default true. */
   reportProgress?: boolean;
+  /**
+   * An origin (e.g. another reference service's url): the done `video.url` becomes a
+   * `/files/redirect/` URL on this service that answers 302 to `/files/video/` on that origin.
+   */
+  redirectVideoTo?: string;
 }
 
 export type ModelListKind = 'chat' | 'tts' | 'stt' | 'image' | 'embedding' | 'image-to-text';
