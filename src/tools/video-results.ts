@@ -33,6 +33,8 @@ export interface JobView {
   /** Said after the status (e.g. why the wait ended early). */
   note?: string;
   saved?: SavedFile;
+  /** The caller asked for the file: the follow-up hint repeats download: true. */
+  wantsFile?: boolean;
 }
 
 export function jobResult(view: JobView, ctx: ToolContext): CallToolResult {
@@ -82,7 +84,7 @@ export function jobResult(view: JobView, ctx: ToolContext): CallToolResult {
   if (view.note) lines.push(view.note);
   if (status === 'running') {
     lines.push(
-      `To follow it, call ${statusTool} with job_id "${jobId}" and wait_seconds (up to ${MAX_WAIT_SECONDS}). ` +
+      `To follow it, call ${statusTool} with job_id "${jobId}" and wait_seconds (up to ${MAX_WAIT_SECONDS})${view.wantsFile ? ' and download: true (nothing was saved yet)' : ''}. ` +
         'Do not submit again: every submit starts, and bills, a new generation.',
     );
   }

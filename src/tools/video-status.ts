@@ -87,7 +87,7 @@ async function statusResult(
       ? undefined
       : `(The last status check failed, so this is the status read before it: ${pollFailureText(pollError, ctx)})`;
   if (state.status !== 'done' || !download || !state.videoUrl) {
-    return jobResult({ jobId, state, ...(note ? { note } : {}) }, ctx);
+    return jobResult({ jobId, state, wantsFile: download, ...(note ? { note } : {}) }, ctx);
   }
   try {
     const saved = await saveVideo(state.videoUrl, ref, ctx, report);

@@ -147,8 +147,13 @@ describe('a video job from submit to file', () => {
   it('says the job is still running, with its progress, when the wait ends first', async () => {
     service.setVideoTiming({ pollsUntilDone: 1000 });
     const { out } = await callVideo(conn.client, 'video_generate', { prompt: 'p', wait_seconds: 0 });
-    const status = await callVideo(conn.client, 'video_status', { job_id: out.job_id, wait_seconds: 2 });
-    expect(status.out.status).toBe('running');
+    const status = await callVideo(conn.client, 'video_status', {
+      job_id: out.job_id,
+      wait_seconds: 2,
+      download: true,
+    });
+    expect(status.out).toMatchObject({ status: 'running', file_path: null });
+    expect(textOf(status.result)).toMatch(/and download: true \(nothing was saved yet\)/);
     expect(status.out.progress).toBeGreaterThanOrEqual(0);
     expect(textOf(status.result)).toMatch(
       new RegExp(`still running \\(\\d+% done.*call video_status with job_id "${out.job_id}"`, 's'),
@@ -156,6 +161,15 @@ describe('a video job from submit to file', () => {
     // Backoff: 1 s, then longer; two seconds hold at most three polls.
     expect(pollsOf(service, out.job_id).length).toBeGreaterThanOrEqual(2);
     expect(pollsOf(service, out.job_id).length).toBeLessThanOrEqual(3);
+  });
+
+  it('a status check that hangs does not hold the call past its wait, and the job_id comes back', async () => {
+    service.inject('videos.poll', { hang: true });
+    const { out, result } = await callVideo(conn.client, 'video_generate', { prompt: 'p', wait_seconds: 1 });
+    expect(out).toMatchObject({ status: 'running', progress: null });
+    expect(out.job_id).toMatch(/^vj_/);
+    expect(textOf(result)).toMatch(/did not answer the status check within 5 s.*unaffected/s);
+    await until(() => service.abandoned['videos.poll'] === 1, 5_000, 'hanging poll closed');
   });
 
   it('counts seconds as progress (no total) when the service reports no progress', async () => {

@@ -16,6 +16,8 @@ export const MAX_POLL_DELAY_MS = 5_000;
 const DELAY_GROWTH = 1.5;
 /** A poll started before the deadline may finish this long after it, never longer. */
 const POLL_GRACE_MS = 5_000;
+/** The first status read of a call gets at least this long, even with wait_seconds 0. */
+const FIRST_POLL_MIN_MS = 15_000;
 /** Even `Retry-After: 0` must not turn the loop into a busy loop. */
 const MIN_POLL_DELAY_MS = 250;
 const MAX_POLLS = 500;
@@ -61,8 +63,11 @@ export async function waitForJob<S>(options: WaitOptions<S>): Promise<WaitOutcom
       }
     }
     if (signal.aborted) return { kind: 'cancelled', state };
-    const pollSignal =
-      n === 0 ? signal : AbortSignal.any([signal, AbortSignal.timeout(msUntil(deadline) + POLL_GRACE_MS)]);
+    const budget = Math.max(
+      msUntil(deadline) + POLL_GRACE_MS,
+      n === 0 && options.pollFirst ? FIRST_POLL_MIN_MS : 0,
+    );
+    const pollSignal = AbortSignal.any([signal, AbortSignal.timeout(budget)]);
     try {
       state = await options.poll(pollSignal);
       lastError = undefined;
@@ -71,7 +76,7 @@ export async function waitForJob<S>(options: WaitOptions<S>): Promise<WaitOutcom
       pause = delay;
     } catch (error) {
       if (signal.aborted) return { kind: 'cancelled', state };
-      if (pollSignal.aborted) return { kind: 'timeout', state, ...errorField(lastError) };
+      if (pollSignal.aborted) return { kind: 'timeout', state, error: lastError ?? unanswered(budget) };
       if (!isTransientPollFailure(error)) return { kind: 'error', state, error };
       lastError = error;
       const retryAfter = error instanceof ServiceError ? error.retryAfterSeconds : undefined;
@@ -112,6 +117,14 @@ export function risingProgress(send: (update: Progress) => Promise<void>) {
 
 function msUntil(epochMs: number): number {
   return Math.max(0, epochMs - Date.now());
+}
+
+function unanswered(budgetMs: number): ServiceError {
+  return new ServiceError({
+    kind: 'timeout',
+    message: `The service did not answer the status check within ${Math.round(budgetMs / 1000)} s`,
+    maybeDelivered: true,
+  });
 }
 
 function errorField(error: unknown): { error?: unknown } {
