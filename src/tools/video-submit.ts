@@ -42,10 +42,7 @@ export async function submitAndFollow(options: SubmitOptions, ctx: ToolContext):
   const { client } = ctx.runtime.service;
   let ref: JobRef;
   try {
-    ref = await submitVideo(client, kind, body, key, ctx.signal).then((s) => ({
-      requestId: s.requestId,
-      connectionId: s.connectionId,
-    }));
+    ref = await submitVideo(client, kind, body, key, ctx.signal);
   } catch (error) {
     return submitFailure(error, { ...options, key }, ctx);
   }
