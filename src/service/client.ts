@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { Agent, Dispatcher } from 'undici';
+import { withDeadline } from './deadline.js';
 import { parseErrorBody, ServiceError } from './errors.js';
 
 /**
@@ -39,6 +40,8 @@ export interface ServiceResponse {
   status: number;
   headers: Record<string, string | undefined>;
   body: Dispatcher.ResponseData['body'];
+  /** For downloads: the URL the body came from, after redirects. */
+  url?: string;
 }
 
 export interface JsonResponse<T> {
@@ -53,6 +56,9 @@ const RETRY_BUDGET_MS = 20_000;
 const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
 const MAX_JSON_BYTES = 64 * 1024 * 1024;
 const MAX_ERROR_BYTES = 64 * 1024;
+const REDIRECT_STATUS = new Set([301, 302, 303, 307, 308]);
+const MAX_REDIRECTS = 5;
+const NEVER_ABORTED = new AbortController().signal;
 /** Connection errors that prove nothing was sent. */
 const NEVER_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
@@ -107,10 +113,31 @@ export class ServiceClient {
    * when the URL is on the service's own origin, never to third-party hosts.
    */
   async download(url: string, signal?: AbortSignal): Promise<ServiceResponse> {
-    const target = new URL(url);
-    const auth = target.origin === new URL(this.baseUrl).origin;
-    const req: ServiceRequest = { method: 'GET', path: target.pathname, signal, retry: 'safe' };
-    return this.withRetries(req, false, (s) => this.send(req, s, { url: target.toString(), auth }));
+    const ownOrigin = new URL(this.baseUrl).origin;
+    let target = new URL(url);
+    // Redirects are followed here, not by undici, so the key decision is made again on every hop.
+    for (let hop = 0; ; hop++) {
+      const auth = target.origin === ownOrigin;
+      const req: ServiceRequest = { method: 'GET', path: target.pathname, signal, retry: 'safe' };
+      const at = target.toString();
+      const res = await this.withRetries(req, false, (s) => this.send(req, s, { url: at, auth }));
+      const location = REDIRECT_STATUS.has(res.status) ? res.headers.location : undefined;
+      if (res.status >= 200 && res.status < 300) return { ...res, url: at };
+      discardBody(res.body);
+      const next = location ? safeUrl(location, target) : undefined;
+      if (!next || hop >= MAX_REDIRECTS) {
+        throw new ServiceError({
+          kind: 'malformed',
+          message: this.scrub(
+            next
+              ? `The download of ${url} redirected more than ${MAX_REDIRECTS} times`
+              : `The download of ${at} answered ${res.status} without a usable http(s) location`,
+          ),
+          maybeDelivered: true,
+        });
+      }
+      target = next;
+    }
   }
 
   async close(): Promise<void> {
@@ -129,17 +156,17 @@ export class ServiceClient {
     const started = Date.now();
     for (let n = 0; ; n++) {
       const timeoutMs = req.timeoutMs ?? this.options.timeoutMs;
-      const signals = [req.signal, wholeCallDeadline ? AbortSignal.timeout(timeoutMs) : undefined].filter(
-        (s): s is AbortSignal => s !== undefined,
-      );
-      const signal = AbortSignal.any(signals);
+      // Streams get no whole-call timer: undici's header and body timeouts guard them instead.
+      const guard = wholeCallDeadline ? withDeadline(req.signal, timeoutMs) : undefined;
       try {
-        return await attempt(signal);
+        return await attempt(guard?.signal ?? req.signal ?? NEVER_ABORTED);
       } catch (raw) {
         const error = this.toServiceError(raw, req, timeoutMs);
         const delay = this.retryDelay(error, req, n, Date.now() - started);
         if (delay === undefined) throw error;
         await sleep(delay, req.signal);
+      } finally {
+        guard?.clear();
       }
     }
   }
@@ -294,6 +321,22 @@ function flattenHeaders(
   const out: Record<string, string | undefined> = {};
   for (const [k, v] of Object.entries(headers)) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
   return out;
+}
+
+/** Drops a response body we will not read (undici reports a bare destroy() as an error). */
+export function discardBody(body: Dispatcher.ResponseData['body']): void {
+  body.on('error', () => undefined);
+  body.destroy();
+}
+
+/** An http(s) URL resolved against `base`, or undefined. */
+function safeUrl(location: string, base: URL): URL | undefined {
+  try {
+    const url = new URL(location, base);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export function parseRetryAfter(value: string | undefined): number | undefined {

@@ -1,4 +1,4 @@
-import type { ServiceClient, ServiceResponse } from './client.js';
+import { discardBody, type ServiceClient } from './client.js';
 import { ServiceError } from './errors.js';
 import { asNumber, asObject, asString } from './normalize.js';
 
@@ -52,7 +52,7 @@ export async function submitVideo(
     retry: 'submit',
   });
   const obj = asObject(data);
-  const requestId = asString(obj.request_id) ?? asString(obj.id) ?? asString(asObject(obj.data).id);
+  const requestId = idOf(obj.request_id) ?? idOf(obj.id) ?? idOf(asObject(obj.data).id);
   if (!requestId) {
     throw new ServiceError({
       kind: 'malformed',
@@ -61,6 +61,13 @@ export async function submitVideo(
     });
   }
   return { requestId, connectionId: headers['x-9router-connection-id']?.trim() || null };
+}
+
+/** Ids are strings, but a gateway may send a number; an empty string is no id. */
+function idOf(value: unknown): string | undefined {
+  if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);
+  const text = asString(value)?.trim();
+  return text ? text : undefined;
 }
 
 export async function pollVideo(
@@ -110,9 +117,12 @@ export function readJobState(data: unknown): VideoJobState {
   const error =
     status === 'failed'
       ? {
-          code: asString(errObj.code) ?? (typeof errObj.code === 'number' ? String(errObj.code) : null),
+          code:
+            asString(errObj.code) ??
+            asString(errObj.type) ??
+            (typeof errObj.code === 'number' ? String(errObj.code) : null),
           message:
-            (typeof err === 'string' ? err : asString(errObj.message)) ?? `the job ended as "${rawStatus}"`,
+            (typeof err === 'string' ? err : asString(errObj.message)) ?? endedWithoutReason(rawStatus),
         }
       : null;
   const progress = asNumber(obj.progress);
@@ -127,11 +137,55 @@ export function readJobState(data: unknown): VideoJobState {
   };
 }
 
-/** Opens a finished video for streaming (sends the key only to the service's own origin). */
-export function openVideoDownload(
+function endedWithoutReason(rawStatus: string): string {
+  const word = rawStatus.trim().toLowerCase();
+  if (word === 'expired') return 'the job expired at the service before its video was collected';
+  if (word === 'cancelled' || word === 'canceled') return 'the job was cancelled at the service';
+  return `the job ended as "${rawStatus}" without a reason`;
+}
+
+/**
+ * What a failed submit means for billing. `refused`: the service answered with a clear refusal
+ * (bad request, auth, credit, quota, rate limit), so no job exists and nothing was charged.
+ * `not-sent`: the request provably never left this process. `ambiguous`: the request may have
+ * reached the service (timeout, reset, 5xx, 408, an unreadable 2xx), so a job may exist and may
+ * have been charged; sending it again could charge twice. `cancelled`: the caller gave up.
+ */
+export type SubmitFailure = 'refused' | 'not-sent' | 'ambiguous' | 'cancelled';
+
+const AMBIGUOUS_4XX = new Set([408, 409, 425]);
+
+export function classifySubmitFailure(error: ServiceError): SubmitFailure {
+  if (error.kind === 'aborted') return 'cancelled';
+  if (!error.maybeDelivered) return 'not-sent';
+  if (error.kind !== 'http' || error.status === undefined) return 'ambiguous';
+  if (error.status >= 400 && error.status < 500 && !AMBIGUOUS_4XX.has(error.status)) return 'refused';
+  return 'ambiguous';
+}
+
+/** An open download: the body to stream, what the headers said about it, and a way to drop it. */
+export interface VideoDownload {
+  body: AsyncIterable<Buffer>;
+  /** From Content-Length; null when the server did not say. */
+  bytes: number | null;
+  /** The media type without parameters, lower-case; null when absent. */
+  contentType: string | null;
+  /** Drops the body unread (e.g. when it is too big). */
+  discard(): void;
+}
+
+/** Opens a finished video for streaming (follows redirects; the key goes only to the service's origin). */
+export async function openVideoDownload(
   client: ServiceClient,
   url: string,
   signal?: AbortSignal,
-): Promise<ServiceResponse> {
-  return client.download(url, signal);
+): Promise<VideoDownload> {
+  const response = await client.download(url, signal);
+  const length = Number(response.headers['content-length']);
+  return {
+    body: response.body as AsyncIterable<Buffer>,
+    bytes: Number.isSafeInteger(length) && length >= 0 && response.headers['content-length'] ? length : null,
+    contentType: response.headers['content-type']?.split(';')[0]?.trim().toLowerCase() || null,
+    discard: () => discardBody(response.body),
+  };
 }

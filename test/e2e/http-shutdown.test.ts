@@ -39,7 +39,7 @@ describe('graceful shutdown over HTTP', () => {
     expect(result.isError).toBeFalsy();
     expect(structuredOf<{ query: string }>(result).query).toBe('in flight');
     expect(await exited).toBe(0);
-    expect(service.aborted.search).toBe(0);
+    expect(service.abandoned.search).toBe(0);
     await client.close();
   });
 
@@ -54,7 +54,7 @@ describe('graceful shutdown over HTTP', () => {
     expect(await eventually(() => service.counters.search === 1)).toBe(true);
     expect(await server.stop('SIGTERM')).toBe(0);
     expect(server.stderr()).toMatch(/cancelling 1 call\(s\) still running after 200 ms/);
-    expect(await eventually(() => service.aborted.search === 1)).toBe(true);
+    expect(await eventually(() => service.abandoned.search === 1)).toBe(true);
     await client.close();
     expect(await call).toBe('rejected');
   });

@@ -82,6 +82,6 @@ describe('stateless mode (--stateless)', () => {
     expect(response.status).toBe(200);
     expect(await eventually(() => service.counters.search === 1)).toBe(true);
     abort.abort();
-    expect(await eventually(() => service.aborted.search === 1)).toBe(true);
+    expect(await eventually(() => service.abandoned.search === 1)).toBe(true);
   });
 });

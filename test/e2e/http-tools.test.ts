@@ -88,7 +88,7 @@ describe.each(HTTP_KINDS)('built server over %s', (kind) => {
       expect(await eventually(() => service.counters.search === 1)).toBe(true);
       abort.abort();
       expect(await settled).not.toBe('resolved');
-      expect(await eventually(() => service.aborted.search === 1)).toBe(true);
+      expect(await eventually(() => service.abandoned.search === 1)).toBe(true);
       const next = await client.callTool({ name: 'web_search', arguments: { query: 'after cancel' } });
       expect(next.isError).toBeFalsy();
     });
@@ -105,7 +105,7 @@ describe('built server over HTTP', () => {
     expect(response.status).toBe(200);
     expect(await eventually(() => service.counters.search === 1)).toBe(true);
     abort.abort();
-    expect(await eventually(() => service.aborted.search === 1)).toBe(true);
+    expect(await eventually(() => service.abandoned.search === 1)).toBe(true);
     expect(await eventually(async () => (await health(server.url)).in_flight === 0)).toBe(true);
   });
 

@@ -65,7 +65,7 @@ export async function startReferenceService(
     state: new ServiceState(options.webModels ?? true),
     faults: new FaultQueue(),
     counters: zeroCounters(),
-    aborted: zeroCounters(),
+    abandoned: zeroCounters(),
     requests: [] as RecordedRequest[],
     apiKey,
     closing: closing.signal,
@@ -87,7 +87,7 @@ export async function startReferenceService(
     url,
     apiKey,
     counters: core.counters,
-    aborted: core.aborted,
+    abandoned: core.abandoned,
     requests: core.requests,
     videoJobs: core.state.videoJobs,
     responseStreams: core.state.responseStreams,
@@ -97,7 +97,7 @@ export async function startReferenceService(
       // In place: tests may hold on to `counters` and `requests`.
       for (const name of ROUTE_NAMES) {
         core.counters[name] = 0;
-        core.aborted[name] = 0;
+        core.abandoned[name] = 0;
       }
       core.requests.length = 0;
       core.state.responseStreams.completed = 0;

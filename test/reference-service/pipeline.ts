@@ -12,18 +12,21 @@ import { createResponse } from './routes-responses.js';
 import { search } from './routes-search.js';
 import { listVoices, speech } from './routes-speech.js';
 import { transcribe } from './routes-transcriptions.js';
-import { pollVideo, submitVideo } from './routes-videos.js';
+import { pollVideo, redirectToVideoFile, submitVideo } from './routes-videos.js';
 import type { ServiceState } from './state.js';
 import type { Fault, RecordedRequest, RouteName } from './types.js';
 import { videoFileReply } from './video-files.js';
 
 const MAX_RECORDED_REQUESTS = 1000;
+/** Responses the service itself cut off (reset faults): not the client giving up. */
+const endedByService = new WeakSet<ServerResponse>();
 
 export interface ServiceCore {
   state: ServiceState;
   faults: FaultQueue;
   counters: Record<RouteName, number>;
-  aborted: Record<RouteName, number>;
+  /** Requests the client gave up on (closed the connection) before the answer was complete. */
+  abandoned: Record<RouteName, number>;
   requests: RecordedRequest[];
   apiKey: string;
   /** Aborted by close(), so pending delays and streams stop at once. */
@@ -45,7 +48,12 @@ const HANDLERS: Record<RouteName, RouteHandler> = {
   'models.kind': listModelsOfKind,
   'models.info': modelInfo,
   health: () => ({ kind: 'json', status: 200, body: { ok: true } }),
+  'files.video': (context) => videoFileReply(context.query),
+  'files.redirect': redirectToVideoFile,
 };
+
+/** Routes anyone may call without a key: the health check, and video files (CDN URLs). */
+const PUBLIC_ROUTES = new Set<RouteName>(['health', 'files.video', 'files.redirect']);
 
 function flattenHeaders(headers: IncomingHttpHeaders): Record<string, string | undefined> {
   const out: Record<string, string | undefined> = {};
@@ -72,7 +80,7 @@ function authFailure(headers: Record<string, string | undefined>, apiKey: string
 }
 
 async function normalReply(core: ServiceCore, context: RouteContext): Promise<Reply> {
-  if (context.route !== 'health') {
+  if (!PUBLIC_ROUTES.has(context.route)) {
     const failure = authFailure(context.headers, core.apiKey);
     if (failure) return failure;
   }
@@ -94,12 +102,18 @@ async function respondWithFault(
   if (fault.delayMs && !(await sleep(fault.delayMs, signal))) return;
   if (fault.reset) {
     // An RST, not a polite FIN: the client sees a connection reset with no response at all.
+    endedByService.add(res);
     req.socket.resetAndDestroy();
     return;
   }
   // Leave the request open; close() or the client's own timeout ends it.
   if (fault.hang) return;
-  const options = { signal, extraHeaders: fault.headers, slowBodyMs: fault.slowBodyMs };
+  const options = {
+    signal,
+    extraHeaders: fault.headers,
+    slowBodyMs: fault.slowBodyMs,
+    headOnly: req.method === 'HEAD',
+  };
   const replacement = replacementReply(fault);
   if (replacement) return sendReply(res, replacement, options);
   const reply = await normal();
@@ -120,9 +134,6 @@ async function route(core: ServiceCore, req: IncomingMessage, res: ServerRespons
   const match = matchRoute(method, url.pathname);
   if (match.kind !== 'route') {
     req.resume();
-    if (match.kind === 'video-file') {
-      return sendReply(res, videoFileReply(query), { signal, headOnly: method === 'HEAD' });
-    }
     const reply =
       match.kind === 'not-found'
         ? errorReply(404, { message: `Not found: ${method} ${url.pathname}` })
@@ -132,7 +143,8 @@ async function route(core: ServiceCore, req: IncomingMessage, res: ServerRespons
   core.counters[match.route] += 1;
   const routeName = match.route;
   res.once('close', () => {
-    if (!res.writableFinished && !core.closing.aborted) core.aborted[routeName] += 1;
+    if (!res.writableFinished && !endedByService.has(res) && !core.closing.aborted)
+      core.abandoned[routeName] += 1;
   });
   // The fault is claimed on arrival, so concurrent requests take queued faults in arrival order.
   const fault = core.faults.take(match.route);
@@ -158,7 +170,7 @@ async function route(core: ServiceCore, req: IncomingMessage, res: ServerRespons
   };
   const normal = () => normalReply(core, context);
   if (fault) return respondWithFault(req, res, fault, normal, signal);
-  return sendReply(res, await normal(), { signal });
+  return sendReply(res, await normal(), { signal, headOnly: method === 'HEAD' });
 }
 
 export async function handleRequest(

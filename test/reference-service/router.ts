@@ -45,7 +45,6 @@ const API_ROUTES: readonly RouteSpec[] = [
 
 export type RouteMatch =
   | { kind: 'route'; route: RouteName; params: Record<string, string> }
-  | { kind: 'video-file'; id: string }
   | { kind: 'method-not-allowed' }
   | { kind: 'not-found' };
 
@@ -68,10 +67,15 @@ export function matchRoute(method: string, pathname: string): RouteMatch {
   if (pathname === '/api/health') {
     return method === 'GET' ? { kind: 'route', route: 'health', params: {} } : { kind: 'method-not-allowed' };
   }
-  const file = /^\/files\/video\/([A-Za-z0-9_-]+)\.mp4$/.exec(pathname);
-  if (file?.[1]) {
+  // Finished videos, as a CDN serves them (no auth); the redirect route stands for signed-URL hops.
+  const file = /^\/files\/(video|redirect)\/([A-Za-z0-9_-]+)\.mp4$/.exec(pathname);
+  if (file?.[2]) {
     return method === 'GET' || method === 'HEAD'
-      ? { kind: 'video-file', id: file[1] }
+      ? {
+          kind: 'route',
+          route: file[1] === 'video' ? 'files.video' : 'files.redirect',
+          params: { id: file[2] },
+        }
       : { kind: 'method-not-allowed' };
   }
   const path = apiPath(pathname);

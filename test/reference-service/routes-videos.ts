@@ -111,13 +111,29 @@ export function pollVideo(context: RouteContext): Reply {
   if (job.polls < pollsUntilDone) {
     // Clients must tolerate every running-status word the gateways use.
     const status = RUNNING_STATUS_WORDS[(job.polls - 1) % RUNNING_STATUS_WORDS.length];
+    if (timing.reportProgress === false) return jsonReply({ status });
     return jsonReply({ status, progress: Math.floor((job.polls / pollsUntilDone) * 99) });
   }
   return jsonReply(
     terminalBody(timing, () => ({
       status: 'done',
-      video: { url: `${context.state.url}${videoFilePath(id, timing.videoBytes)}`, duration: plan.duration },
+      video: { url: finishedVideoUrl(context.state.url, id, timing), duration: plan.duration },
       model: 'grok-imagine-video',
     })),
   );
+}
+
+function finishedVideoUrl(ownUrl: string, id: string, timing: VideoJobTiming): string {
+  const file = videoFilePath(id, timing.videoBytes);
+  if (timing.redirectVideoTo === undefined) return `${ownUrl}${file}`;
+  const hop = new URL(`${ownUrl}/files/redirect/${id}.mp4`);
+  hop.searchParams.set('to', `${timing.redirectVideoTo}${file}`);
+  return hop.toString();
+}
+
+/** GET /files/redirect/<id>.mp4?to=<url>: a 302 hop, as signed CDN links often take. */
+export function redirectToVideoFile(context: RouteContext): Reply {
+  const to = context.query.to;
+  if (!to || !isHttpUrl(to)) return errorReply(400, { message: 'to must be an http(s) URL' });
+  return { kind: 'raw', status: 302, contentType: 'text/plain', body: 'Found', headers: { location: to } };
 }

@@ -15,7 +15,9 @@ export type RouteName =
   | 'models'
   | 'models.kind'
   | 'models.info'
-  | 'health';
+  | 'health'
+  | 'files.video'
+  | 'files.redirect';
 
 export const ROUTE_NAMES: readonly RouteName[] = [
   'search',
@@ -32,6 +34,8 @@ export const ROUTE_NAMES: readonly RouteName[] = [
   'models.kind',
   'models.info',
   'health',
+  'files.video',
+  'files.redirect',
 ];
 
 export interface Fault {
@@ -88,6 +92,13 @@ export interface VideoJobTiming {
   status?: 'expired' | 'cancelled';
   /** Size of the finished video file; adds `?bytes=N` to the done `video.url` (default 256 KiB). */
   videoBytes?: number;
+  /** false: running polls carry no `progress` field (some gateways never report one). Default true. */
+  reportProgress?: boolean;
+  /**
+   * An origin (e.g. another reference service's url): the done `video.url` becomes a
+   * `/files/redirect/` URL on this service that answers 302 to `/files/video/` on that origin.
+   */
+  redirectVideoTo?: string;
 }
 
 export type ModelListKind = 'chat' | 'tts' | 'stt' | 'image' | 'embedding' | 'image-to-text';
@@ -133,9 +144,8 @@ export interface ReferenceService {
   apiKey: string;
   /** Requests that reached each route, including faulted and unauthorized ones. */
   counters: Record<RouteName, number>;
-  /** Requests whose connection closed before the answer was complete: the client gave up (a
-   *  cancelled call) or a `reset` fault cut it. */
-  aborted: Record<RouteName, number>;
+  /** Requests the client closed before their answer was complete (a cancelled poll, a timeout). */
+  abandoned: Record<RouteName, number>;
   /** Every routed request, in order (the last 1000). */
   requests: RecordedRequest[];
   /** Queue a fault for the next request(s) of that route (faults queue in order). */

@@ -45,6 +45,8 @@ export async function connectInMemory(env: Record<string, string>, argv: string[
 
 export interface Spawned {
   client: Client;
+  /** The server process id (null once it has exited). */
+  pid(): number | null;
   stderr(): string;
   close(): Promise<void>;
 }
@@ -64,7 +66,7 @@ export async function connectStdio(env: Record<string, string>, args: string[] =
   });
   const client = new Client({ name: 'test-client', version: '1.0.0' });
   await client.connect(transport);
-  return { client, stderr: () => stderr, close: () => client.close() };
+  return { client, pid: () => transport.pid, stderr: () => stderr, close: () => client.close() };
 }
 
 export interface RunResult {

@@ -12,8 +12,7 @@ import { UserError } from './results.js';
 /**
  * Downloads a URL given by the agent into a private temporary directory, streamed and
  * size-limited. The service client sends the gateway key only to the gateway's own origin, so a
- * third-party host never sees it; redirects are followed here (bounded) so each hop is judged on
- * its own origin.
+ * third-party host never sees it, on any redirect hop.
  */
 export interface TempDownload {
   path: string;
@@ -26,8 +25,6 @@ export interface TempDownload {
   cleanup(): Promise<void>;
 }
 
-const MAX_REDIRECTS = 5;
-
 export async function downloadToTemp(
   url: string,
   client: ServiceClient,
@@ -35,56 +32,40 @@ export async function downloadToTemp(
   signal: AbortSignal,
   onBytes?: (bytes: number) => void,
 ): Promise<TempDownload> {
-  let target = url;
-  for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
-    const res = await client.download(target, signal).catch((error: unknown) => {
-      throw downloadError(target, error);
-    });
-    if (res.status >= 300 && res.status < 400) {
-      void res.body.dump().catch(() => undefined);
-      target = redirectTarget(target, res.headers.location);
-      continue;
-    }
-    const declared = Number(res.headers['content-length']);
-    if (Number.isFinite(declared) && declared > maxBytes) {
-      void res.body.dump().catch(() => undefined);
-      throw new UserError(tooBig(url, formatBytes(declared), maxBytes));
-    }
-    const dir = await mkdtemp(join(tmpdir(), 'gateway-tools-audio-'));
-    const cleanup = () => rm(dir, { recursive: true, force: true });
-    const path = join(dir, 'download');
-    let size = 0;
-    const limiter = new Transform({
-      transform(chunk: Buffer, _encoding, callback) {
-        size += chunk.length;
-        if (size > maxBytes)
-          return callback(new UserError(tooBig(url, `over ${formatBytes(maxBytes)}`, maxBytes)));
-        onBytes?.(size);
-        callback(null, chunk);
-      },
-    });
-    try {
-      await pipeline(res.body, limiter, createWriteStream(path), { signal });
-    } catch (error) {
-      await cleanup();
-      throw error instanceof UserError || signal.aborted ? error : downloadError(target, error);
-    }
-    if (size === 0) {
-      await cleanup();
-      throw new UserError(`${url} answered with an empty body: there is no audio to transcribe.`);
-    }
-    return { path, size, contentType: res.headers['content-type'], finalUrl: target, cleanup };
+  // client.download follows redirects itself, deciding on every hop whether the key may go along.
+  const res = await client.download(url, signal).catch((error: unknown) => {
+    throw downloadError(url, error);
+  });
+  const finalUrl = res.url ?? url;
+  const declared = Number(res.headers['content-length']);
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    void res.body.dump().catch(() => undefined);
+    throw new UserError(tooBig(url, formatBytes(declared), maxBytes));
   }
-  throw new UserError(`${url} redirects more than ${MAX_REDIRECTS} times; pass the final URL.`);
-}
-
-function redirectTarget(from: string, location: string | undefined): string {
-  if (!location) throw new UserError(`${from} answered with a redirect but no Location; pass the final URL.`);
-  const next = new URL(location, from);
-  if (next.protocol !== 'http:' && next.protocol !== 'https:') {
-    throw new UserError(`${from} redirects to a ${next.protocol} URL; only http and https are downloaded.`);
+  const dir = await mkdtemp(join(tmpdir(), 'gateway-tools-audio-'));
+  const cleanup = () => rm(dir, { recursive: true, force: true });
+  const path = join(dir, 'download');
+  let size = 0;
+  const limiter = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      size += chunk.length;
+      if (size > maxBytes)
+        return callback(new UserError(tooBig(url, `over ${formatBytes(maxBytes)}`, maxBytes)));
+      onBytes?.(size);
+      callback(null, chunk);
+    },
+  });
+  try {
+    await pipeline(res.body, limiter, createWriteStream(path), { signal });
+  } catch (error) {
+    await cleanup();
+    throw error instanceof UserError || signal.aborted ? error : downloadError(finalUrl, error);
   }
-  return next.href;
+  if (size === 0) {
+    await cleanup();
+    throw new UserError(`${url} answered with an empty body: there is no audio to transcribe.`);
+  }
+  return { path, size, contentType: res.headers['content-type'], finalUrl, cleanup };
 }
 
 function tooBig(url: string, size: string, maxBytes: number): string {

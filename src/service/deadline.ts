@@ -1,0 +1,28 @@
+/**
+ * A signal that aborts when `parent` does or after `ms`, on a timer held here. Not
+ * `AbortSignal.any([parent, AbortSignal.timeout(ms)])`: on Node 20 the timeout signal is only
+ * weakly held, so after a garbage collection it may never fire and a hung request stays hung.
+ * Call `clear()` when the guarded work is over.
+ */
+export interface Deadline {
+  signal: AbortSignal;
+  clear(): void;
+}
+
+export function withDeadline(parent: AbortSignal | undefined, ms: number): Deadline {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(parent?.reason);
+  if (parent?.aborted) controller.abort(parent.reason);
+  else parent?.addEventListener('abort', onAbort, { once: true });
+  const timer = setTimeout(
+    () => controller.abort(new DOMException(`No answer within ${ms} ms`, 'TimeoutError')),
+    ms,
+  );
+  return {
+    signal: controller.signal,
+    clear() {
+      clearTimeout(timer);
+      parent?.removeEventListener('abort', onAbort);
+    },
+  };
+}

@@ -1,0 +1,133 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { ServiceError } from '../service/errors.js';
+import type { VideoJobState } from '../service/videos.js';
+import { fileLink, formatBytes, type SavedFile } from './support/files.js';
+import { success, UserError } from './support/results.js';
+import { oneLine } from './support/text.js';
+import { MAX_WAIT_SECONDS } from './support/wait.js';
+import type { ToolContext } from './types.js';
+
+/**
+ * What all four video tools answer. A job that failed is reported as a successful call with
+ * `status: "failed"` and `error` (the tool did its work: it found out how the job ended), with a
+ * text that starts with "FAILED" so no model mistakes it for a video. isError is kept for calls
+ * that could not do their work (bad arguments, a refused submit, an unreachable service).
+ */
+export const videoOutputSchema = {
+  job_id: z.string().describe('The job handle: pass it to video_status (or as `video` to edit/extend).'),
+  status: z.enum(['running', 'done', 'failed']),
+  progress: z.number().min(0).max(100).nullable().describe('0-100 when the service reports it.'),
+  video_url: z.string().nullable().describe('The finished video (a temporary URL).'),
+  duration: z.number().nullable().describe('Seconds of video, when known.'),
+  file_path: z.string().nullable().describe('Where the video was saved, when downloaded.'),
+  error: z.string().nullable().describe('Why the job failed, when it failed.'),
+};
+
+export interface JobView {
+  jobId: string;
+  /** The last state read; null when no status was read (a submit without waiting). */
+  state: VideoJobState | null;
+  /** Said first (e.g. "Started a new video generation ..."). */
+  intro?: string;
+  /** Said after the status (e.g. why the wait ended early). */
+  note?: string;
+  saved?: SavedFile;
+  /** The caller asked for the file: the follow-up hint repeats download: true. */
+  wantsFile?: boolean;
+}
+
+export function jobResult(view: JobView, ctx: ToolContext): CallToolResult {
+  const { jobId, state, saved } = view;
+  const status = state?.status ?? 'running';
+  const structured = {
+    job_id: jobId,
+    status,
+    progress: state ? state.progress : null,
+    video_url: state?.videoUrl ?? null,
+    duration: state?.duration ?? null,
+    file_path: saved?.path ?? null,
+    error: state?.error ? describeJobError(state.error) : null,
+  };
+  const statusTool = ctx.toolName('video_status');
+  const lines: string[] = [];
+  const links: CallToolResult['content'] = [];
+  if (view.intro) lines.push(view.intro);
+  if (status === 'failed') {
+    lines.push(
+      `FAILED — video job \`${jobId}\` ended without a video: ${structured.error}.`,
+      `Nothing to download. To try again, fix what the reason points at and call ${ctx.toolName('video_generate')} — that is a new generation, billed again.`,
+    );
+  } else if (status === 'done') {
+    const length = structured.duration !== null ? `${structured.duration} s ` : '';
+    if (saved) {
+      lines.push(
+        `Video job \`${jobId}\` is done: ${length}video saved to ${saved.path} (${formatBytes(saved.bytes)}).`,
+      );
+      links.push(
+        fileLink(saved.path, videoMime(saved.path), `The finished ${length}video from job ${jobId}`),
+      );
+    } else if (structured.video_url) {
+      lines.push(
+        `Video job \`${jobId}\` is done: ${length}video at ${structured.video_url}`,
+        `The URL is temporary: to keep the video, call ${statusTool} with job_id "${jobId}" and download: true.`,
+      );
+    } else {
+      lines.push(
+        `Video job \`${jobId}\` is done, but the service gave no usable video URL (status "${oneLine(state?.rawStatus ?? '', 40)}"). Check the job in the gateway.`,
+      );
+    }
+    if (structured.video_url) links.push(remoteVideoLink(structured.video_url, jobId, Boolean(saved)));
+  } else {
+    lines.push(`Video job \`${jobId}\` is still running${runningDetail(state)}.`);
+  }
+  if (view.note) lines.push(view.note);
+  if (status === 'running') {
+    lines.push(
+      `To follow it, call ${statusTool} with job_id "${jobId}" and wait_seconds (up to ${MAX_WAIT_SECONDS})${view.wantsFile ? ' and download: true (nothing was saved yet)' : ''}. ` +
+        'Do not submit again: every submit starts, and bills, a new generation.',
+    );
+  }
+  return success(lines.join('\n'), structured, links);
+}
+
+function videoMime(path: string): string {
+  const ext = path.slice(path.lastIndexOf('.') + 1).toLowerCase();
+  const types: Record<string, string> = {
+    webm: 'video/webm',
+    mov: 'video/quicktime',
+    mkv: 'video/x-matroska',
+  };
+  return types[ext] ?? 'video/mp4';
+}
+
+function runningDetail(state: VideoJobState | null): string {
+  if (!state) return ' (just accepted; no status read yet)';
+  const progress = state.progress !== null ? `${Math.round(state.progress)}% done, ` : '';
+  return ` (${progress}service status "${oneLine(state.rawStatus, 40)}")`;
+}
+
+export function describeJobError(error: NonNullable<VideoJobState['error']>): string {
+  const message = oneLine(error.message, 400).replace(/\.$/, '');
+  return error.code ? `${message} (code ${oneLine(error.code, 60)})` : message;
+}
+
+function remoteVideoLink(url: string, jobId: string, saved: boolean): CallToolResult['content'][number] {
+  return {
+    type: 'resource_link',
+    uri: url,
+    name: `${jobId}.mp4`,
+    mimeType: 'video/mp4',
+    description: saved
+      ? `Where the video was downloaded from (temporary URL) — job ${jobId}`
+      : `The finished video (temporary URL: download it soon) — job ${jobId}`,
+  };
+}
+
+/** One sentence (or two) saying what went wrong, for embedding in a longer message. */
+export function errorSentence(error: unknown, scrub: (text: string) => string): string {
+  if (error instanceof ServiceError) return scrub(error.describe());
+  if (error instanceof UserError) return scrub(error.message);
+  const message = error instanceof Error ? error.message : String(error);
+  return scrub(`unexpected error: ${message}.`);
+}

@@ -1,0 +1,117 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { ServiceError } from '../service/errors.js';
+import type { VideoJobState } from '../service/videos.js';
+import { decodeJobHandle, type JobRef } from './support/job-handle.js';
+import { failure, failureFrom, UserError } from './support/results.js';
+import { MAX_WAIT_SECONDS, risingProgress, type WaitOutcome, waitDeadline } from './support/wait.js';
+import { defineTool, type ToolContext } from './types.js';
+import { followJob, saveVideo } from './video-follow.js';
+import { errorSentence, jobResult, videoOutputSchema } from './video-results.js';
+
+export const DEFAULT_STATUS_WAIT_SECONDS = 30;
+
+const inputSchema = {
+  job_id: z
+    .string()
+    .trim()
+    .min(1, 'job_id must not be empty')
+    .max(2000, 'job_id must be at most 2000 characters')
+    .describe('The job_id (vj_...) that video_generate, video_edit or video_extend returned.'),
+  wait_seconds: z
+    .number()
+    .min(0)
+    .max(MAX_WAIT_SECONDS)
+    .default(DEFAULT_STATUS_WAIT_SECONDS)
+    .describe(
+      `Wait up to this many seconds for the job to finish, polling with backoff and sending progress (0-${MAX_WAIT_SECONDS}, default ${DEFAULT_STATUS_WAIT_SECONDS}; 0 = just look).`,
+    ),
+  download: z
+    .boolean()
+    .default(false)
+    .describe(
+      'When the job is done, save the video under the output directory and return its file_path (the URL is temporary).',
+    ),
+};
+
+export const videoStatus = defineTool({
+  name: 'video_status',
+  group: 'video',
+  title: 'Video job status',
+  description:
+    'Follow a video job started by video_generate, video_edit or video_extend: waits up to wait_seconds ' +
+    `(max ${MAX_WAIT_SECONDS}) for it to finish, with progress notifications, then returns its status ` +
+    '(running, done or failed), progress, and when done the video URL (temporary) and duration. With ' +
+    'download: true a finished video is saved under the output directory and file_path is returned. Free: ' +
+    'polling is never billed, so call it again with the same job_id as often as needed while the job runs. ' +
+    'Works for any job_id, even from an earlier session or another server process.',
+  inputSchema,
+  outputSchema: videoOutputSchema,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  async run(args, ctx) {
+    const started = Date.now();
+    let ref: JobRef;
+    try {
+      ref = decodeJobHandle(args.job_id);
+    } catch (error) {
+      return failureFrom('Video status', error, ctx.runtime.scrub);
+    }
+    const report = risingProgress((update) => ctx.progress(update));
+    const outcome = await followJob(
+      ref,
+      { deadline: waitDeadline(started, args.wait_seconds), pollFirst: true },
+      ctx,
+      report,
+    );
+    return statusResult(args.job_id, ref, outcome, args.download, ctx, report);
+  },
+});
+
+async function statusResult(
+  jobId: string,
+  ref: JobRef,
+  outcome: WaitOutcome<VideoJobState>,
+  download: boolean,
+  ctx: ToolContext,
+  report: ReturnType<typeof risingProgress>,
+): Promise<CallToolResult> {
+  if (outcome.kind === 'cancelled') return failure('Video status was cancelled.');
+  const pollError = 'error' in outcome ? outcome.error : undefined;
+  if (outcome.state === null) {
+    // Not one status could be read (the job itself is unaffected by that).
+    return failure(`Checking video job ${jobId} failed: ${pollFailureText(pollError, ctx)}`);
+  }
+  const state = outcome.state;
+  const note =
+    pollError === undefined
+      ? undefined
+      : `(The last status check failed, so this is the status read before it: ${pollFailureText(pollError, ctx)})`;
+  if (state.status !== 'done' || !download || !state.videoUrl) {
+    return jobResult({ jobId, state, wantsFile: download, ...(note ? { note } : {}) }, ctx);
+  }
+  try {
+    const saved = await saveVideo(state.videoUrl, ref, ctx, report);
+    return jobResult({ jobId, state, saved }, ctx);
+  } catch (error) {
+    if (ctx.signal.aborted) return failure('Video download was cancelled; no partial file was kept.');
+    const next =
+      error instanceof UserError
+        ? 'Fetch it from there directly if it is needed.'
+        : `Call ${ctx.toolName('video_status')} with download: true to try again.`;
+    return failure(
+      `Job ${jobId} is done, but saving its video failed: ${errorSentence(error, ctx.runtime.scrub)} ` +
+        `The video is at ${state.videoUrl} (a temporary URL). ${next}`,
+    );
+  }
+}
+
+/** Why a status check failed, and what to do: the job itself is never affected by a failed poll. */
+function pollFailureText(error: unknown, ctx: ToolContext): string {
+  if (error instanceof ServiceError && error.status === 404) {
+    return ctx.runtime.scrub(
+      `${error.message}. The service does not know this job: it may have expired, or the job_id comes from another gateway or key. ` +
+        `If its video is still needed, start a new job with ${ctx.toolName('video_generate')} (billed).`,
+    );
+  }
+  return `${errorSentence(error, ctx.runtime.scrub)} The job itself is unaffected: call ${ctx.toolName('video_status')} again with the same job_id.`;
+}

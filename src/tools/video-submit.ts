@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ServiceError } from '../service/errors.js';
+import {
+  classifySubmitFailure,
+  submitVideo,
+  type VideoSubmitKind,
+  type VideoSubmitRequest,
+} from '../service/videos.js';
+import { canEncode, encodeJobHandle, type JobRef } from './support/job-handle.js';
+import { failure, failureFrom } from './support/results.js';
+import { risingProgress, waitDeadline } from './support/wait.js';
+import type { ToolContext } from './types.js';
+import { followJob } from './video-follow.js';
+import { errorSentence, jobResult } from './video-results.js';
+
+/**
+ * The billed half of the video tools: one submit, sent once, always with an Idempotency-Key,
+ * then (optionally) a short wait. Once the service has accepted a job, the result always carries
+ * its job_id — whatever happens while waiting — so the agent is never tempted to submit again.
+ */
+export interface SubmitOptions {
+  kind: VideoSubmitKind;
+  /** The tool's base name, for messages. */
+  tool: string;
+  body: VideoSubmitRequest;
+  waitSeconds: number;
+  idempotencyKey: string | undefined;
+  /** Epoch ms the call started: the wait counts from here, so submit time is part of it. */
+  started: number;
+}
+
+const WHAT: Record<VideoSubmitKind, string> = {
+  generations: 'video generation',
+  edits: 'video edit',
+  extensions: 'video extension',
+};
+
+export async function submitAndFollow(options: SubmitOptions, ctx: ToolContext): Promise<CallToolResult> {
+  const { kind, tool, body } = options;
+  const key = options.idempotencyKey ?? `gtm-${randomUUID()}`;
+  const { client } = ctx.runtime.service;
+  let ref: JobRef;
+  try {
+    ref = await submitVideo(client, kind, body, key, ctx.signal);
+  } catch (error) {
+    return submitFailure(error, { ...options, key }, ctx);
+  }
+  if (!canEncode(ref)) {
+    ctx.runtime.log.warn(`${tool}: accepted job has unusable ids ${JSON.stringify(ref)}`);
+    return failure(
+      ctx.runtime.scrub(
+        `The service accepted the ${WHAT[kind]} (so it is billed) but answered with a job id this server cannot follow (request_id ${JSON.stringify(ref.requestId.slice(0, 80))}). Do not submit again; look the job up in the gateway.`,
+      ),
+    );
+  }
+  const jobId = encodeJobHandle(ref);
+  ctx.runtime.log.info(
+    `${tool}: job ${jobId} accepted (request_id ${ref.requestId}, connection ${ref.connectionId ?? 'none'}, idempotency key ${key})`,
+  );
+  const intro = `Started a new ${WHAT[kind]} (billed once, when the service accepted it). job_id: ${jobId}`;
+  if (options.waitSeconds <= 0) return jobResult({ jobId, state: null, intro }, ctx);
+
+  const report = risingProgress((update) => ctx.progress(update));
+  const outcome = await followJob(
+    ref,
+    { deadline: waitDeadline(options.started, options.waitSeconds), pollFirst: false },
+    ctx,
+    report,
+  );
+  const pollError = 'error' in outcome ? outcome.error : undefined;
+  const note =
+    outcome.kind === 'cancelled'
+      ? 'The wait was cancelled; the job goes on.'
+      : pollError !== undefined
+        ? `(Checking its status failed — ${errorSentence(pollError, ctx.runtime.scrub)} The job itself is unaffected.)`
+        : undefined;
+  return jobResult({ jobId, state: outcome.state, intro, ...(note ? { note } : {}) }, ctx);
+}
+
+/** Says whether the failed submit may have started (and billed) a job, and what to do next. */
+function submitFailure(
+  error: unknown,
+  options: SubmitOptions & { key: string },
+  ctx: ToolContext,
+): CallToolResult {
+  const { tool, kind, key } = options;
+  const what = WHAT[kind];
+  if (!(error instanceof ServiceError)) return failureFrom(`Starting the ${what}`, error, ctx.runtime.scrub);
+  const reason = errorSentence(error, ctx.runtime.scrub);
+  const retryAdvice =
+    `Do not resubmit blindly: first check the gateway (its dashboard or logs) for a new video job; ` +
+    `if you do retry, call ${ctx.toolName(tool)} with idempotency_key "${key}" (the same key), which the gateway forwards so a repeat can be recognised.`;
+  switch (classifySubmitFailure(error)) {
+    case 'refused':
+      return failure(`The ${what} was refused, so no job was started and nothing was billed. ${reason}`);
+    case 'not-sent':
+      return failure(`The ${what} request never reached the service, so nothing was billed. ${reason}`);
+    case 'cancelled':
+      ctx.runtime.log.warn(`${tool}: cancelled while submitting; a job may exist (idempotency key ${key})`);
+      return failure(
+        `The ${what} was cancelled while being sent; a job may or may not exist (idempotency key "${key}").`,
+      );
+    case 'ambiguous': {
+      ctx.runtime.log.warn(
+        `${tool}: submit outcome unknown (${error.kind}${error.status ? ` ${error.status}` : ''}); idempotency key ${key}`,
+      );
+      const headline =
+        error.kind === 'malformed'
+          ? `The service answered the ${what} with success but its answer was unreadable (${ctx.runtime.scrub(error.message)}), so a job was probably started and billed, and its job_id is unknown.`
+          : `Outcome unknown: ${ctx.runtime.scrub(error.message)}${error.status ? ` (HTTP ${error.status})` : ''}. The request may have reached the service, so the ${what} may or may not have started (and been billed).`;
+      return failure(`${headline} ${retryAdvice}`);
+    }
+  }
+}
