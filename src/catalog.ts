@@ -32,5 +32,57 @@ export function catalogEntry(
 
 function jsonSchema(shape: z.ZodRawShape, io: 'input' | 'output'): Record<string, unknown> {
   const { $schema: _drop, ...schema } = z.toJSONSchema(z.object(shape), { target: 'draft-7', io });
-  return schema;
+  return compact(schema, io) as Record<string, unknown>;
+}
+
+/**
+ * Drops what carries no information for a client: the ±2^53 bounds zod puts on every integer,
+ * regex patterns and `minLength: 1`, and, in output schemas, descriptions, bounds and required lists (the text content
+ * explains results, and every field the spec names is always present; the SDK still validates
+ * structuredContent against the full zod schema before it is sent).
+ */
+const OUTPUT_NOISE = new Set([
+  'description',
+  'additionalProperties',
+  'required',
+  'propertyNames',
+  'minimum',
+  'maximum',
+]);
+
+function compact(node: unknown, io: 'input' | 'output'): unknown {
+  if (Array.isArray(node)) return node.map((n) => compact(n, io));
+  if (!node || typeof node !== 'object') return node;
+  const nullable = io === 'output' ? nullableType(node as Record<string, unknown>) : undefined;
+  if (nullable) return nullable;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key === 'minimum' && value === Number.MIN_SAFE_INTEGER) continue;
+    if (key === 'minLength' && value === 1) continue;
+    if (key === 'maximum' && value === Number.MAX_SAFE_INTEGER) continue;
+    if (io === 'output' && OUTPUT_NOISE.has(key)) continue;
+    // Id patterns are checked server-side with a clear message; in the catalog they are noise.
+    if (key === 'pattern') continue;
+    out[key] = key === 'properties' ? mapValues(value, io) : compact(value, io);
+  }
+  return out;
+}
+
+/** In outputs, `anyOf: [{type: T, ...bounds}, {type: null}]` says no more than `type: [T, null]`. */
+function nullableType(node: Record<string, unknown>): Record<string, unknown> | undefined {
+  const options = node.anyOf;
+  if (!Array.isArray(options) || options.length !== 2) return undefined;
+  const [first, second] = options as Record<string, unknown>[];
+  if (
+    second?.type !== 'null' ||
+    typeof first?.type !== 'string' ||
+    first.type === 'object' ||
+    first.type === 'array'
+  )
+    return undefined;
+  return { type: [first.type, 'null'] };
+}
+
+function mapValues(properties: unknown, io: 'input' | 'output'): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(properties as object).map(([k, v]) => [k, compact(v, io)]));
 }
