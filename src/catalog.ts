@@ -4,12 +4,32 @@ import type { AnyToolDefinition } from './tools/types.js';
 
 /**
  * The `tools/list` entries, built once per process instead of once per request: JSON Schemas
- * converted from the zod shapes a single time, without the `$schema` line that every schema
- * would otherwise repeat (it costs the agent's context on every session).
+ * converted from the zod shapes, compacted (see compact()). The bundle in dist/ carries them
+ * already converted by the build (scripts/build.mjs), which saves start-up time and memory; run
+ * from source, they are converted on first use.
  */
 type ToolJson = Pick<Tool, 'title' | 'description' | 'inputSchema' | 'outputSchema' | 'annotations'>;
+export type ToolSchemas = Record<string, { input: Tool['inputSchema']; output: Tool['outputSchema'] }>;
+
+declare const __GATEWAY_TOOL_SCHEMAS__: ToolSchemas | undefined;
+const PRECONVERTED: ToolSchemas | undefined =
+  typeof __GATEWAY_TOOL_SCHEMAS__ === 'object' ? __GATEWAY_TOOL_SCHEMAS__ : undefined;
 
 const converted = new WeakMap<AnyToolDefinition, ToolJson>();
+
+/** The JSON Schemas of every tool, as the build embeds them. */
+export function convertSchemas(tools: readonly AnyToolDefinition[]): ToolSchemas {
+  return Object.fromEntries(tools.map((tool) => [tool.name, schemasOf(tool)]));
+}
+
+function schemasOf(tool: AnyToolDefinition): ToolSchemas[string] {
+  return (
+    PRECONVERTED?.[tool.name] ?? {
+      input: jsonSchema(tool.inputSchema, 'input') as Tool['inputSchema'],
+      output: jsonSchema(tool.outputSchema, 'output') as Tool['outputSchema'],
+    }
+  );
+}
 
 export function catalogEntry(
   tool: AnyToolDefinition,
@@ -18,11 +38,12 @@ export function catalogEntry(
 ): Tool {
   let json = converted.get(tool);
   if (!json) {
+    const schemas = schemasOf(tool);
     json = {
       title: tool.title,
       description: tool.description,
-      inputSchema: jsonSchema(tool.inputSchema, 'input') as Tool['inputSchema'],
-      outputSchema: jsonSchema(tool.outputSchema, 'output') as Tool['outputSchema'],
+      inputSchema: schemas.input,
+      outputSchema: schemas.output,
       annotations: tool.annotations,
     };
     converted.set(tool, json);
