@@ -97,6 +97,7 @@ describe(`${CALLS} concurrent calls over ${SESSIONS} Streamable HTTP sessions`, 
     const probe = { pid, stderr: server.stderr };
 
     // Warm-up: the same burst once (sessions opened and closed), and a full page cache.
+    expect(await idle()).toBe(true);
     expect(await burst(0)).toEqual([]);
     const warmClient = await connectHttp(server.url, 'streamable');
     for (let page = 0; page < PAGE_CACHE_ENTRIES; page++) {
