@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
+import { gcPacer } from './transfer-gc.js';
 
 export interface MultipartFile {
   field: string;
@@ -40,7 +41,11 @@ export function multipartBody(
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
   async function* generate() {
     yield head;
-    yield* file.stream();
+    const pace = gcPacer();
+    for await (const chunk of file.stream() as AsyncIterable<Buffer>) {
+      pace(chunk.length);
+      yield chunk;
+    }
     yield tail;
   }
   return {

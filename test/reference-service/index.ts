@@ -30,7 +30,7 @@ export type {
   WebModelEntry,
 } from './types.js';
 export { ROUTE_NAMES } from './types.js';
-export { DEFAULT_VIDEO_BYTES, videoFileBytes } from './video-files.js';
+export { DEFAULT_VIDEO_BYTES, videoFileBytes, videoFileSha256 } from './video-files.js';
 
 export const DEFAULT_API_KEY = 'ref-test-key';
 

@@ -1,5 +1,6 @@
 // GET /files/video/<id>.mp4: the finished video, like a CDN URL (no auth). The bytes are generated
 // as they are sent, so a 500 MB download costs no more memory than a small one.
+import { createHash } from 'node:crypto';
 import { errorReply, type Reply, type Sink } from './http-util.js';
 
 export const DEFAULT_VIDEO_BYTES = 256 * 1024;
@@ -30,6 +31,16 @@ export function videoFileBytes(size: number): Buffer {
     (offset === 0 ? FIRST_BLOCK : FILLER_BLOCK).copy(out, offset, 0, Math.min(BLOCK_SIZE, size - offset));
   }
   return out;
+}
+
+/** The SHA-256 (hex) of a download of `size` bytes, computed block by block (for huge sizes). */
+export function videoFileSha256(size: number): string {
+  const hash = createHash('sha256');
+  for (let offset = 0; offset < size; offset += BLOCK_SIZE) {
+    const block = offset === 0 ? FIRST_BLOCK : FILLER_BLOCK;
+    hash.update(block.subarray(0, Math.min(BLOCK_SIZE, size - offset)));
+  }
+  return hash.digest('hex');
 }
 
 export function videoFileReply(query: Record<string, string>): Reply {

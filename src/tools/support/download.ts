@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { guardedBody } from '../../service/body-errors.js';
 import type { ServiceClient } from '../../service/client.js';
 import { ServiceError } from '../../service/errors.js';
+import { gcPacer } from '../../service/transfer-gc.js';
 import { formatBytes } from './files.js';
 import { UserError } from './results.js';
 
@@ -47,9 +48,11 @@ export async function downloadToTemp(
   const cleanup = () => rm(dir, { recursive: true, force: true });
   const path = join(dir, 'download');
   let size = 0;
+  const pace = gcPacer();
   const limiter = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
       size += chunk.length;
+      pace(chunk.length);
       if (size > maxBytes)
         return callback(new UserError(tooBig(url, `over ${formatBytes(maxBytes)}`, maxBytes)));
       onBytes?.(size);

@@ -5,6 +5,7 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { pathToFileURL } from 'node:url';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { gcPacer } from '../../service/transfer-gc.js';
 import { UserError } from './results.js';
 
 /**
@@ -92,9 +93,11 @@ export async function saveStream(
 ): Promise<SavedFile> {
   const path = await createOutputPath(target.outputDir, target.stem, target.extension);
   let bytes = 0;
+  const pace = gcPacer();
   const limiter = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
       bytes += chunk.length;
+      pace(chunk.length);
       if (bytes > maxBytes) callback(new UserError(`The file exceeds the ${formatBytes(maxBytes)} limit.`));
       else callback(null, chunk);
     },
