@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { textOf } from '../support/harness.js';
-import { callAndCheck, newStats } from './support/checks.js';
+import { callAndCheck, checkSavedFilesUnchanged } from './support/checks.js';
+import { newStats, report, summary } from './support/stats.js';
 import { toolCalls } from './support/tool-args.js';
 import { closeWorld, createWorld, type World } from './support/world.js';
 
@@ -35,21 +36,14 @@ it(`survives ${RUNS} hostile tool calls (seed ${SEED})`, { timeout: TIME_BUDGET_
     fc.asyncProperty(toolCalls(world), (call) => callAndCheck(world, call, stats)),
     { seed: SEED, numRuns: RUNS, plugins: [fc.interruptAfterTimeLimit(TIME_BUDGET_MS)] },
   );
-  console.log(
-    `fuzz: ${stats.calls} calls — ${stats.succeeded} succeeded, ${stats.failed} refused with a tool error, ` +
-      `${stats.protocolErrors} refused at the protocol level (non-object arguments); ` +
-      `${stats.messages.size} distinct error shapes, longest ${stats.longestMessage} characters`,
-  );
-  if (process.env.FUZZ_REPORT) {
-    console.log(`longest error message: ${stats.longestText}`);
-    for (const [name, t] of stats.perTool) console.log(`${name}: ${t.calls} calls, ${t.ms} ms`);
-    const lines = [...stats.messages].sort((a, b) => b[1] - a[1]).map(([m, n]) => `${n}\t${m}`);
-    console.log(lines.join('\n'));
-  }
+  console.log(`fuzz: ${summary(stats)}`);
+  if (process.env.FUZZ_REPORT) console.log(report(stats));
+  checkSavedFilesUnchanged(world, stats);
   expect(stats.calls).toBeGreaterThanOrEqual(MIN_CALLS);
   // Both halves were exercised: a fuzz that only ever hits schema errors proves little.
-  expect(stats.succeeded).toBeGreaterThan(RUNS / 20);
-  expect(stats.failed).toBeGreaterThan(RUNS / 20);
+  expect(stats.succeeded).toBeGreaterThan(RUNS / 5);
+  expect(stats.failed).toBeGreaterThan(RUNS / 5);
+  expect(stats.saved.size).toBeGreaterThan(0);
 });
 
 it('still answers normally afterwards, and the sentinels are untouched', async () => {

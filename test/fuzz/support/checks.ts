@@ -1,12 +1,14 @@
-import { lstatSync, readdirSync } from 'node:fs';
-import { isAbsolute, relative } from 'node:path';
+import { lstatSync, readdirSync, type Stats } from 'node:fs';
+import { isAbsolute, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import fc from 'fast-check';
 import { decodeJobHandle } from '../../../src/tools/support/job-handle.js';
+import { PageCache } from '../../../src/tools/support/page-cache.js';
+import { TranscriptCache } from '../../../src/tools/support/transcript-cache.js';
 import { snapshotDiff, snapshotTree } from './fs-snapshot.js';
 import { overTheWire } from './hostile.js';
+import { countCall, countFailure, type FuzzStats } from './stats.js';
 import type { FuzzCall } from './tool-args.js';
 import type { World } from './world.js';
 
@@ -18,35 +20,6 @@ const SAVED_NAME = /^[a-z0-9-]{1,48}-\d{8}-\d{6}(-\d{1,3})?\.[a-z0-9]{1,8}$/;
 const BUG_MARKERS = ['This is a bug', 'Output validation error', '[object Object]'];
 const STACK_LINE = /\n\s+at .+:\d+:\d+/;
 
-export interface FuzzStats {
-  calls: number;
-  succeeded: number;
-  failed: number;
-  protocolErrors: number;
-  /** Failure messages by tool, for a look at how they read. */
-  messages: Map<string, number>;
-  longestMessage: number;
-  longestText: string;
-  /** Names in the output directory so far. */
-  saved: Set<string>;
-  /** Calls and milliseconds per tool, to see where the time goes. */
-  perTool: Map<string, { calls: number; ms: number }>;
-}
-
-export function newStats(): FuzzStats {
-  return {
-    calls: 0,
-    succeeded: 0,
-    failed: 0,
-    protocolErrors: 0,
-    messages: new Map(),
-    longestMessage: 0,
-    longestText: '',
-    saved: new Set(),
-    perTool: new Map(),
-  };
-}
-
 /**
  * Makes one call through the MCP client and checks every invariant: a well-formed result (or a
  * protocol error only for arguments that are not an object), no bug report, nothing logged at
@@ -54,14 +27,12 @@ export function newStats(): FuzzStats {
  */
 export async function callAndCheck(w: World, call: FuzzCall, stats: FuzzStats): Promise<void> {
   w.service.resetCounters();
-  const saved = stats.saved;
+  // Fresh caches: each call stands alone, so a failure reproduces (and shrinks) by itself.
+  w.conn.runtime.pages = new PageCache();
+  w.conn.runtime.transcripts = new TranscriptCache();
   const errorsBefore = w.loggedErrors.length;
   const args = call.arguments === undefined ? undefined : overTheWire(call.arguments);
-  stats.calls++;
   const started = Date.now();
-  const tool = stats.perTool.get(call.name) ?? { calls: 0, ms: 0 };
-  stats.perTool.set(call.name, tool);
-  tool.calls++;
   let result: CallToolResult;
   try {
     result = (await w.conn.client.callTool(
@@ -72,25 +43,24 @@ export async function callAndCheck(w: World, call: FuzzCall, stats: FuzzStats): 
       },
     )) as CallToolResult;
   } catch (error) {
-    tool.ms += Date.now() - started;
+    countCall(stats, call.name, Date.now() - started);
     // Only arguments that are not an object may be refused at the protocol level. The SDK answers
     // those with -32603 rather than -32602 (modelcontextprotocol/typescript-sdk#2284): both pass.
     const isObject = typeof args === 'object' && args !== null && !Array.isArray(args);
     const codes: number[] = [ErrorCode.InvalidParams, ErrorCode.InternalError];
     if (isObject || !(error instanceof McpError) || !codes.includes(error.code)) throw error;
     stats.protocolErrors++;
-    return checkSurroundings(w, saved, errorsBefore);
+    return checkSurroundings(w, stats, errorsBefore);
   }
-  tool.ms += Date.now() - started;
-  if (Date.now() - started > 20 && process.env.FUZZ_REPORT)
-    console.log(`slow ${Date.now() - started} ms: ${fc.stringify(call)}`);
+  countCall(stats, call.name, Date.now() - started);
   checkShape(result, stats, call.name);
   checkNoSentinel(w, JSON.stringify(result), 'the result');
-  for (const request of w.service.requests)
+  for (const request of w.service.requests) {
     checkNoSentinel(w, JSON.stringify(request), `a ${request.route} request`);
+  }
   checkSavedPaths(w, result);
   if (call.name === 'video_status') checkPollTarget(w, args, result);
-  checkSurroundings(w, saved, errorsBefore);
+  checkSurroundings(w, stats, errorsBefore);
 }
 
 function checkShape(result: CallToolResult, stats: FuzzStats, tool: string): void {
@@ -103,7 +73,6 @@ function checkShape(result: CallToolResult, stats: FuzzStats, tool: string): voi
     if (result.content[0]?.type !== 'text') throw new Error('a successful result does not start with text');
     return;
   }
-  stats.failed++;
   const [item] = result.content;
   if (result.content.length !== 1 || item?.type !== 'text') {
     throw new Error(`an error result must be one text item: ${JSON.stringify(result.content).slice(0, 300)}`);
@@ -111,14 +80,10 @@ function checkShape(result: CallToolResult, stats: FuzzStats, tool: string): voi
   const message = item.text;
   if (message.trim() === '') throw new Error('an error result has an empty message');
   const marker = BUG_MARKERS.find((m) => message.includes(m));
-  if (marker || STACK_LINE.test(message))
+  if (marker || STACK_LINE.test(message)) {
     throw new Error(`error result reads like a bug ("${marker ?? 'stack'}"): ${message}`);
-  if (message.length > stats.longestMessage) {
-    stats.longestMessage = message.length;
-    stats.longestText = message;
   }
-  const shape = `${tool}: ${message.replace(/"[^"]*"|\d+/g, '…').slice(0, 160)}`;
-  stats.messages.set(shape, (stats.messages.get(shape) ?? 0) + 1);
+  countFailure(stats, tool, message);
 }
 
 function checkNoSentinel(w: World, text: string, where: string): void {
@@ -166,7 +131,7 @@ function checkPollTarget(w: World, args: unknown, result: CallToolResult): void 
   }
 }
 
-function checkSurroundings(w: World, saved: Set<string>, errorsBefore: number): void {
+function checkSurroundings(w: World, stats: FuzzStats, errorsBefore: number): void {
   const logged = w.loggedErrors.slice(errorsBefore);
   if (logged.length > 0) throw new Error(`the server logged errors: ${logged.join(' | ')}`);
   const changed = snapshotDiff(w.baseline, snapshotTree(w.base, [w.outDir, w.tmp]));
@@ -175,13 +140,26 @@ function checkSurroundings(w: World, saved: Set<string>, errorsBefore: number): 
   const leftovers = readdirSync(w.tmp);
   if (leftovers.length > 0) throw new Error(`temporary files were left behind: ${leftovers.join(', ')}`);
   for (const name of readdirSync(w.outDir)) {
-    if (saved.has(name)) continue;
-    saved.add(name);
+    if (stats.saved.has(name)) continue;
     if (!SAVED_NAME.test(name))
       throw new Error(`a saved file has an unexpected name: ${JSON.stringify(name)}`);
-    if (!lstatSync(`${w.outDir}/${name}`).isFile())
-      throw new Error(`${name} in the output directory is not a file`);
+    const info = lstatSync(join(w.outDir, name));
+    if (!info.isFile()) throw new Error(`${name} in the output directory is not a file`);
+    stats.saved.set(name, signature(info));
   }
+}
+
+/** Collision-free names: no saved file was ever written again (checked once, at the end). */
+export function checkSavedFilesUnchanged(w: World, stats: FuzzStats): void {
+  for (const [name, first] of stats.saved) {
+    const now = signature(lstatSync(join(w.outDir, name)));
+    if (now !== first)
+      throw new Error(`${name} in the output directory was written again (${first} -> ${now})`);
+  }
+}
+
+function signature(info: Stats): string {
+  return `${info.size} ${info.mtimeMs} ${info.ino}`;
 }
 
 function textOf(result: CallToolResult): string {

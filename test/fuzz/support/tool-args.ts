@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import { synthesizeAudio } from '../../reference-service/index.js';
+import { jobHandle } from './handles.js';
 import { anyJson, extraFields, hostileNumber, hostileString, mixedString, preview } from './hostile.js';
-import { fetchedUrl, forwardedUrl, httpUrl, jobHandle, pathInput } from './inputs.js';
+import { pathInput } from './paths.js';
+import { fetchedUrl, forwardedUrl, httpUrl } from './urls.js';
 import type { World } from './world.js';
 
 /** One fuzzed tools/call: the tool name and its (possibly absurd) arguments. */
@@ -89,7 +91,11 @@ function args(
     .tuple(
       fc.record(plausible, { requiredKeys: present }),
       fc.integer({ min: -1, max: exclusive.length }),
-      fc.oneof({ arbitrary: fc.constant([]), weight: 3 }, fc.array(mutation, { minLength: 1, maxLength: 3 })),
+      fc.oneof(
+        { withCrossShrink: true },
+        { arbitrary: fc.constant([]), weight: 3 },
+        fc.array(mutation, { minLength: 1, maxLength: 3 }),
+      ),
       extraFields,
     )
     .map(([base, keep, mutations, extra]) => {
