@@ -5,14 +5,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeJobHandle } from '../../src/tools/support/job-handle.js';
 import { type ReferenceService, startReferenceService, synthesizeAudio } from '../reference-service/index.js';
 import { type Connected, connectInMemory, tempDir, textOf } from '../support/harness.js';
+import { startThirdPartyHost, type ThirdPartyHost } from '../support/third-party-host.js';
 
 /** What the fuzz suite found, pinned as plain regression tests (each failed before its fix). */
 let service: ReferenceService;
+let host: ThirdPartyHost;
 let conn: Connected;
 let cwd: string;
 
 beforeAll(async () => {
   service = await startReferenceService();
+  host = await startThirdPartyHost();
   cwd = tempDir('gtm-findings-');
   writeFileSync(join(cwd, 'talk.mp3'), synthesizeAudio('talk', 'mp3'));
   symlinkSync('loop', join(cwd, 'loop'));
@@ -21,6 +24,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await conn.close();
   await service.close();
+  await host.close();
 });
 
 describe('job handles whose request id is a dot segment', () => {
@@ -65,6 +69,22 @@ describe('paths that cannot be resolved say why', () => {
       expect(textOf(result)).toMatch(message);
     }
     expect(service.counters.transcriptions).toBe(0);
+  });
+});
+
+describe('a download that redirects somewhere unusable', () => {
+  it('says so, instead of "the connection failed"', async () => {
+    const cases: [string, RegExp][] = [
+      ['file:///etc/passwd', /it answered 302 without a usable http\(s\) location\. Check that the URL/],
+      ['', /it answered 302 without a usable http\(s\) location/],
+    ];
+    for (const [to, message] of cases) {
+      const url = `${host.url}/redirect?to=${to}`;
+      const result = await conn.client.callTool({ name: 'audio_transcribe', arguments: { url } });
+      expect(result.isError, to).toBe(true);
+      expect(textOf(result)).toMatch(new RegExp(`^Could not download ${url.replace(/[?./]/g, '\\$&')}: `));
+      expect(textOf(result)).toMatch(message);
+    }
   });
 });
 
