@@ -1,6 +1,7 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { closeRuntime, type Runtime } from '../runtime.js';
 import { createServer } from '../server.js';
+import { answerUnreadableLines, LineSplitter, MAX_STDIO_LINE_BYTES } from './stdio-input.js';
 
 /**
  * Serves MCP over stdin/stdout. stdout carries JSON-RPC only; the process exits 0 when stdin
@@ -8,7 +9,13 @@ import { createServer } from '../server.js';
  */
 export async function runStdio(runtime: Runtime): Promise<void> {
   const server = createServer(runtime);
-  const transport = new StdioServerTransport();
+  // The transport reads whole lines from the splitter; it never holds more than one (see stdio-input.ts).
+  let onOversize: (bytes: number) => void = () => undefined;
+  const lines = process.stdin.pipe(new LineSplitter(MAX_STDIO_LINE_BYTES, (bytes) => onOversize(bytes)));
+  const transport = new StdioServerTransport(lines, process.stdout, {
+    maxBufferSize: 2 * MAX_STDIO_LINE_BYTES,
+  });
+  onOversize = answerUnreadableLines(transport, runtime.log);
   let closing = false;
   const shutdown = async (reason: string) => {
     if (closing) return;

@@ -90,7 +90,10 @@ function downloadError(url: string, error: unknown): Error {
       ? `the host answered HTTP ${error.status}`
       : error.kind === 'timeout'
         ? 'the host did not answer in time'
-        : `the connection failed${code ? ` (${code})` : ''}`;
+        : error.kind === 'malformed'
+          ? // A redirect to file:, data:, nowhere, or too many hops: the connection itself was fine.
+            error.message.replace(/^The download of \S+ /, 'it ')
+          : `the connection failed${code ? ` (${code})` : ''}`;
   return new UserError(
     `Could not download ${url}: ${why}. Check that the URL is reachable without a login, or save the file under the input roots and pass file_path.`,
   );

@@ -30,8 +30,8 @@ export async function resolveInputFile(
   let real: string;
   try {
     real = await realpath(absolute);
-  } catch {
-    throw new UserError(`No such file: ${requested}. Give a path inside ${roots.join(', ')}.`);
+  } catch (error) {
+    throw new UserError(`${unresolvable(requested, error)} Give a path inside ${roots.join(', ')}.`);
   }
   const realRoots = await Promise.all(roots.map((r) => realpath(r).catch(() => resolve(r))));
   if (!realRoots.some((root) => isInside(real, root))) {
@@ -45,6 +45,20 @@ export async function resolveInputFile(
     throw new UserError(`${requested} is ${formatBytes(info.size)}; the limit is ${formatBytes(maxBytes)}.`);
   }
   return { path: real, size: info.size, name: basename(real) };
+}
+
+/** Why a path cannot be resolved: "No such file" would be wrong for a symlink loop or a huge path. */
+function unresolvable(requested: string, error: unknown): string {
+  switch ((error as NodeJS.ErrnoException).code) {
+    case 'ELOOP':
+      return `${requested} cannot be resolved: its symbolic links form a loop.`;
+    case 'ENAMETOOLONG':
+      return `The file path is too long (${requested.length} characters, starting "${requested.slice(0, 60)}").`;
+    case 'EACCES':
+      return `${requested} cannot be reached: permission denied.`;
+    default:
+      return `No such file: ${requested}.`;
+  }
 }
 
 export function isInside(path: string, root: string): boolean {

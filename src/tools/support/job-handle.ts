@@ -24,8 +24,12 @@ const VERSION = 1;
 const CHECK_BYTES = 4;
 const MAX_REQUEST_ID = 1024;
 const MAX_CONNECTION_ID = 255;
-/** The request id travels in a URL path (encoded), the connection id in an HTTP header. */
-const SAFE_REQUEST_ID = /^[^\p{Cc}]+$/u;
+/**
+ * The request id travels in a URL path (encoded), the connection id in an HTTP header. "." and
+ * ".." survive encodeURIComponent and URL parsing resolves them, so `/v1/videos/..` would poll
+ * `/v1/` with the key: no real job has such an id.
+ */
+const SAFE_REQUEST_ID = /^(?!\.{1,2}$)[^\p{Cc}]+$/u;
 const SAFE_CONNECTION_ID = /^[\x21-\x7e]+$/;
 
 export function encodeJobHandle(ref: JobRef): string {

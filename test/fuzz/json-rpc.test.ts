@@ -1,0 +1,118 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type ReferenceService, startReferenceService, synthesizeAudio } from '../reference-service/index.js';
+import { textOf } from '../support/harness.js';
+import { expectationFor, rawLine, withId } from './support/json-rpc-lines.js';
+import { RawSession } from './support/raw-session.js';
+
+/**
+ * Protocol-level fuzzing of the built server over stdio: raw lines (garbage, JSON that is not
+ * JSON-RPC, wrong types for every part of a message, unknown methods and tools, huge lines).
+ * JSON-RPC answers are required where JSON-RPC requires them, stdout stays pure JSON-RPC, and
+ * the server keeps answering. Bounded: a fixed number of batches and a time limit.
+ */
+const SEED = Number(process.env.FUZZ_SEED ?? 424242);
+const BATCHES = Number(process.env.FUZZ_RPC_BATCHES ?? 500);
+const TIME_BUDGET_MS = 20_000;
+const MiB = 1024 * 1024;
+
+let service: ReferenceService;
+let session: RawSession;
+
+beforeAll(async () => {
+  service = await startReferenceService();
+  session = await RawSession.start({ GATEWAY_BASE_URL: service.url, GATEWAY_API_KEY: service.apiKey });
+});
+afterAll(async () => {
+  await session.close();
+  await service.close();
+});
+
+it(`answers ${BATCHES} batches of hostile lines as JSON-RPC requires (seed ${SEED})`, {
+  timeout: 60_000,
+}, async () => {
+  let batch = 0;
+  let lines = 0;
+  await fc.assert(
+    fc.asyncProperty(fc.array(rawLine, { minLength: 1, maxLength: 8 }), async (raw) => {
+      batch++;
+      const sent = raw.map((line, i) => withId(line, `b${batch}-${i}`));
+      const expected = sent.map(expectationFor);
+      const anonymousBefore = session.anonymousErrors().length;
+      for (const line of sent) session.writeLine(line);
+      lines += sent.length;
+      // A ping after the batch: its answer comes after every answer to the lines before it.
+      const probe = `probe-${batch}`;
+      session.send({ jsonrpc: '2.0', id: probe, method: 'ping' });
+      const ids = expected.flatMap((e) => ('id' in e ? [e.id] : []));
+      const answers = await session.answersTo([...ids, probe]);
+      expect(answers.get(probe)?.result).toEqual({});
+      for (const e of expected) {
+        if (e.kind === 'method-not-found') expect(answers.get(e.id)?.error?.code, String(e.id)).toBe(-32601);
+        if (e.kind === 'answer') expect(answers.get(e.id), String(e.id)).toSatisfy(hasResultOrError);
+      }
+      const anonymous = session.anonymousErrors().slice(anonymousBefore);
+      const wanted = expected.flatMap((e) =>
+        e.kind === 'parse-error' ? [-32700] : e.kind === 'invalid-request' ? [-32600] : [],
+      );
+      expect(anonymous.map((a) => a.error?.code)).toEqual(wanted);
+    }),
+    { seed: SEED, numRuns: BATCHES, plugins: [fc.interruptAfterTimeLimit(TIME_BUDGET_MS)] },
+  );
+  console.log(`json-rpc fuzz: ${batch} batches, ${lines} lines (seed ${SEED})`);
+  expect(batch).toBeGreaterThanOrEqual(Math.min(BATCHES, 50));
+  expectCleanStderr();
+});
+
+it('reads a 12 MiB tools/call line (over the SDK default buffer) and answers it', async () => {
+  const audio = Buffer.concat([synthesizeAudio('long', 'mp3'), Buffer.alloc(9 * MiB, 7)]);
+  const data = audio.toString('base64');
+  expect(data.length).toBeGreaterThan(12 * MiB);
+  session.send({
+    jsonrpc: '2.0',
+    id: 'big-call',
+    method: 'tools/call',
+    params: { name: 'audio_transcribe', arguments: { data_base64: data, max_length: 100 } },
+  });
+  const answer = await session.answerTo('big-call');
+  const result = answer.result as { isError?: boolean; structuredContent?: { total_length: number } };
+  expect(result.isError, textOf(result)).toBeFalsy();
+  expect(result.structuredContent?.total_length).toBeGreaterThan(0);
+  expect(service.requests.at(-1)?.body).toMatchObject({ file: { size: audio.length } });
+});
+
+it('skips a line over 64 MiB with an Invalid Request answer, and goes on reading', async () => {
+  const before = session.anonymousErrors().length;
+  const chunk = 'x'.repeat(MiB);
+  for (let i = 0; i < 65; i++) session.server.child.stdin.write(chunk);
+  session.writeLine('');
+  session.send({ jsonrpc: '2.0', id: 'after-huge', method: 'ping' });
+  expect((await session.answerTo('after-huge')).result).toEqual({});
+  const [skipped] = session.anonymousErrors().slice(before);
+  expect(skipped?.error).toEqual({
+    code: -32600,
+    message: `Invalid Request: the message is ${65 * MiB + 1} bytes, over the 64 MiB limit; it was not read.`,
+  });
+  expect(session.server.stderr()).toMatch(/warn: skipped a \d+-byte line on stdin/);
+});
+
+it('stays quiet on blank lines and exits 0 when stdin closes', async () => {
+  const before = session.anonymousErrors().length;
+  for (const blank of ['', ' ', '\t', '\r']) session.writeLine(blank);
+  session.send({ jsonrpc: '2.0', id: 'after-blank', method: 'ping' });
+  await session.answerTo('after-blank');
+  expect(session.anonymousErrors().length).toBe(before);
+  expectCleanStderr();
+  expect(await session.close()).toBe(0);
+});
+
+function hasResultOrError(answer: unknown): boolean {
+  const a = answer as { result?: unknown; error?: unknown } | undefined;
+  return a !== undefined && (a.result !== undefined || a.error !== undefined);
+}
+
+/** stderr is the log: only its own lines, and nothing at error level. */
+function expectCleanStderr(): void {
+  const lines = session.server.stderr().split('\n').filter(Boolean);
+  for (const line of lines) expect(line).toMatch(/^\[gateway-tools-mcp\] (warn|info|debug): /);
+}
