@@ -1,5 +1,4 @@
-import { createWriteStream } from 'node:fs';
-import { mkdir, open, realpath, rm, stat } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, realpath, rm, stat } from 'node:fs/promises';
 import { basename, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -53,6 +52,22 @@ export function isInside(path: string, root: string): boolean {
 
 /** A fresh, collision-free path inside the output directory (the file is created empty). */
 export async function createOutputPath(outputDir: string, stem: string, extension: string): Promise<string> {
+  const { path, handle } = await createOutputFile(outputDir, stem, extension);
+  await handle.close();
+  return path;
+}
+
+/**
+ * Creates a new, empty file in the output directory under a collision-free name and keeps it
+ * open. `wx` (O_CREAT|O_EXCL) never opens an existing file or follows a symlink planted under
+ * that name, and writing through the returned handle (never reopening the path) means a file
+ * swapped for a symlink after creation cannot redirect the write outside the directory.
+ */
+export async function createOutputFile(
+  outputDir: string,
+  stem: string,
+  extension: string,
+): Promise<{ path: string; handle: FileHandle }> {
   await mkdir(outputDir, { recursive: true });
   const safeStem = sanitizeStem(stem);
   const ext =
@@ -65,9 +80,7 @@ export async function createOutputPath(outputDir: string, stem: string, extensio
     const name = `${safeStem}-${stamp}${n === 0 ? '' : `-${n}`}.${ext}`;
     const path = join(outputDir, name);
     try {
-      const handle = await open(path, 'wx');
-      await handle.close();
-      return path;
+      return { path, handle: await open(path, 'wx') };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
@@ -90,7 +103,7 @@ export async function saveStream(
   maxBytes: number,
   signal?: AbortSignal,
 ): Promise<SavedFile> {
-  const path = await createOutputPath(target.outputDir, target.stem, target.extension);
+  const { path, handle } = await createOutputFile(target.outputDir, target.stem, target.extension);
   let bytes = 0;
   const limiter = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
@@ -100,9 +113,10 @@ export async function saveStream(
     },
   });
   try {
-    await pipeline(source, limiter, createWriteStream(path), { signal });
+    await pipeline(source, limiter, handle.createWriteStream(), { signal });
     return { path, bytes };
   } catch (error) {
+    await handle.close().catch(() => undefined);
     await rm(path, { force: true });
     throw error;
   }
