@@ -123,6 +123,7 @@ async function synthesize(
   const audio = await speechAudio(ctx.runtime.service.client, { model, input: text }, format, ctx.signal);
   const target = {
     outputDir: ctx.runtime.config.outputDir,
+    workDir: ctx.runtime.config.cwd,
     stem: `speech-${voiceOf(model)}`,
     extension: audio.extension,
   };

@@ -204,7 +204,12 @@ async function saveText(
 ): Promise<string> {
   // The stem's own extension must go first: `talk.mp3-transcript` would lose its suffix instead.
   const stem = `${basename(sourceName, extname(sourceName))}-transcript`;
-  const { path, handle } = await createOutputFile(ctx.runtime.config.outputDir, stem, extension);
+  const { path, handle } = await createOutputFile(
+    ctx.runtime.config.outputDir,
+    stem,
+    extension,
+    ctx.runtime.config.cwd,
+  );
   try {
     await handle.writeFile(text);
   } finally {

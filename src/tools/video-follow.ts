@@ -92,7 +92,12 @@ export async function saveVideo(
   const extension = videoExtension(download.contentType, url);
   return saveStream(
     counted(download.body),
-    { outputDir: ctx.runtime.config.outputDir, stem: `video-${ref.requestId}`, extension },
+    {
+      outputDir: ctx.runtime.config.outputDir,
+      stem: `video-${ref.requestId}`,
+      extension,
+      workDir: ctx.runtime.config.cwd,
+    },
     MAX_VIDEO_DOWNLOAD_BYTES,
     ctx.signal,
   );

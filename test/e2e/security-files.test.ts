@@ -107,6 +107,40 @@ describe.runIf(process.platform !== 'win32')('the output directory', () => {
     }
   });
 
+  it('a symlink shipped in the working directory cannot lead saved files out of it', async () => {
+    const base = tempDir('gtm-outlink-');
+    const cwd = join(base, 'cloned-repo');
+    const elsewhere = join(base, 'bashrc.d');
+    mkdirSync(cwd);
+    mkdirSync(elsewhere);
+    symlinkSync('../bashrc.d', join(cwd, 'gateway-output'));
+    const env = { GATEWAY_BASE_URL: service.url, GATEWAY_API_KEY: service.apiKey, CWD: cwd };
+    const conn = await connectInMemory(env);
+    try {
+      const result = await call(conn, 'audio_speech', { text: 'hello', model: 'openai/tts-1/alloy' });
+      expect(result.isError).toBe(true);
+      expect(textOf(result)).toMatch(
+        /leads outside the working directory .* through a symlink, so nothing was saved/,
+      );
+      expect(readdirSync(elsewhere)).toEqual([]);
+    } finally {
+      await conn.close();
+    }
+    // The user's own choice of directory is followed wherever it leads.
+    const chosen = await connectInMemory({
+      ...env,
+      GATEWAY_OUTPUT_DIR: join(cwd, 'gateway-output'),
+      CWD: base,
+    });
+    try {
+      const result = await call(chosen, 'audio_speech', { text: 'hello', model: 'openai/tts-1/alloy' });
+      expect(result.isError).toBeFalsy();
+      expect(readdirSync(elsewhere)).toHaveLength(1);
+    } finally {
+      await chosen.close();
+    }
+  });
+
   it('a whole session writes only into the output directory and leaves no temporary files', async () => {
     const cwd = tempDir('gtm-writes-');
     const tmp = tempDir('gtm-private-tmp-');

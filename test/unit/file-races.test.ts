@@ -14,7 +14,7 @@ import { tempDir } from '../support/harness.js';
 // then open it again by name) lost such races hundreds of times per few thousand attempts.
 
 const ATTEMPTS = 1000;
-const BUDGET_MS = 5_000;
+const BUDGET_MS = 4_000;
 const nextTick = () => new Promise((r) => setImmediate(r));
 
 /** Runs `swap` in a loop until the returned stop() is awaited. */
@@ -67,6 +67,42 @@ describe('races on files', () => {
       const opened = await openInputFile('dir/f.bin', [root], root, 100);
       expect((await readUpTo(opened.handle, 100)).toString()).toBe('INSIDE');
       await opened.handle.close();
+    },
+  );
+
+  it.runIf(process.platform === 'linux')(
+    'no file is ever created outside when the output directory itself is swapped for a symlink',
+    async () => {
+      const base = tempDir('gtm-race-outdir-');
+      const out = join(base, 'out');
+      const outside = join(base, 'outside');
+      mkdirSync(out);
+      mkdirSync(outside);
+      const stop = keepSwapping(async () => {
+        await rename(out, `${out}.real`);
+        await symlink(outside, out);
+        await nextTick();
+        await unlink(out);
+        await rename(`${out}.real`, out);
+      });
+      let saved = 0;
+      const started = Date.now();
+      try {
+        for (let i = 0; i < ATTEMPTS && Date.now() - started < BUDGET_MS; i++) {
+          await saveStream(
+            Readable.from([Buffer.from('FROM-THE-GATEWAY')]),
+            { outputDir: out, stem: 'speech', extension: 'mp3', workDir: base },
+            100,
+          ).then(
+            () => saved++,
+            () => undefined,
+          );
+        }
+      } finally {
+        await stop();
+      }
+      expect(await readdir(outside)).toEqual([]);
+      expect(saved).toBeGreaterThan(0);
     },
   );
 

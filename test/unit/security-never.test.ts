@@ -121,6 +121,7 @@ describe('what the server never does', () => {
       'tools/audio-speech.ts', // removes an empty file it just saved in the output directory
       'tools/support/download.ts', // a private temporary directory, always removed
       'tools/support/files.ts', // the output directory
+      'tools/support/fs-guards.ts', // removes a file it created, when a swap moved it out of the output directory
     ]);
     // Files opened by name for writing: only the exclusive create of a new output file.
     const opens = sources.flatMap(({ file, text }) =>

@@ -1,9 +1,10 @@
 import { type FileHandle, mkdir, open, realpath, rm, stat } from 'node:fs/promises';
-import { basename, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { basename, extname, isAbsolute, join, resolve } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { pathToFileURL } from 'node:url';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { assertCreatedInside, isInsideDir, realOutputDir } from './fs-guards.js';
 import { UserError } from './results.js';
 
 /**
@@ -45,10 +46,7 @@ export async function resolveInputFile(
   return { path: real, size: info.size, name: basename(real) };
 }
 
-export function isInside(path: string, root: string): boolean {
-  const rel = relative(root, path);
-  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
-}
+export const isInside = isInsideDir;
 
 /** A fresh, collision-free path inside the output directory (the file is created empty). */
 export async function createOutputPath(outputDir: string, stem: string, extension: string): Promise<string> {
@@ -62,13 +60,16 @@ export async function createOutputPath(outputDir: string, stem: string, extensio
  * open. `wx` (O_CREAT|O_EXCL) never opens an existing file or follows a symlink planted under
  * that name, and writing through the returned handle (never reopening the path) means a file
  * swapped for a symlink after creation cannot redirect the write outside the directory.
+ * `workDir`: the working directory, whose symlinks may not lead the output directory out of it.
  */
 export async function createOutputFile(
   outputDir: string,
   stem: string,
   extension: string,
+  workDir?: string,
 ): Promise<{ path: string; handle: FileHandle }> {
   await mkdir(outputDir, { recursive: true });
+  const realDir = await realOutputDir(outputDir, workDir);
   const safeStem = sanitizeStem(stem);
   const ext =
     extension
@@ -80,7 +81,9 @@ export async function createOutputFile(
     const name = `${safeStem}-${stamp}${n === 0 ? '' : `-${n}`}.${ext}`;
     const path = join(outputDir, name);
     try {
-      return { path, handle: await open(path, 'wx') };
+      const handle = await open(path, 'wx');
+      await assertCreatedInside(handle, realDir);
+      return { path, handle };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
@@ -99,11 +102,16 @@ export interface SavedFile {
  */
 export async function saveStream(
   source: NodeJS.ReadableStream | AsyncIterable<Uint8Array>,
-  target: { outputDir: string; stem: string; extension: string },
+  target: { outputDir: string; stem: string; extension: string; workDir?: string },
   maxBytes: number,
   signal?: AbortSignal,
 ): Promise<SavedFile> {
-  const { path, handle } = await createOutputFile(target.outputDir, target.stem, target.extension);
+  const { path, handle } = await createOutputFile(
+    target.outputDir,
+    target.stem,
+    target.extension,
+    target.workDir,
+  );
   let bytes = 0;
   const limiter = new Transform({
     transform(chunk: Buffer, _encoding, callback) {

@@ -1,7 +1,8 @@
 import { constants } from 'node:fs';
-import { type FileHandle, open, readlink, realpath, stat } from 'node:fs/promises';
+import { type FileHandle, open, realpath, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { formatBytes, type InputFile, isInside, resolveInputFile } from './files.js';
+import { descriptorPath } from './fs-guards.js';
 import { UserError } from './results.js';
 
 /**
@@ -72,13 +73,6 @@ export async function readUpTo(handle: FileHandle, limit: number): Promise<Buffe
     filled += bytesRead;
   }
   return buffer.subarray(0, filled);
-}
-
-/** Where an open descriptor points, per the kernel (Linux); null where that cannot be asked. */
-async function descriptorPath(handle: FileHandle): Promise<string | null> {
-  if (process.platform !== 'linux') return null;
-  const target = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => null);
-  return target === null ? null : target.replace(/ \(deleted\)$/, '');
 }
 
 function changed(requested: string): UserError {
