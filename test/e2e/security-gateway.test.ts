@@ -117,6 +117,7 @@ describe('forged job handles', () => {
   }
 
   it('a request id of "." or ".." cannot steer the poll to another gateway route', async () => {
+    service.resetCounters();
     for (const id of ['..', '.']) {
       const result = (await onService.client.callTool({
         name: 'video_status',
@@ -133,5 +134,24 @@ describe('forged job handles', () => {
     })) as CallToolResult;
     expect(other.isError).toBe(true);
     expect(service.requests.map((r) => r.route)).toEqual(['videos.poll']);
+  });
+});
+
+describe('arguments that travel in headers or paths', () => {
+  it('cannot inject a header or a second request line', async () => {
+    service.resetCounters();
+    const cases: [string, Record<string, unknown>, RegExp][] = [
+      ['video_generate', { prompt: 'p', idempotency_key: 'k\r\nx-evil: 1' }, /idempotency_key/],
+      ['video_generate', { prompt: 'p', idempotency_key: 'k x' }, /idempotency_key/],
+      ['video_generate', { prompt: 'p', model: 'xai/grok\r\nx-evil: 1' }, /model/],
+      ['audio_speech', { text: 'hi', model: 'openai/tts-1', voice: 'alloy\r\nx-evil: 1' }, /voice/],
+      ['web_fetch', { url: 'https://example.com/\r\nx-evil: 1', provider: 'jina\nx' }, /provider/],
+    ];
+    for (const [name, args, field] of cases) {
+      const result = (await onService.client.callTool({ name, arguments: args })) as CallToolResult;
+      expect(result.isError, JSON.stringify(args)).toBe(true);
+      expect(textOf(result), JSON.stringify(args)).toMatch(field);
+    }
+    expect(service.requests.filter((r) => r.route !== 'models.kind' && r.route !== 'models')).toEqual([]);
   });
 });
