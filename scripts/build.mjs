@@ -2,10 +2,15 @@
 // parses one module instead of hundreds.
 // undici stays external and is imported on the first service request, so a server that is only
 // started and listed never loads it.
+import { execFileSync } from 'node:child_process';
 import { chmod, readFile, rm } from 'node:fs/promises';
 import { build } from 'esbuild';
 
 const { version } = JSON.parse(await readFile('package.json', 'utf8'));
+// Tool schemas converted from zod now rather than at every start-up (see src/catalog.ts).
+const toolSchemas = execFileSync(process.execPath, ['--import', 'tsx', 'scripts/tool-schemas.ts'], {
+  encoding: 'utf8',
+});
 await rm('dist', { recursive: true, force: true });
 await build({
   entryPoints: ['src/cli.ts'],
@@ -19,7 +24,7 @@ await build({
   target: 'node20',
   external: ['undici'],
   legalComments: 'none',
-  define: { __GATEWAY_TOOLS_VERSION__: JSON.stringify(version) },
+  define: { __GATEWAY_TOOLS_VERSION__: JSON.stringify(version), __GATEWAY_TOOL_SCHEMAS__: toolSchemas },
   logLevel: 'warning',
   // Bundled CommonJS dependencies (ajv) call require(); give them one in this ES module.
   banner: {

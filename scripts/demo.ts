@@ -2,6 +2,8 @@
  * `npm run demo`: starts the reference service on loopback, spawns the built server over stdio,
  * and runs a short MCP client session, printing what an agent would see.
  */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -10,6 +12,8 @@ import { startReferenceService } from '../test/reference-service/index.js';
 
 const root = join(import.meta.dirname, '..');
 const service = await startReferenceService();
+// Files the demo saves go to a temporary directory, not into the checkout.
+const outputDir = mkdtempSync(join(tmpdir(), 'gateway-tools-demo-'));
 const transport = new StdioClientTransport({
   command: process.execPath,
   args: [join(root, 'dist/cli.js')],
@@ -18,6 +22,7 @@ const transport = new StdioClientTransport({
     GATEWAY_BASE_URL: service.url,
     GATEWAY_API_KEY: service.apiKey,
     GATEWAY_LOG_LEVEL: 'warn',
+    GATEWAY_OUTPUT_DIR: outputDir,
   },
   stderr: 'inherit',
 });
@@ -54,6 +59,18 @@ try {
     `\nservice calls: search=${service.counters.search}, fetch=${service.counters.fetch} (the second page came from the cache)`,
   );
   await call('web_fetch', { url: 'ftp://example.com/file' });
+  await call('web_fetch', { url: 'https://example.com/docs', prompt: 'What is this page about?' });
+
+  await call('list_models', { capability: 'speech' });
+  await call('ask_model', { prompt: 'Say hello in five words.' });
+  await call('audio_speech', { text: 'The build is green.', voice: 'nova', model: 'openai/tts-1' });
+
+  service.setVideoTiming({ pollsUntilDone: 3 });
+  const job = await call('video_generate', { prompt: 'A paper boat on a rainy street', wait_seconds: 0 });
+  const jobId = (job.structuredContent as { job_id: string }).job_id;
+  await call('video_status', { job_id: jobId, wait_seconds: 20, download: true });
+  console.log(`
+video submits: ${service.counters['videos.generations']} (billed once); files in ${outputDir}`);
 } finally {
   await client.close();
   await service.close();

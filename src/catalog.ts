@@ -4,12 +4,32 @@ import type { AnyToolDefinition } from './tools/types.js';
 
 /**
  * The `tools/list` entries, built once per process instead of once per request: JSON Schemas
- * converted from the zod shapes a single time, without the `$schema` line that every schema
- * would otherwise repeat (it costs the agent's context on every session).
+ * converted from the zod shapes, compacted (see compact()). The bundle in dist/ carries them
+ * already converted by the build (scripts/build.mjs), which saves start-up time and memory; run
+ * from source, they are converted on first use.
  */
 type ToolJson = Pick<Tool, 'title' | 'description' | 'inputSchema' | 'outputSchema' | 'annotations'>;
+export type ToolSchemas = Record<string, { input: Tool['inputSchema']; output: Tool['outputSchema'] }>;
+
+declare const __GATEWAY_TOOL_SCHEMAS__: ToolSchemas | undefined;
+const PRECONVERTED: ToolSchemas | undefined =
+  typeof __GATEWAY_TOOL_SCHEMAS__ === 'object' ? __GATEWAY_TOOL_SCHEMAS__ : undefined;
 
 const converted = new WeakMap<AnyToolDefinition, ToolJson>();
+
+/** The JSON Schemas of every tool, as the build embeds them. */
+export function convertSchemas(tools: readonly AnyToolDefinition[]): ToolSchemas {
+  return Object.fromEntries(tools.map((tool) => [tool.name, schemasOf(tool)]));
+}
+
+function schemasOf(tool: AnyToolDefinition): ToolSchemas[string] {
+  return (
+    PRECONVERTED?.[tool.name] ?? {
+      input: jsonSchema(tool.inputSchema, 'input') as Tool['inputSchema'],
+      output: jsonSchema(tool.outputSchema, 'output') as Tool['outputSchema'],
+    }
+  );
+}
 
 export function catalogEntry(
   tool: AnyToolDefinition,
@@ -18,11 +38,12 @@ export function catalogEntry(
 ): Tool {
   let json = converted.get(tool);
   if (!json) {
+    const schemas = schemasOf(tool);
     json = {
       title: tool.title,
       description: tool.description,
-      inputSchema: jsonSchema(tool.inputSchema, 'input') as Tool['inputSchema'],
-      outputSchema: jsonSchema(tool.outputSchema, 'output') as Tool['outputSchema'],
+      inputSchema: schemas.input,
+      outputSchema: schemas.output,
       annotations: tool.annotations,
     };
     converted.set(tool, json);
@@ -32,5 +53,57 @@ export function catalogEntry(
 
 function jsonSchema(shape: z.ZodRawShape, io: 'input' | 'output'): Record<string, unknown> {
   const { $schema: _drop, ...schema } = z.toJSONSchema(z.object(shape), { target: 'draft-7', io });
-  return schema;
+  return compact(schema, io) as Record<string, unknown>;
+}
+
+/**
+ * Drops what carries no information for a client: the ±2^53 bounds zod puts on every integer,
+ * regex patterns and `minLength: 1`, and, in output schemas, descriptions, bounds and required lists (the text content
+ * explains results, and every field the spec names is always present; the SDK still validates
+ * structuredContent against the full zod schema before it is sent).
+ */
+const OUTPUT_NOISE = new Set([
+  'description',
+  'additionalProperties',
+  'required',
+  'propertyNames',
+  'minimum',
+  'maximum',
+]);
+
+function compact(node: unknown, io: 'input' | 'output'): unknown {
+  if (Array.isArray(node)) return node.map((n) => compact(n, io));
+  if (!node || typeof node !== 'object') return node;
+  const nullable = io === 'output' ? nullableType(node as Record<string, unknown>) : undefined;
+  if (nullable) return nullable;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key === 'minimum' && value === Number.MIN_SAFE_INTEGER) continue;
+    if (key === 'minLength' && value === 1) continue;
+    if (key === 'maximum' && value === Number.MAX_SAFE_INTEGER) continue;
+    if (io === 'output' && OUTPUT_NOISE.has(key)) continue;
+    // Id patterns are checked server-side with a clear message; in the catalog they are noise.
+    if (key === 'pattern') continue;
+    out[key] = key === 'properties' ? mapValues(value, io) : compact(value, io);
+  }
+  return out;
+}
+
+/** In outputs, `anyOf: [{type: T, ...bounds}, {type: null}]` says no more than `type: [T, null]`. */
+function nullableType(node: Record<string, unknown>): Record<string, unknown> | undefined {
+  const options = node.anyOf;
+  if (!Array.isArray(options) || options.length !== 2) return undefined;
+  const [first, second] = options as Record<string, unknown>[];
+  if (
+    second?.type !== 'null' ||
+    typeof first?.type !== 'string' ||
+    first.type === 'object' ||
+    first.type === 'array'
+  )
+    return undefined;
+  return { type: [first.type, 'null'] };
+}
+
+function mapValues(properties: unknown, io: 'input' | 'output'): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(properties as object).map(([k, v]) => [k, compact(v, io)]));
 }

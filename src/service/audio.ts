@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { guardedBody } from './body-errors.js';
 import { readText, type ServiceClient, type ServiceResponse } from './client.js';
 import { ServiceError } from './errors.js';
 import { asArray, asObject, asString } from './normalize.js';
@@ -19,7 +20,12 @@ export interface SpeechRequest {
   style?: string;
 }
 
-const SPEECH_TIMEOUT_MS = 120_000;
+/**
+ * Speech is synthesized whole before the first byte arrives, so it may wait longer than other
+ * requests: twice GATEWAY_TIMEOUT_MS (120 s at the default). A multiple, not a floor, so a user
+ * who lowers the timeout sees a hung gateway reported sooner here too.
+ */
+export const SPEECH_TIMEOUT_FACTOR = 2;
 
 /** Returns the open audio response; the format travels in the query string. */
 export function speech(
@@ -35,8 +41,7 @@ export function speech(
     json: req,
     signal,
     retry: 'safe',
-    // Long texts take a while to synthesize before the first byte arrives.
-    timeoutMs: Math.max(client.timeoutMs, SPEECH_TIMEOUT_MS),
+    timeoutMs: client.timeoutMs * SPEECH_TIMEOUT_FACTOR,
   });
 }
 
@@ -115,7 +120,9 @@ export async function speechAudio(
     throw notAudio(type);
   }
   const mimeType = normalizeAudioMime(contentType, format);
-  return { mimeType, extension: audioExtension(mimeType, format), body: res.body };
+  const timeoutMs = client.timeoutMs * SPEECH_TIMEOUT_FACTOR;
+  const body = guardedBody(res.body, 'the audio', timeoutMs, (t) => client.scrub(t), signal);
+  return { mimeType, extension: audioExtension(mimeType, format), body };
 }
 
 /** The answer to a speech request held no audio. */

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { Agent, Dispatcher } from 'undici';
 import { withDeadline } from './deadline.js';
-import { parseErrorBody, ServiceError } from './errors.js';
+import { parseErrorBody, ServiceError, seconds } from './errors.js';
 import { publicOnlyLookup, UrlGuard } from './url-guard.js';
 
 /**
@@ -283,7 +283,7 @@ export class ServiceClient {
     if (timedOut) {
       return new ServiceError({
         kind: 'timeout',
-        message: `The service did not answer ${req.method} ${req.path} within ${Math.round(timeoutMs / 1000)} s`,
+        message: `The service did not answer ${req.method} ${req.path} within ${seconds(timeoutMs)} s`,
         maybeDelivered: true,
       });
     }

@@ -74,7 +74,7 @@ function hintFor(error: ServiceError): string {
     case 404:
       return 'The model, provider or job is unknown to the service; call list_models or check the id.';
     case 408:
-      return 'The upstream took too long.';
+      return 'The upstream took too long: retry shortly, or choose another provider or model.';
     case 429:
       return wait !== undefined
         ? `Rate limited: retry after ${wait} s.`
@@ -87,7 +87,11 @@ function hintFor(error: ServiceError): string {
         ? `Every upstream account is cooling down: retry after ${wait} s.`
         : 'Every upstream account is unavailable: retry later.';
     default:
-      return error.status !== undefined && error.status >= 500 ? 'Retry shortly.' : '';
+      if (error.status === undefined) return '';
+      // A refusal the service explains itself (400 bad request, 409, 422, ...): its message says what.
+      return error.status >= 500
+        ? 'Retry shortly.'
+        : 'Fix what the message points at (an argument, the model or the provider) and call again.';
   }
 }
 
@@ -133,6 +137,12 @@ export function parseErrorBody(
     // not JSON: fall through to the first line of text
   }
   return { message: oneLine(trimmed.split('\n')[0] ?? trimmed) };
+}
+
+/** A timeout in seconds as a message states it: `1.5` for 1,500 ms (rounding would say 2), `60` for 60,000. */
+export function seconds(ms: number): string {
+  const s = ms / 1000;
+  return s >= 10 || Number.isInteger(s) ? String(Math.round(s)) : String(Math.round(s * 10) / 10);
 }
 
 function oneLine(text: string): string {

@@ -1,6 +1,6 @@
 import type { ServiceClient } from './client.js';
 import { parseJsonBody } from './client.js';
-import { ServiceError } from './errors.js';
+import { ServiceError, seconds } from './errors.js';
 import { answerFromResponse, ResponseStreamReader } from './responses-stream.js';
 
 export { answerFromResponse, ResponseStreamReader } from './responses-stream.js';
@@ -165,7 +165,7 @@ function streamFailure(
   if ((error as { code?: string }).code === 'UND_ERR_BODY_TIMEOUT') {
     return new ServiceError({
       kind: 'timeout',
-      message: `The model stream stalled (${after}): nothing arrived for ${Math.round(client.timeoutMs / 1000)} s`,
+      message: `The model stream stalled (${after}): nothing arrived for ${seconds(client.timeoutMs)} s`,
       maybeDelivered: true,
     });
   }

@@ -1,6 +1,7 @@
 // POST /v1/audio/transcriptions: a streamed multipart upload, and the transcript in any format.
 import type { Readable } from 'node:stream';
-import { readText, type ServiceClient } from './client.js';
+import { bodyReadError } from './body-errors.js';
+import { parseJsonBody, readText, type ServiceClient } from './client.js';
 import { multipartBody } from './multipart.js';
 import { asArray, asObject, asString } from './normalize.js';
 
@@ -28,7 +29,11 @@ export interface Transcript {
 
 /** A transcript bigger than this is not a transcript; refuse it rather than hold it. */
 const MAX_TRANSCRIPT_BYTES = 32 * 1024 * 1024;
-const TRANSCRIBE_TIMEOUT_MS = 300_000;
+/**
+ * The gateway allows transcriptions 300 s: five times GATEWAY_TIMEOUT_MS is that at the default,
+ * and shrinks with it, so a lowered timeout also bounds a hung transcription.
+ */
+export const TRANSCRIBE_TIMEOUT_FACTOR = 5;
 
 export async function transcribe(
   client: ServiceClient,
@@ -46,6 +51,7 @@ export async function transcribe(
     },
     { field: 'file', ...req.file },
   );
+  const timeoutMs = client.timeoutMs * TRANSCRIBE_TIMEOUT_FACTOR;
   const res = await client.stream({
     method: 'POST',
     path: '/v1/audio/transcriptions',
@@ -55,10 +61,14 @@ export async function transcribe(
     signal,
     // An upload stream cannot be replayed, so it is sent once.
     retry: 'submit',
-    timeoutMs: Math.max(client.timeoutMs, TRANSCRIBE_TIMEOUT_MS),
+    timeoutMs,
   });
-  const raw = await readText(res.body, MAX_TRANSCRIPT_BYTES, signal ?? NEVER_ABORTED);
+  const raw = await readText(res.body, MAX_TRANSCRIPT_BYTES, signal ?? NEVER_ABORTED).catch((error) => {
+    throw bodyReadError(error, 'the transcript', timeoutMs, (t) => client.scrub(t), signal);
+  });
   const contentType = res.headers['content-type'];
+  // A body labelled JSON that does not parse is a cut or broken answer, not a plain-text transcript.
+  if (/json/i.test(contentType ?? '')) parseJsonBody(raw, client.scrub.bind(client));
   const delivered = deliveredFormat(raw, contentType, format);
   return { raw, text: transcriptText(raw, contentType, delivered), format: delivered };
 }

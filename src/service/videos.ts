@@ -1,3 +1,4 @@
+import { guardedBody } from './body-errors.js';
 import { discardBody, type ServiceClient } from './client.js';
 import { ServiceError } from './errors.js';
 import { asNumber, asObject, asString } from './normalize.js';
@@ -183,7 +184,7 @@ export async function openVideoDownload(
   const response = await client.download(url, signal);
   const length = Number(response.headers['content-length']);
   return {
-    body: response.body as AsyncIterable<Buffer>,
+    body: guardedBody(response.body, 'the video', client.timeoutMs, (t) => client.scrub(t), signal),
     bytes: Number.isSafeInteger(length) && length >= 0 && response.headers['content-length'] ? length : null,
     contentType: response.headers['content-type']?.split(';')[0]?.trim().toLowerCase() || null,
     discard: () => discardBody(response.body),

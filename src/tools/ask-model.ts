@@ -16,28 +16,15 @@ const inputSchema = {
     .string()
     .max(MAX_PROMPT_CHARS, `prompt must be at most ${MAX_PROMPT_CHARS} characters`)
     .refine((p) => p.trim().length > 0, 'prompt must not be empty')
-    .describe('What to ask. Include everything the model needs: it sees nothing of this conversation.'),
-  model: modelId
-    .optional()
-    .describe('Chat model id, e.g. openai/gpt-4o-mini (default: GATEWAY_CHAT_MODEL or the first listed).'),
+    .describe('Everything the model needs: it sees nothing else'),
+  model: modelId.optional().describe('e.g. openai/gpt-4o-mini'),
   instructions: z
     .string()
     .max(20_000, 'instructions must be at most 20000 characters')
     .optional()
-    .describe('System-style instructions: role, tone, output format.'),
-  max_output_tokens: z
-    .number()
-    .int()
-    .min(16)
-    .max(100_000)
-    .optional()
-    .describe(
-      'Upper bound on the answer length in tokens (reasoning tokens count too). Default: the model’s.',
-    ),
-  reasoning_effort: z
-    .enum(['minimal', 'low', 'medium', 'high'])
-    .optional()
-    .describe('For reasoning models: how hard to think. Higher is slower and costs more.'),
+    .describe('Role, tone, output format'),
+  max_output_tokens: z.number().int().min(16).max(100_000).optional(),
+  reasoning_effort: z.enum(['minimal', 'low', 'medium', 'high']).optional(),
 };
 
 const usageSchema = z
@@ -59,11 +46,8 @@ export const askModel = defineTool({
   group: 'chat',
   title: 'Ask another model',
   description:
-    'Send one prompt to another model through the gateway and get its text answer, the model that answered and ' +
-    'the token usage. Useful for a second opinion from a different model family, or to hand bulk work (summarising, ' +
-    'classifying, drafting) to a cheaper model. Each call is billed by the gateway per token, and the model sees ' +
-    'only what you send: no conversation history, no files, no tools. Call list_models (capability "chat") to choose ' +
-    'a model; without `model` the configured default is used.',
+    'Ask another model through the gateway (billed per token); it sees only what you send. Returns its ' +
+    'text and token usage. Models: list_models chat.',
   inputSchema,
   outputSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: true },

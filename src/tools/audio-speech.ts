@@ -22,16 +22,13 @@ const inputSchema = {
       (t) => t.length <= MAX_SPEECH_TEXT,
       `text must be at most ${MAX_SPEECH_TEXT} characters; split longer text into several calls`,
     )
-    .describe(`The text to speak, at most ${formatCount(MAX_SPEECH_TEXT)} characters.`),
+    .describe(`At most ${formatCount(MAX_SPEECH_TEXT)} characters`),
   model: z
     .string()
     .trim()
     .regex(/^[A-Za-z0-9._:/@+-]{1,200}$/, 'model must be an id such as openai/tts-1 or openai/tts-1/alloy')
     .optional()
-    .describe(
-      'A speech model: provider/model (with `voice`) or provider/model/voice, e.g. openai/tts-1 ' +
-        '(default: GATEWAY_SPEECH_MODEL or the first listed).',
-    ),
+    .describe('provider/model (with voice) or provider/model/voice'),
   voice: z
     .string()
     .trim()
@@ -40,17 +37,12 @@ const inputSchema = {
       'voice must be a voice name such as alloy or en-US-AriaNeural (no /)',
     )
     .optional()
-    .describe(
-      'The voice, e.g. alloy, nova or en-US-AriaNeural; composed into the model id (provider/model/voice).',
-    ),
-  format: z
-    .enum(FORMATS)
-    .default('mp3')
-    .describe('Audio format: mp3 (default), wav, opus, aac, flac or pcm.'),
+    .describe('e.g. alloy, en-US-AriaNeural'),
+  format: z.enum(FORMATS).default('mp3'),
   return_audio: z
     .boolean()
     .default(false)
-    .describe(`Also return the audio inline (only when at most ${formatBytes(MAX_INLINE_AUDIO_BYTES)}).`),
+    .describe(`Also inline the audio (≤ ${formatBytes(MAX_INLINE_AUDIO_BYTES)})`),
 };
 
 const outputSchema = {
@@ -65,11 +57,8 @@ export const audioSpeech = defineTool({
   group: 'audio',
   title: 'Text to speech',
   description:
-    'Speak text aloud with a text-to-speech model and save the audio as a file under the output directory; ' +
-    'returns its path and a resource link (return_audio: true also inlines small audio). Billed by the ' +
-    'provider per call, and every call makes a new file, so call it once per text. The voice is part of the ' +
-    'model id on this gateway: pass model (e.g. openai/tts-1) and voice (e.g. alloy). Find speech models ' +
-    `with list_models (capability speech). Text is limited to ${formatCount(MAX_SPEECH_TEXT)} characters.`,
+    'Speak text with a text-to-speech model; saves the audio under the output directory and returns its ' +
+    'path. Billed per call: call once per text. Models: list_models speech.',
   inputSchema,
   outputSchema,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },

@@ -16,23 +16,14 @@ const DEFAULT_MAX_LENGTH = 16_000;
 const FORMATS = ['json', 'text', 'verbose_json', 'srt', 'vtt'] as const;
 
 const inputSchema = {
-  file_path: z
-    .string()
-    .min(1)
-    .max(4096)
-    .optional()
-    .describe(
-      'A local audio file (absolute, or relative to the working directory) under the allowed input roots.',
-    ),
+  file_path: z.string().min(1).max(4096).optional().describe('Local file under the input roots'),
   url: z
     .string()
     .trim()
     .max(4096)
     .refine(isHttpUrl, 'url must be an absolute http:// or https:// URL')
     .optional()
-    .describe(
-      'An http/https URL of the audio; downloaded first (size-limited), the gateway key is never sent to it.',
-    ),
+    .describe('http(s) URL of the audio'),
   data_base64: z
     .string()
     .max(
@@ -40,45 +31,36 @@ const inputSchema = {
       'data_base64 must hold at most 20 MiB of audio; pass file_path instead',
     )
     .optional()
-    .describe('The audio as base64 (or a data: URL), at most 20 MiB. Prefer file_path for local files.'),
+    .describe('Base64 or data: URL, ≤ 20 MiB'),
   model: z
     .string()
     .trim()
     .regex(/^[A-Za-z0-9._:/@+-]{1,200}$/, 'model must be an id such as groq/whisper-large-v3')
     .optional()
-    .describe(
-      'A transcription model, e.g. groq/whisper-large-v3 (default: GATEWAY_TRANSCRIBE_MODEL or the first listed).',
-    ),
+    .describe('e.g. groq/whisper-large-v3'),
   language: z
     .string()
     .trim()
     .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'language must be an ISO-639-1 code such as en or de')
     .optional()
-    .describe('The spoken language as ISO-639-1 (en, de, ...); improves accuracy and speed.'),
+    .describe('ISO-639-1, e.g. en'),
   prompt: z
     .string()
     .max(2000, 'prompt must be at most 2000 characters')
     .optional()
-    .describe('Text that guides spelling and style: names, jargon, the previous part of the recording.'),
+    .describe('Names, jargon or preceding text to guide spelling'),
   response_format: z
     .enum(FORMATS)
     .default('json')
-    .describe('json or text: plain text. srt, vtt, verbose_json: also saved as a file with timestamps.'),
+    .describe('srt, vtt, verbose_json are also saved as a file'),
   max_length: z
     .number()
     .int()
     .min(100)
     .max(100_000)
     .default(DEFAULT_MAX_LENGTH)
-    .describe(
-      `Most characters of transcript to return in this call, 100-100000 (default ${DEFAULT_MAX_LENGTH}).`,
-    ),
-  start_index: z
-    .number()
-    .int()
-    .min(0)
-    .default(0)
-    .describe('Character offset to read on from (next_start_index of the previous call); served from cache.'),
+    .describe('Characters per part'),
+  start_index: z.number().int().min(0).default(0).describe('next_start_index of the previous part'),
 };
 
 const outputSchema = {
@@ -98,11 +80,8 @@ export const audioTranscribe = defineTool({
   group: 'audio',
   title: 'Transcribe audio',
   description:
-    'Transcribe speech to text with a transcription model (billed by the provider per call). Give exactly one of ' +
-    'file_path (a local file under the allowed input roots), url (http/https) or data_base64. Long transcripts ' +
-    'come in parts of max_length characters: call again with the same arguments and start_index=N; later parts ' +
-    'come from a cache, so there is no second transcription. srt, vtt and verbose_json are also saved as files ' +
-    '(file_path); a long transcript is saved as .txt. model must be a transcription model (list_models).',
+    'Transcribe speech (billed per call) from exactly one of file_path, url or data_base64. Long ' +
+    'transcripts come in parts (start_index=N) and are saved as a file. Models: list_models transcription.',
   inputSchema,
   outputSchema,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },

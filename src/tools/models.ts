@@ -19,9 +19,7 @@ const inputSchema = {
   capability: z
     .enum(CAPABILITIES as [Capability, ...Capability[]])
     .optional()
-    .describe(
-      'Only models of this capability: chat, search, fetch, speech, transcription or video (default all).',
-    ),
+    .describe('default: all'),
 };
 
 const outputSchema = {
@@ -50,10 +48,8 @@ export const listModels = defineTool({
   group: 'models',
   title: 'List models',
   description:
-    'List the models the gateway offers, grouped by capability (chat, search, fetch, speech, transcription, video), ' +
-    'with the default each tool uses. Free: it reads the gateway’s model lists (cached for a few minutes). Call it ' +
-    'before passing `model` or `provider` to another tool, e.g. capability "chat" for ask_model or "speech" for ' +
-    'audio_speech. Search and fetch ids are bare provider ids, exactly as web_search and web_fetch take them.',
+    'List the gateway’s models by capability and each tool’s default. Free. Use it before passing model ' +
+    'or provider to a tool.',
   inputSchema,
   outputSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },

@@ -16,22 +16,15 @@ const inputSchema = {
     .string()
     .trim()
     .min(1, 'job_id must not be empty')
-    .max(2000, 'job_id must be at most 2000 characters')
-    .describe('The job_id (vj_...) that video_generate, video_edit or video_extend returned.'),
+    .max(2000, 'job_id must be at most 2000 characters'),
+
   wait_seconds: z
     .number()
     .min(0)
     .max(MAX_WAIT_SECONDS)
     .default(DEFAULT_STATUS_WAIT_SECONDS)
-    .describe(
-      `Wait up to this many seconds for the job to finish, polling with backoff and sending progress (0-${MAX_WAIT_SECONDS}, default ${DEFAULT_STATUS_WAIT_SECONDS}; 0 = just look).`,
-    ),
-  download: z
-    .boolean()
-    .default(false)
-    .describe(
-      'When the job is done, save the video under the output directory and return its file_path (the URL is temporary).',
-    ),
+    .describe('Wait for the job with progress; 0 = just look'),
+  download: z.boolean().default(false).describe('Save the finished video to a file'),
 };
 
 export const videoStatus = defineTool({
@@ -39,12 +32,8 @@ export const videoStatus = defineTool({
   group: 'video',
   title: 'Video job status',
   description:
-    'Follow a video job started by video_generate, video_edit or video_extend: waits up to wait_seconds ' +
-    `(max ${MAX_WAIT_SECONDS}) for it to finish, with progress notifications, then returns its status ` +
-    '(running, done or failed), progress, and when done the video URL (temporary) and duration. With ' +
-    'download: true a finished video is saved under the output directory and file_path is returned. Free: ' +
-    'polling is never billed, so call it again with the same job_id as often as needed while the job runs. ' +
-    'Works for any job_id, even from an earlier session or another server process.',
+    'Follow a video job: waits up to wait_seconds with progress, then gives status, progress and, when done, ' +
+    'the video URL. Free: call again with the same job_id while it runs, from any session.',
   inputSchema,
   outputSchema: videoOutputSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },

@@ -17,32 +17,30 @@ export const DEFAULT_SUBMIT_WAIT_SECONDS = 5;
 const ASPECT_RATIOS = ['16:9', '9:16', '1:1', '4:3', '3:4', '3:2', '2:3'] as const;
 const RESOLUTIONS = ['480p', '720p', '1080p'] as const;
 const BILLING =
-  'Each call starts a NEW generation that the gateway bills — never call it again to check on a job: ' +
-  'follow the returned job_id with video_status (free, waits with progress, downloads with download: true).';
+  'Each call is a NEW generation that the gateway bills: follow the job_id with video_status, never by ' +
+  'calling this again.';
 
 const common = {
   prompt: z
     .string()
     .trim()
     .min(1, 'prompt must not be empty')
-    .max(4000, 'prompt must be at most 4000 characters')
-    .describe('What the video should show (or, for edit/extend, what to change or add).'),
+    .max(4000, 'prompt must be at most 4000 characters'),
+
   model: z
     .string()
     .trim()
     .max(200)
     .regex(/^[A-Za-z0-9._:/@+-]+$/, 'model must be an id such as xai/grok-imagine-video')
     .optional()
-    .describe('Video model (default: GATEWAY_VIDEO_MODEL, xai/grok-imagine-video). Combos are not accepted.'),
-  resolution: z.enum(RESOLUTIONS).optional().describe('480p, 720p or 1080p (default: the model’s).'),
+    .describe('no combos'),
+  resolution: z.enum(RESOLUTIONS).optional(),
   wait_seconds: z
     .number()
     .min(0)
     .max(MAX_WAIT_SECONDS)
     .default(DEFAULT_SUBMIT_WAIT_SECONDS)
-    .describe(
-      `Seconds to wait for the job inline, with progress (0-${MAX_WAIT_SECONDS}, default ${DEFAULT_SUBMIT_WAIT_SECONDS}). Videos take minutes: keep it short and follow up with video_status.`,
-    ),
+    .describe('Inline wait; keep it short'),
   idempotency_key: z
     .string()
     .trim()
@@ -50,17 +48,10 @@ const common = {
     .max(200)
     .regex(/^[\x21-\x7e]+$/, 'idempotency_key must be printable ASCII without spaces')
     .optional()
-    .describe(
-      'Sent as the Idempotency-Key header (default: a fresh random key). Reuse a key only to retry a submit whose outcome was unknown.',
-    ),
+    .describe('Reuse only to retry an unknown outcome'),
 };
 const duration = z.number().int('duration must be a whole number of seconds').min(1).max(60).optional();
-const video = z
-  .string()
-  .trim()
-  .min(1)
-  .max(4096)
-  .describe('The starting video: the job_id (vj_...) of a finished video job, or an http(s) URL of a video.');
+const video = z.string().trim().min(1).max(4096).describe('job_id of a finished job, or a video URL');
 const annotations = {
   readOnlyHint: false,
   destructiveHint: false,
@@ -72,26 +63,13 @@ export const videoGenerate = defineTool({
   name: 'video_generate',
   group: 'video',
   title: 'Generate a video',
-  description:
-    'Start generating a video from a text prompt, optionally animating a starting image (image_url, or ' +
-    `image_path for a local file). Returns a job_id; videos take minutes. ${BILLING}`,
+  description: `Start a video from a prompt (and optionally an image); returns a job_id. ${BILLING}`,
   inputSchema: {
     ...common,
-    duration: duration.describe('Length in seconds (default: the model’s, typically 6-8).'),
-    aspect_ratio: z.enum(ASPECT_RATIOS).optional().describe('16:9, 9:16, 1:1, 4:3, 3:4, 3:2 or 2:3.'),
-    image_url: z
-      .string()
-      .trim()
-      .max(15_000_000)
-      .optional()
-      .describe('Starting image as an http(s) URL or a data:image URL (not with image_path).'),
-    image_path: z
-      .string()
-      .trim()
-      .min(1)
-      .max(4096)
-      .optional()
-      .describe('Starting image as a local PNG/JPEG/GIF/WebP file under the input roots, up to 10 MiB.'),
+    duration: duration.describe('Seconds'),
+    aspect_ratio: z.enum(ASPECT_RATIOS).optional(),
+    image_url: z.string().trim().max(15_000_000).optional().describe('http(s) or data:image URL'),
+    image_path: z.string().trim().min(1).max(4096).optional().describe('Local image under the input roots'),
   },
   outputSchema: videoOutputSchema,
   annotations,
@@ -129,9 +107,7 @@ export const videoEdit = defineTool({
   name: 'video_edit',
   group: 'video',
   title: 'Edit a video',
-  description:
-    'Start editing an existing video as the prompt says (restyle, change objects, ...). `video` is the job_id ' +
-    `of a finished video job or a video URL. Returns a new job_id. ${BILLING}`,
+  description: `Start editing a video as the prompt says; returns a job_id. ${BILLING}`,
   inputSchema: { ...common, video },
   outputSchema: videoOutputSchema,
   annotations,
@@ -142,10 +118,8 @@ export const videoExtend = defineTool({
   name: 'video_extend',
   group: 'video',
   title: 'Extend a video',
-  description:
-    'Start continuing an existing video past its end, as the prompt says. `video` is the job_id of a finished ' +
-    `video job or a video URL. Returns a new job_id. ${BILLING}`,
-  inputSchema: { ...common, video, duration: duration.describe('Seconds to add (default: the model’s).') },
+  description: `Start continuing a video past its end; returns a job_id. ${BILLING}`,
+  inputSchema: { ...common, video, duration: duration.describe('Seconds to add') },
   outputSchema: videoOutputSchema,
   annotations,
   run: (args, ctx) => startFromVideo('extensions', 'video_extend', args, args.duration, ctx),

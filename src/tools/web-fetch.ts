@@ -20,42 +20,29 @@ const inputSchema = {
     .trim()
     .max(4096, 'url must be at most 4096 characters')
     .refine(isHttpUrl, 'url must be an absolute http:// or https:// URL')
-    .describe('The page to read (http or https).'),
-  format: z
-    .enum(['markdown', 'text', 'html'])
-    .default('markdown')
-    .describe('markdown (default), text or html.'),
+    .describe('http(s) URL'),
+  format: z.enum(['markdown', 'text', 'html']).default('markdown'),
   max_length: z
     .number()
     .int()
     .min(100)
     .max(100_000)
     .default(DEFAULT_MAX_LENGTH)
-    .describe(`Most characters to return in this call, 100-100000 (default ${DEFAULT_MAX_LENGTH}).`),
-  start_index: z
-    .number()
-    .int()
-    .min(0)
-    .default(0)
-    .describe('Character offset to start from; use the next_start_index of the previous call to read on.'),
+    .describe('Characters per part'),
+  start_index: z.number().int().min(0).default(0).describe('next_start_index of the previous part'),
   provider: z
     .string()
     .trim()
     .regex(/^[A-Za-z0-9._:/@+-]{1,100}$/, 'provider must be an id such as jina-reader')
     .optional()
-    .describe(
-      'Fetch provider id such as jina-reader or firecrawl (default: the configured or first available).',
-    ),
+    .describe('e.g. jina-reader'),
   prompt: z
     .string()
     .trim()
     .min(1, 'prompt must not be empty')
     .max(MAX_PAGE_PROMPT_CHARS, `prompt must be at most ${MAX_PAGE_PROMPT_CHARS} characters`)
     .optional()
-    .describe(
-      'A question about the page. A small model answers it from the page alone and the result is that short ' +
-        'answer (content) instead of the page text; max_length is then ignored.',
-    ),
+    .describe('A question a small model answers from the page alone'),
 };
 
 const outputSchema = {
@@ -78,11 +65,8 @@ export const webFetch = defineTool({
   group: 'fetch',
   title: 'Web fetch',
   description:
-    'Read a web page as clean markdown (or text/html). Long pages come in parts of max_length characters: the ' +
-    'result says the total length and the start_index to pass next. Later parts of the same page come from a ' +
-    'short-lived cache, so paging is fast and free. Use it after web_search, or on any URL the user gives. ' +
-    'With `prompt`, a small model answers your question from the page only (it says when the page does not) and ' +
-    'you get a few hundred tokens instead of the page: cheaper for your context, one small billed model call.',
+    'Read a web page as markdown, in parts: the result gives total_length and the next start_index (served ' +
+    'from a cache, no second fetch). With prompt, a small model answers from the page instead (one small billed call).',
   inputSchema,
   outputSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },

@@ -24,36 +24,20 @@ const inputSchema = {
     .string()
     .max(400, 'query must be at most 400 characters')
     .transform(withoutControlChars)
-    .refine((q) => q.length > 0, 'query must not be empty')
-    .describe('What to search for. Plain words work best; quotes and site: work with most providers.'),
-  max_results: z.number().int().min(1).max(20).default(5).describe('How many results, 1-20 (default 5).'),
-  search_type: z.enum(['web', 'news']).default('web').describe('web (default) or news for recent articles.'),
-  time_range: z
-    .enum(['day', 'week', 'month', 'year', 'any'])
-    .optional()
-    .describe('Only results from the last day, week, month or year.'),
-  include_domains: z
-    .array(domain)
-    .max(20)
-    .optional()
-    .describe('Only results from these domains, e.g. ["github.com"].'),
-  exclude_domains: z.array(domain).max(20).optional().describe('No results from these domains.'),
-  country: z
-    .string()
-    .trim()
-    .min(2)
-    .max(32)
-    .optional()
-    .describe('Country to localise results, e.g. "us" or "de".'),
-  language: z.string().trim().min(2).max(16).optional().describe('Result language, e.g. "en".'),
+    .refine((q) => q.length > 0, 'query must not be empty'),
+  max_results: z.number().int().min(1).max(20).default(5),
+  search_type: z.enum(['web', 'news']).default('web'),
+  time_range: z.enum(['day', 'week', 'month', 'year', 'any']).optional(),
+  include_domains: z.array(domain).max(20).optional().describe('e.g. ["github.com"]'),
+  exclude_domains: z.array(domain).max(20).optional(),
+  country: z.string().trim().min(2).max(32).optional().describe('e.g. "us"'),
+  language: z.string().trim().min(2).max(16).optional().describe('e.g. "en"'),
   provider: z
     .string()
     .trim()
     .regex(/^[A-Za-z0-9._:/@+-]{1,100}$/, 'provider must be an id such as tavily')
     .optional()
-    .describe(
-      'Search provider id such as tavily, brave or exa (default: the configured or first available).',
-    ),
+    .describe('e.g. tavily, brave'),
 };
 
 const outputSchema = {
@@ -75,9 +59,8 @@ export const webSearch = defineTool({
   group: 'search',
   title: 'Web search',
   description:
-    'Search the web and get a numbered list of results (title, URL, date, snippet), plus a direct answer when the ' +
-    'provider gives one. Use it for anything current or outside your training data. Each call is one paid search ' +
-    'query, so prefer one precise query over many vague ones. To read a result in full, call web_fetch with its URL.',
+    'Search the web: numbered results (title, URL, date, snippet) and an answer when the provider has one. ' +
+    'One paid query per call: prefer one precise query. Read a result with web_fetch.',
   inputSchema,
   outputSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
@@ -101,7 +84,7 @@ export const webSearch = defineTool({
         ctx.signal,
       );
       const results = found.results.slice(0, args.max_results);
-      return success(formatResults(found, results, ctx.toolName('web_fetch')), {
+      return success(formatResults(found, results), {
         query: found.query,
         provider: found.provider,
         results,
@@ -113,7 +96,7 @@ export const webSearch = defineTool({
   },
 });
 
-function formatResults(found: SearchResponse, results: SearchResponse['results'], fetchTool: string): string {
+function formatResults(found: SearchResponse, results: SearchResponse['results']): string {
   if (results.length === 0) {
     return `No results for "${found.query}" (${found.provider}). Try fewer or broader words, or drop the filters.`;
   }
@@ -122,8 +105,7 @@ function formatResults(found: SearchResponse, results: SearchResponse['results']
   results.forEach((r, i) => {
     const date = r.published_at ? ` — ${r.published_at.slice(0, 10)}` : '';
     lines.push(`${i + 1}. ${oneLine(r.title, 200)} — ${r.url}${date}`);
-    if (r.snippet) lines.push(`   ${oneLine(r.snippet)}`);
+    if (r.snippet) lines.push(oneLine(r.snippet));
   });
-  lines.push('', `(${found.provider}; read a page with ${fetchTool})`);
   return lines.join('\n');
 }

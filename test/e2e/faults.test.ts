@@ -79,7 +79,7 @@ describe('service faults reach the agent as actionable errors', () => {
     service.inject('search', { hang: true, times: 10 });
     const result = await search();
     expect(result.isError).toBe(true);
-    expect(textOf(result)).toMatch(/did not answer .* within 2 s.*GATEWAY_TIMEOUT_MS/s);
+    expect(textOf(result)).toMatch(/did not answer .* within 1.5 s.*GATEWAY_TIMEOUT_MS/s);
   });
 
   it('a connection reset is retried, and reported when it persists', async () => {

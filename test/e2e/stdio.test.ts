@@ -3,7 +3,15 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REQUIRED_META_KEY } from '../../src/registry.js';
 import { type ReferenceService, startReferenceService } from '../reference-service/index.js';
-import { CLI, connectStdio, runCli, spawnServer, structuredOf, textOf } from '../support/harness.js';
+import {
+  CLI,
+  connectInMemory,
+  connectStdio,
+  runCli,
+  spawnServer,
+  structuredOf,
+  textOf,
+} from '../support/harness.js';
 
 const SECRET = 'sk-stdio-secret-abcdef123456';
 let service: ReferenceService;
@@ -157,6 +165,20 @@ describe('built server over stdio', () => {
 });
 
 describe('start-up weight', () => {
+  it('serves the same catalog from the schemas the build embedded as from zod at run time', async () => {
+    const spawned = await connectStdio(env);
+    const inMemory = await connectInMemory(env);
+    try {
+      const built = await spawned.client.listTools();
+      const fromZod = await inMemory.client.listTools();
+      expect(built.tools.length).toBeGreaterThanOrEqual(10);
+      expect(built).toEqual(fromZod);
+    } finally {
+      await spawned.close();
+      await inMemory.close();
+    }
+  });
+
   it('the bundled CLI loads undici only on the first service request', async () => {
     const chunks = await readdir(join(dirname(CLI), 'chunks'));
     const files = [CLI, ...chunks.map((c) => join(dirname(CLI), 'chunks', c))];

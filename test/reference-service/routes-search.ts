@@ -97,7 +97,8 @@ export function search(context: RouteContext): Reply {
       title: `${titlePrefix}Result ${n} for ${query}`,
       url: `https://${host}/${slug}/${n}`,
       display_url: `${host}/${slug}/${n}`,
-      snippet: `Snippet ${n} about ${query}.`,
+      // About as long as a real provider's snippet (~160 characters).
+      snippet: `Snippet ${n} about ${query}: what it is, how it works in practice, the trade-offs people hit, and links for further reading.`,
       position: n,
       score: Math.round((0.99 - index * 0.03) * 100) / 100,
       published_at: n % 2 === 0 ? new Date(Date.UTC(2024, 0, n)).toISOString() : null,

@@ -126,7 +126,8 @@ describe('POST /v1/search', () => {
       title: 'Result 1 for node streams',
       url: 'https://example.com/node-streams/1',
       display_url: 'example.com/node-streams/1',
-      snippet: 'Snippet 1 about node streams.',
+      snippet:
+        'Snippet 1 about node streams: what it is, how it works in practice, the trade-offs people hit, and links for further reading.',
       position: 1,
       score: 0.99,
       published_at: null,

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { guardedBody } from '../../service/body-errors.js';
 import type { ServiceClient } from '../../service/client.js';
 import { ServiceError } from '../../service/errors.js';
 import { formatBytes } from './files.js';
@@ -57,7 +58,8 @@ export async function downloadToTemp(
     },
   });
   try {
-    await pipeline(res.body, limiter, createWriteStream(path), { signal });
+    const body = guardedBody(res.body, 'the file', client.timeoutMs, (t) => client.scrub(t), signal);
+    await pipeline(body, limiter, createWriteStream(path), { signal });
   } catch (error) {
     await cleanup();
     throw error instanceof UserError || signal.aborted ? error : downloadError(finalUrl, error);

@@ -5,7 +5,8 @@ export function oneLine(text: string, max = 500): string {
 }
 
 export function formatCount(n: number): string {
-  return n.toLocaleString('en-US');
+  // Not toLocaleString: its first call loads ICU data, which costs start-up ~10 ms.
+  return String(Math.trunc(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
 /** Replaces control characters (which the service rejects) with spaces. */
