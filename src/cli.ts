@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 import { ConfigError, helpText, parseCommandLine } from './config.js';
+import { createLogger } from './log.js';
 import { selectTools } from './registry.js';
 import { createRuntime } from './runtime.js';
+import { startupWarnings } from './startup-warnings.js';
 import { runStdio } from './transports/stdio.js';
 import { VERSION } from './version.js';
 
@@ -17,6 +19,8 @@ async function main(): Promise<number | undefined> {
   }
   // The tool selection is validated before anything starts: nothing runs half-configured.
   selectTools(config);
+  const log = createLogger(config.logLevel);
+  for (const warning of startupWarnings(config, process.argv.slice(2))) log.warn(warning);
   // doctor and the HTTP transport are loaded only when used: stdio start-up stays small.
   if (command === 'doctor') {
     const { formatReport, runDoctor } = await import('./doctor.js');

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { LOG_LEVELS } from './log.js';
+import { parseHostEntry } from './service/url-guard.js';
 
 /**
  * Every setting: one env variable, one CLI flag, one zod schema. The table is also the source of
@@ -79,6 +80,12 @@ const rawSchema = z.object({
   outputDir: z.string().trim().min(1).default('gateway-output'),
   inputRoots: list.optional(),
   maxUploadMb: intIn(1, 4096).default(100),
+  allowPrivateUrls: list
+    .refine(
+      (hosts) => hosts.every((h) => h === '*' || parseHostEntry(h)),
+      'must be host names or addresses, optionally with :port, comma-separated (or *)',
+    )
+    .default([]),
   timeoutMs: intIn(1_000, 600_000).default(60_000),
   maxRetries: intIn(0, 10).default(2),
   logLevel: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
@@ -182,6 +189,12 @@ export const SETTINGS: readonly Setting[] = [
     env: 'GATEWAY_MAX_UPLOAD_MB',
     flag: '--max-upload-mb',
     help: 'largest file (local or downloaded) audio_transcribe uploads, in MiB, 1-4096 (default 100)',
+  },
+  {
+    key: 'allowPrivateUrls',
+    env: 'GATEWAY_ALLOW_PRIVATE_URLS',
+    flag: '--allow-private-urls',
+    help: 'hosts on loopback/private networks that audio URLs and video downloads may reach, e.g. 127.0.0.1:8080 (default none: only the gateway itself; * = any)',
   },
   {
     key: 'timeoutMs',
@@ -342,6 +355,15 @@ export function parseCommandLine(
       cwd,
     },
   };
+}
+
+/**
+ * Secret settings given as command-line flags. Any local user can read a process's arguments
+ * (`ps`, /proc/<pid>/cmdline), unlike its environment, so the CLI warns about these.
+ */
+export function secretFlagsGiven(argv: readonly string[]): { flag: string; env: string }[] {
+  const given = new Set(argv.map((arg) => splitFlag(arg)[0]));
+  return SETTINGS.filter((s) => s.secret && given.has(s.flag)).map(({ flag, env }) => ({ flag, env }));
 }
 
 function splitFlag(arg: string): [string, string | undefined] {

@@ -10,6 +10,7 @@ import { type Config, ConfigError } from './config.js';
 import type { Runtime } from './runtime.js';
 import { ALL_TOOLS } from './tools/index.js';
 import { failureFrom } from './tools/support/results.js';
+import { scrubResult } from './tools/support/scrub-result.js';
 import { type AnyToolDefinition, TOOL_GROUPS, type ToolContext, type ToolGroup } from './tools/types.js';
 
 /**
@@ -111,7 +112,7 @@ export function registerTools(
       ) => {
         const ctx = toolContext(runtime, extra, toolName);
         try {
-          return await tool.run(args, ctx);
+          return scrubResult(await tool.run(args, ctx), runtime.secrets);
         } catch (error) {
           runtime.log.error(
             `${tool.name} threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,

@@ -16,18 +16,39 @@ export interface Runtime {
   transcripts: TranscriptCache;
   log: Logger;
   scrub: (text: string) => string;
+  /** The exact secrets (key, MCP token, base URL password) no log line or tool result may carry. */
+  secrets: readonly string[];
 }
 
 export function createRuntime(config: Config): Runtime {
-  const scrub = secretScrubber([config.apiKey, config.mcpToken]);
+  const secrets = [config.apiKey, config.mcpToken, ...urlPassword(config.baseUrl)].filter(
+    (s): s is string => typeof s === 'string' && s.length >= MIN_SECRET_LENGTH,
+  );
+  const scrub = secretScrubber(secrets);
   return {
     config,
+    secrets,
     service: createService(config, scrub),
     pages: new PageCache(),
     transcripts: new TranscriptCache(),
     log: createLogger(config.logLevel, scrub),
     scrub,
   };
+}
+
+/** Shorter strings are not scrubbed: replacing them would mangle ordinary text. */
+const MIN_SECRET_LENGTH = 4;
+
+/** A password in the base URL (https://user:pass@host), raw and decoded. */
+function urlPassword(baseUrl: string): string[] {
+  try {
+    const { password } = new URL(baseUrl);
+    if (!password) return [];
+    const decoded = decodeURIComponent(password);
+    return decoded === password ? [password] : [password, decoded];
+  } catch {
+    return [];
+  }
 }
 
 export async function closeRuntime(runtime: Runtime): Promise<void> {

@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import type { Agent, Dispatcher } from 'undici';
 import { withDeadline } from './deadline.js';
 import { parseErrorBody, ServiceError, seconds } from './errors.js';
+import { publicOnlyLookup, UrlGuard } from './url-guard.js';
 
 /**
  * The one place that talks HTTP to the backing service: auth header, timeouts, the retry policy
@@ -15,6 +16,16 @@ export interface ServiceClientOptions {
   /** Removes secrets from any text that leaves the client. */
   scrub: (text: string) => string;
   userAgent?: string;
+  /** Hosts on non-public networks that downloads may reach (GATEWAY_ALLOW_PRIVATE_URLS; `*` = any). */
+  allowPrivateUrls?: readonly string[];
+}
+
+export interface DownloadOptions {
+  /**
+   * Send the gateway key when a hop is on the gateway's own origin (default true). False for URLs
+   * an agent typed: the key then never goes anywhere with them, not even to the gateway.
+   */
+  sendKey?: boolean;
 }
 
 /** `safe`: free and repeatable, retried on 429/502/503/504 and connection failures.
@@ -64,10 +75,12 @@ const NEVER_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHO
 
 export class ServiceClient {
   readonly baseUrl: string;
-  private http: Promise<{ undici: typeof import('undici'); agent: Agent }> | undefined;
+  private http: Promise<{ undici: typeof import('undici'); agent: Agent; guarded: Agent }> | undefined;
+  private readonly urlGuard: UrlGuard;
 
   constructor(private readonly options: ServiceClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.urlGuard = new UrlGuard(new URL(this.baseUrl).origin, options.allowPrivateUrls ?? []);
   }
 
   /** undici is loaded on the first request, not at start-up: a server that is only listed stays light. */
@@ -75,6 +88,12 @@ export class ServiceClient {
     this.http ??= import('undici').then((undici) => ({
       undici,
       agent: new undici.Agent({ keepAliveTimeout: 10_000, connections: 32 }),
+      // Downloads from hosts other than the gateway: connections only to public addresses.
+      guarded: new undici.Agent({
+        keepAliveTimeout: 10_000,
+        connections: 8,
+        connect: { lookup: publicOnlyLookup },
+      }),
     }));
     return this.http;
   }
@@ -110,17 +129,21 @@ export class ServiceClient {
 
   /**
    * Streams a file from an absolute URL (a finished video, an audio file). The key is sent only
-   * when the URL is on the service's own origin, never to third-party hosts.
+   * when the URL is on the service's own origin, never to third-party hosts; hosts other than
+   * the gateway are reached only on public addresses (see url-guard.ts).
    */
-  async download(url: string, signal?: AbortSignal): Promise<ServiceResponse> {
+  async download(url: string, signal?: AbortSignal, options: DownloadOptions = {}): Promise<ServiceResponse> {
     const ownOrigin = new URL(this.baseUrl).origin;
     let target = new URL(url);
-    // Redirects are followed here, not by undici, so the key decision is made again on every hop.
+    // Redirects are followed here, not by undici, so the key and address decisions are made
+    // again on every hop.
     for (let hop = 0; ; hop++) {
-      const auth = target.origin === ownOrigin;
+      const auth = target.origin === ownOrigin && options.sendKey !== false;
+      const guarded = this.urlGuard.classify(target) === 'guarded';
+      if (guarded) this.urlGuard.assertPublicLiteral(target);
       const req: ServiceRequest = { method: 'GET', path: target.pathname, signal, retry: 'safe' };
       const at = target.toString();
-      const res = await this.withRetries(req, false, (s) => this.send(req, s, { url: at, auth }));
+      const res = await this.withRetries(req, false, (s) => this.send(req, s, { url: at, auth, guarded }));
       const location = REDIRECT_STATUS.has(res.status) ? res.headers.location : undefined;
       if (res.status >= 200 && res.status < 300) return { ...res, url: at };
       discardBody(res.body);
@@ -142,8 +165,8 @@ export class ServiceClient {
 
   async close(): Promise<void> {
     if (!this.http) return;
-    const { agent } = await this.http;
-    await agent.destroy().catch(() => undefined);
+    const { agent, guarded } = await this.http;
+    await Promise.all([agent.destroy().catch(() => undefined), guarded.destroy().catch(() => undefined)]);
   }
 
   /** `wholeCallDeadline`: the timeout bounds the whole call (JSON); otherwise only the wait for
@@ -191,7 +214,7 @@ export class ServiceClient {
   private async send(
     req: ServiceRequest,
     signal: AbortSignal,
-    target: { url: string; auth: boolean } = { url: this.url(req), auth: true },
+    target: { url: string; auth: boolean; guarded?: boolean } = { url: this.url(req), auth: true },
   ): Promise<ServiceResponse> {
     const headers: Record<string, string> = {
       accept: 'application/json, text/event-stream;q=0.9, */*;q=0.8',
@@ -206,13 +229,13 @@ export class ServiceClient {
     } else if (req.contentType) headers['content-type'] = req.contentType;
 
     const timeoutMs = req.timeoutMs ?? this.options.timeoutMs;
-    const { undici, agent } = await this.loadHttp();
+    const { undici, agent, guarded } = await this.loadHttp();
     const res = await undici.request(target.url, {
       method: req.method,
       headers,
       body,
       signal,
-      dispatcher: agent,
+      dispatcher: target.guarded ? guarded : agent,
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
     });

@@ -7,7 +7,8 @@ export type ServiceErrorKind =
   | 'timeout' // no complete answer within the per-request timeout
   | 'network' // connection refused, reset, DNS failure
   | 'aborted' // the caller cancelled
-  | 'malformed'; // the service answered 2xx with a body we cannot read
+  | 'malformed' // the service answered 2xx with a body we cannot read
+  | 'blocked'; // a download URL points at a non-public address (see url-guard.ts); nothing was sent
 
 export interface ServiceErrorInit {
   kind: ServiceErrorKind;
@@ -55,6 +56,8 @@ function hintFor(error: ServiceError): string {
       return '';
     case 'malformed':
       return 'The service returned an unreadable answer; retry, and check GATEWAY_BASE_URL points at the gateway.';
+    case 'blocked':
+      return 'If that host is really meant to be reached, the user can list it in GATEWAY_ALLOW_PRIVATE_URLS.';
     case 'http':
       break;
   }

@@ -20,6 +20,7 @@ export function createService(config: Config, scrub: (text: string) => string): 
     maxRetries: config.maxRetries,
     scrub,
     userAgent: `gateway-tools-mcp/${VERSION}`,
+    allowPrivateUrls: config.allowPrivateUrls,
   });
   return { client, catalog: new ModelCatalog(client) };
 }

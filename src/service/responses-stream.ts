@@ -5,6 +5,8 @@ import type { ModelAnswer, Usage } from './responses.js';
 /** Folds Responses SSE events into one answer. Pure: fed text, yields the result. */
 export class ResponseStreamReader {
   private buffer = '';
+  /** Text received since the last event end, not yet joined onto `buffer`. */
+  private pending: string[] = [];
   private text = '';
   private doneText: string | null = null;
   private final: ModelAnswer | null = null;
@@ -22,7 +24,17 @@ export class ResponseStreamReader {
   }
 
   push(chunk: string): void {
-    this.buffer += chunk.replace(/\r\n?/g, '\n');
+    const text = chunk.replace(/\r\n?/g, '\n');
+    if (this.done || !text) return;
+    // Text without an event end is only collected: joining and rescanning everything received on
+    // every chunk would be quadratic when a (hostile) event never ends.
+    const before = this.pending.at(-1) ?? this.buffer;
+    if (!text.includes('\n\n') && !(before.endsWith('\n') && text.startsWith('\n'))) {
+      this.pending.push(text);
+      return;
+    }
+    this.buffer = this.buffer + this.pending.join('') + text;
+    this.pending = [];
     let end = this.buffer.indexOf('\n\n');
     while (end !== -1 && !this.done) {
       this.handleEvent(this.buffer.slice(0, end));

@@ -39,6 +39,12 @@ export interface ResponsesOptions {
 }
 
 const MAX_JSON_CHARS = 16 * 1024 * 1024;
+/**
+ * A stream carries JSON framing around every few characters of text, so it gets more room than a
+ * JSON answer: 100,000 output tokens stream as about 16 MB. Past this the gateway is not sending an
+ * answer but an endless stream, which would otherwise grow in memory until the client gives up.
+ */
+const MAX_STREAM_CHARS = 64 * 1024 * 1024;
 
 /**
  * POST /v1/responses. Streams with `"stream": true` set explicitly (left out, some upstreams
@@ -89,16 +95,19 @@ async function streamResponse(
     ? 'sse'
     : 'unknown';
   let raw = '';
+  let streamed = 0;
   try {
     for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
       const text = decoder.decode(chunk, { stream: true });
+      streamed += text.length;
+      if (streamed > MAX_STREAM_CHARS) throw tooLarge(MAX_STREAM_CHARS);
       if (mode === 'sse') {
         reader.push(text);
         if (reader.done) break;
         continue;
       }
       raw += text;
-      if (raw.length > MAX_JSON_CHARS) throw tooLarge();
+      if (raw.length > MAX_JSON_CHARS) throw tooLarge(MAX_JSON_CHARS);
       if (mode === 'unknown' && raw.trimStart()) {
         mode = looksLikeSse(raw) ? 'sse' : 'json';
         if (mode === 'sse') {
@@ -132,10 +141,10 @@ function looksLikeSse(text: string): boolean {
   return /^(event|data|id|retry):|^:/.test(text.trimStart());
 }
 
-function tooLarge(): ServiceError {
+function tooLarge(limit: number): ServiceError {
   return new ServiceError({
     kind: 'malformed',
-    message: `The model answer exceeded ${MAX_JSON_CHARS / 1024 / 1024} MiB`,
+    message: `The model answer exceeded ${limit / 1024 / 1024} MiB`,
     maybeDelivered: true,
   });
 }

@@ -1,4 +1,4 @@
-import { readFile, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { z } from 'zod';
 import { notAudio, type SpeechFormat, speechAudio } from '../service/audio.js';
 import { audioFailure, chooseSpeechModel, type ModelChoice } from './support/audio-models.js';
@@ -67,7 +67,7 @@ export const audioSpeech = defineTool({
     try {
       choice = await chooseSpeechModel(args.model, args.voice, ctx);
       if (!choice.ok) return failure(choice.message);
-      const saved = await synthesize(choice.model, args.text, args.format, ctx);
+      const saved = await synthesize(choice.model, args.text, args.format, args.return_audio, ctx);
       const structured = {
         file_path: saved.path,
         mime_type: saved.mimeType,
@@ -80,9 +80,8 @@ export const audioSpeech = defineTool({
       ];
       const extra = [fileLink(saved.path, saved.mimeType, `Speech by ${choice.model}`)];
       if (args.return_audio) {
-        if (saved.bytes <= MAX_INLINE_AUDIO_BYTES) {
-          const data = (await readFile(saved.path)).toString('base64');
-          extra.push({ type: 'audio', data, mimeType: saved.mimeType });
+        if (saved.inline) {
+          extra.push({ type: 'audio', data: saved.inline.toString('base64'), mimeType: saved.mimeType });
           lines.push('The audio is also attached inline.');
         } else {
           lines.push(
@@ -98,25 +97,41 @@ export const audioSpeech = defineTool({
   },
 });
 
-/** Sends the text and streams the audio into a new file in the output directory. */
+/**
+ * Sends the text and streams the audio into a new file in the output directory. With `keepInline`,
+ * audio up to the inline limit is also kept in memory as it streams: the file is never read
+ * back by name, so nothing swapped in under that name can end up in the result.
+ */
 async function synthesize(
   model: string,
   text: string,
   format: SpeechFormat,
+  keepInline: boolean,
   ctx: ToolContext,
-): Promise<SavedFile & { mimeType: string }> {
+): Promise<SavedFile & { mimeType: string; inline: Buffer | null }> {
   const audio = await speechAudio(ctx.runtime.service.client, { model, input: text }, format, ctx.signal);
   const target = {
     outputDir: ctx.runtime.config.outputDir,
+    workDir: ctx.runtime.config.cwd,
     stem: `speech-${voiceOf(model)}`,
     extension: audio.extension,
   };
-  const saved = await saveStream(audio.body, target, MAX_SPEECH_FILE_BYTES, ctx.signal);
+  const kept: Buffer[] = [];
+  let keptBytes = 0;
+  async function* tee(source: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+    for await (const chunk of source) {
+      keptBytes += chunk.length;
+      if (keepInline && keptBytes <= MAX_INLINE_AUDIO_BYTES) kept.push(Buffer.from(chunk));
+      yield chunk;
+    }
+  }
+  const saved = await saveStream(tee(audio.body), target, MAX_SPEECH_FILE_BYTES, ctx.signal);
   if (saved.bytes === 0) {
     await rm(saved.path, { force: true });
     throw notAudio('an empty body');
   }
-  return { ...saved, mimeType: audio.mimeType };
+  const inline = keepInline && saved.bytes <= MAX_INLINE_AUDIO_BYTES ? Buffer.concat(kept) : null;
+  return { ...saved, mimeType: audio.mimeType, inline };
 }
 
 /** The voice, for the file name (dots would read as an extension and be cut). */

@@ -1,11 +1,10 @@
-import { writeFile } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
 import { z } from 'zod';
 import { type TranscriptFormat, transcribe } from '../service/audio.js';
 import { audioFailure, chooseTranscriptionModel, type ModelChoice } from './support/audio-models.js';
 import { type AudioSource, audioSource, MAX_BASE64_BYTES } from './support/audio-sources.js';
 import { byteProgress, countingStream } from './support/byte-progress.js';
-import { createOutputPath, fileLink, formatBytes } from './support/files.js';
+import { createOutputFile, fileLink, formatBytes } from './support/files.js';
 import { pageOf } from './support/paging.js';
 import { failure, success } from './support/results.js';
 import { type CachedTranscript, TranscriptCache } from './support/transcript-cache.js';
@@ -184,7 +183,16 @@ async function saveText(
 ): Promise<string> {
   // The stem's own extension must go first: `talk.mp3-transcript` would lose its suffix instead.
   const stem = `${basename(sourceName, extname(sourceName))}-transcript`;
-  const path = await createOutputPath(ctx.runtime.config.outputDir, stem, extension);
-  await writeFile(path, text);
+  const { path, handle } = await createOutputFile(
+    ctx.runtime.config.outputDir,
+    stem,
+    extension,
+    ctx.runtime.config.cwd,
+  );
+  try {
+    await handle.writeFile(text);
+  } finally {
+    await handle.close();
+  }
   return path;
 }

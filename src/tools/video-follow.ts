@@ -1,4 +1,5 @@
 import { extname } from 'node:path';
+import { ServiceError } from '../service/errors.js';
 import { openVideoDownload, pollVideo, type VideoJobState } from '../service/videos.js';
 import { formatBytes, type SavedFile, saveStream } from './support/files.js';
 import type { JobRef } from './support/job-handle.js';
@@ -61,7 +62,14 @@ export async function saveVideo(
   ctx: ToolContext,
   report: ReturnType<typeof risingProgress>,
 ): Promise<SavedFile> {
-  const download = await openVideoDownload(ctx.runtime.service.client, url, ctx.signal);
+  const download = await openVideoDownload(ctx.runtime.service.client, url, ctx.signal).catch(
+    (error: unknown) => {
+      // A URL into the local network is not worth retrying: say why, once.
+      throw error instanceof ServiceError && error.kind === 'blocked'
+        ? new UserError(error.describe())
+        : error;
+    },
+  );
   if (download.bytes !== null && download.bytes > MAX_VIDEO_DOWNLOAD_BYTES) {
     download.discard();
     throw new UserError(
@@ -84,7 +92,12 @@ export async function saveVideo(
   const extension = videoExtension(download.contentType, url);
   return saveStream(
     counted(download.body),
-    { outputDir: ctx.runtime.config.outputDir, stem: `video-${ref.requestId}`, extension },
+    {
+      outputDir: ctx.runtime.config.outputDir,
+      stem: `video-${ref.requestId}`,
+      extension,
+      workDir: ctx.runtime.config.cwd,
+    },
     MAX_VIDEO_DOWNLOAD_BYTES,
     ctx.signal,
   );

@@ -1,5 +1,5 @@
-import { readFile } from 'node:fs/promises';
-import { formatBytes, resolveInputFile, sniffImageMime } from './support/files.js';
+import { formatBytes, sniffImageMime } from './support/files.js';
+import { openInputFile, readUpTo } from './support/input-files.js';
 import { decodeJobHandle, looksLikeJobHandle } from './support/job-handle.js';
 import { UserError } from './support/results.js';
 import { MAX_WAIT_SECONDS } from './support/wait.js';
@@ -31,8 +31,9 @@ export async function resolveImage(
   }
   if (imagePath === undefined) return undefined;
   const { config } = ctx.runtime;
-  const file = await resolveInputFile(imagePath, config.inputRoots, config.cwd, MAX_IMAGE_BYTES);
-  const bytes = await readFile(file.path);
+  const file = await openInputFile(imagePath, config.inputRoots, config.cwd, MAX_IMAGE_BYTES);
+  // Read through the checked descriptor, one byte past the limit to notice a file that grew.
+  const bytes = await readUpTo(file.handle, MAX_IMAGE_BYTES + 1).finally(() => file.handle.close());
   if (bytes.length > MAX_IMAGE_BYTES) {
     throw new UserError(
       `${imagePath} is ${formatBytes(bytes.length)}; the limit is ${formatBytes(MAX_IMAGE_BYTES)}.`,

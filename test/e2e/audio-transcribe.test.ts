@@ -62,6 +62,8 @@ function connectWith(env: Record<string, string>) {
   return connectInMemory({
     GATEWAY_BASE_URL: service.url,
     GATEWAY_API_KEY: service.apiKey,
+    // The "third-party" host runs on loopback, which downloads may reach only when allowed.
+    GATEWAY_ALLOW_PRIVATE_URLS: new URL(host.url).host,
     CWD: cwd,
     ...env,
   });

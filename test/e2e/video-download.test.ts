@@ -18,6 +18,8 @@ beforeAll(async () => {
     GATEWAY_BASE_URL: service.url,
     GATEWAY_API_KEY: service.apiKey,
     GATEWAY_TIMEOUT_MS: '20000',
+    // The CDN stand-in runs on loopback, which downloads may reach only when allowed.
+    GATEWAY_ALLOW_PRIVATE_URLS: new URL(cdn.url).host,
     CWD: tempDir('gtm-video-dl-'),
   });
   outputDir = conn.runtime.config.outputDir;

@@ -19,7 +19,13 @@ beforeAll(async () => {
   cwd = tempDir('gtm-findings-');
   writeFileSync(join(cwd, 'talk.mp3'), synthesizeAudio('talk', 'mp3'));
   symlinkSync('loop', join(cwd, 'loop'));
-  conn = await connectInMemory({ GATEWAY_BASE_URL: service.url, GATEWAY_API_KEY: service.apiKey, CWD: cwd });
+  conn = await connectInMemory({
+    GATEWAY_BASE_URL: service.url,
+    GATEWAY_API_KEY: service.apiKey,
+    // The third-party host is on loopback, which downloads refuse unless it is allowed.
+    GATEWAY_ALLOW_PRIVATE_URLS: new URL(host.url).host,
+    CWD: cwd,
+  });
 });
 afterAll(async () => {
   await conn.close();

@@ -6,6 +6,7 @@ import { Readable } from 'node:stream';
 import type { ToolContext } from '../types.js';
 import { downloadToTemp } from './download.js';
 import { formatBytes, resolveInputFile } from './files.js';
+import { openInputFile, readUpTo } from './input-files.js';
 import { UserError } from './results.js';
 
 /**
@@ -61,16 +62,24 @@ async function fileSource(requested: string, maxBytes: number, ctx: ToolContext)
     key: `file:${file.path}:${file.size}:${mtimeMs}`,
     name: file.name,
     async open() {
-      const head = await readHead(file.path);
-      refuseText(head, requested);
-      const typed = uploadType(file.name, head, undefined);
-      return {
-        ...typed,
-        size: file.size,
-        // Read exactly the size announced in the multipart length, even if the file grows meanwhile.
-        stream: () => createReadStream(file.path, { start: 0, end: file.size - 1 }),
-        cleanup: async () => undefined,
-      };
+      // Checked again and opened once: every byte read below comes through this descriptor.
+      const opened = await openInputFile(requested, inputRoots, cwd, maxBytes);
+      try {
+        if (opened.size === 0) throw new UserError(`${requested} is empty: there is no audio to transcribe.`);
+        const head = await readUpTo(opened.handle, 512);
+        refuseText(head, requested);
+        const typed = uploadType(file.name, head, undefined);
+        return {
+          ...typed,
+          size: opened.size,
+          // Read exactly the size announced in the multipart length, even if the file grows meanwhile.
+          stream: () => opened.handle.createReadStream({ start: 0, end: opened.size - 1, autoClose: false }),
+          cleanup: () => opened.handle.close(),
+        };
+      } catch (error) {
+        await opened.handle.close();
+        throw error;
+      }
     },
   };
 }

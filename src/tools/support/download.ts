@@ -13,8 +13,9 @@ import { UserError } from './results.js';
 
 /**
  * Downloads a URL given by the agent into a private temporary directory, streamed and
- * size-limited. The service client sends the gateway key only to the gateway's own origin, so a
- * third-party host never sees it, on any redirect hop.
+ * size-limited. The gateway key never goes along (the URL came from the agent, so it could point
+ * at any route), and hosts other than the gateway are reached only on public addresses, on
+ * every redirect hop (see service/url-guard.ts).
  */
 export interface TempDownload {
   path: string;
@@ -34,8 +35,8 @@ export async function downloadToTemp(
   signal: AbortSignal,
   onBytes?: (bytes: number) => void,
 ): Promise<TempDownload> {
-  // client.download follows redirects itself, deciding on every hop whether the key may go along.
-  const res = await client.download(url, signal).catch((error: unknown) => {
+  // client.download follows redirects itself, checking every hop's destination.
+  const res = await client.download(url, signal, { sendKey: false }).catch((error: unknown) => {
     throw downloadError(url, error);
   });
   const finalUrl = res.url ?? url;
@@ -84,6 +85,7 @@ function tooBig(url: string, size: string, maxBytes: number): string {
 function downloadError(url: string, error: unknown): Error {
   if (!(error instanceof ServiceError)) return error instanceof Error ? error : new Error(String(error));
   if (error.kind === 'aborted') return error;
+  if (error.kind === 'blocked') return new UserError(`Could not download ${url}: ${error.describe()}`);
   const code = /\(([A-Z_]{3,})\)/.exec(error.message)?.[1];
   const why =
     error.kind === 'http'

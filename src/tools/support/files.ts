@@ -1,11 +1,11 @@
-import { createWriteStream } from 'node:fs';
-import { mkdir, open, realpath, rm, stat } from 'node:fs/promises';
-import { basename, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { type FileHandle, mkdir, open, realpath, rm, stat } from 'node:fs/promises';
+import { basename, extname, isAbsolute, join, resolve } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { pathToFileURL } from 'node:url';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { gcPacer } from '../../service/transfer-gc.js';
+import { assertCreatedInside, isInsideDir, realOutputDir } from './fs-guards.js';
 import { UserError } from './results.js';
 
 /**
@@ -61,14 +61,30 @@ function unresolvable(requested: string, error: unknown): string {
   }
 }
 
-export function isInside(path: string, root: string): boolean {
-  const rel = relative(root, path);
-  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
-}
+export const isInside = isInsideDir;
 
 /** A fresh, collision-free path inside the output directory (the file is created empty). */
 export async function createOutputPath(outputDir: string, stem: string, extension: string): Promise<string> {
+  const { path, handle } = await createOutputFile(outputDir, stem, extension);
+  await handle.close();
+  return path;
+}
+
+/**
+ * Creates a new, empty file in the output directory under a collision-free name and keeps it
+ * open. `wx` (O_CREAT|O_EXCL) never opens an existing file or follows a symlink planted under
+ * that name, and writing through the returned handle (never reopening the path) means a file
+ * swapped for a symlink after creation cannot redirect the write outside the directory.
+ * `workDir`: the working directory, whose symlinks may not lead the output directory out of it.
+ */
+export async function createOutputFile(
+  outputDir: string,
+  stem: string,
+  extension: string,
+  workDir?: string,
+): Promise<{ path: string; handle: FileHandle }> {
   await mkdir(outputDir, { recursive: true });
+  const realDir = await realOutputDir(outputDir, workDir);
   const safeStem = sanitizeStem(stem);
   const ext =
     extension
@@ -81,8 +97,8 @@ export async function createOutputPath(outputDir: string, stem: string, extensio
     const path = join(outputDir, name);
     try {
       const handle = await open(path, 'wx');
-      await handle.close();
-      return path;
+      await assertCreatedInside(handle, realDir);
+      return { path, handle };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
@@ -101,11 +117,16 @@ export interface SavedFile {
  */
 export async function saveStream(
   source: NodeJS.ReadableStream | AsyncIterable<Uint8Array>,
-  target: { outputDir: string; stem: string; extension: string },
+  target: { outputDir: string; stem: string; extension: string; workDir?: string },
   maxBytes: number,
   signal?: AbortSignal,
 ): Promise<SavedFile> {
-  const path = await createOutputPath(target.outputDir, target.stem, target.extension);
+  const { path, handle } = await createOutputFile(
+    target.outputDir,
+    target.stem,
+    target.extension,
+    target.workDir,
+  );
   let bytes = 0;
   const pace = gcPacer();
   const limiter = new Transform({
@@ -117,9 +138,10 @@ export async function saveStream(
     },
   });
   try {
-    await pipeline(source, limiter, createWriteStream(path), { signal });
+    await pipeline(source, limiter, handle.createWriteStream(), { signal });
     return { path, bytes };
   } catch (error) {
+    await handle.close().catch(() => undefined);
     await rm(path, { force: true });
     throw error;
   }

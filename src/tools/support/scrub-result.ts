@@ -1,0 +1,31 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+
+/**
+ * The last guard before a result leaves the server: every configured secret (the gateway key,
+ * the MCP token, a password in the base URL) is replaced by *** wherever it appears — text,
+ * structured content, links. Error texts are scrubbed where they are made; this also covers
+ * successful answers, in case a compromised or careless gateway echoes the key in a search
+ * snippet, a page, a transcript or a video URL. Only the exact secrets are replaced, never
+ * bearer-shaped text in general: a fetched page that documents `Authorization: Bearer ...`
+ * stays intact.
+ */
+export function scrubResult(result: CallToolResult, secrets: readonly string[]): CallToolResult {
+  return secrets.length === 0 ? result : (scrubValue(result, secrets) as CallToolResult);
+}
+
+function scrubValue(value: unknown, secrets: readonly string[]): unknown {
+  if (typeof value === 'string') return scrubText(value, secrets);
+  if (Array.isArray(value)) return value.map((v) => scrubValue(v, secrets));
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [key, v] of Object.entries(value)) out[key] = scrubValue(v, secrets);
+    return out;
+  }
+  return value;
+}
+
+function scrubText(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join('***');
+  return out;
+}

@@ -1,0 +1,139 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdir, rename, symlink, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { saveStream } from '../../src/tools/support/files.js';
+import { openInputFile, readUpTo } from '../../src/tools/support/input-files.js';
+import { tempDir } from '../support/harness.js';
+
+// A process that can write inside an input root or the output directory races the server:
+// it swaps a directory for a symlink between the server's check and its open, or replaces a
+// freshly created output file with a symlink before the server writes. Each test runs a bounded
+// number of attempts against a concurrent swapper. The sequences these replaced (check a path,
+// then open it again by name) lost such races hundreds of times per few thousand attempts.
+
+const ATTEMPTS = 1000;
+const BUDGET_MS = 4_000;
+const nextTick = () => new Promise((r) => setImmediate(r));
+
+/** Runs `swap` in a loop until the returned stop() is awaited. */
+function keepSwapping(swap: () => Promise<void>): () => Promise<void> {
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      await swap().catch(() => undefined);
+      await nextTick();
+    }
+  })();
+  return async () => {
+    running = false;
+    await loop;
+  };
+}
+
+describe('races on files', () => {
+  it.runIf(process.platform === 'linux')(
+    'an input file is never read from outside the roots, however a directory is swapped',
+    async () => {
+      const base = tempDir('gtm-race-in-');
+      const root = join(base, 'root');
+      const outside = join(base, 'outside');
+      mkdirSync(join(root, 'dir'), { recursive: true });
+      mkdirSync(outside);
+      writeFileSync(join(root, 'dir', 'f.bin'), 'INSIDE');
+      writeFileSync(join(outside, 'f.bin'), 'SECRET');
+      const stop = keepSwapping(async () => {
+        await rename(join(root, 'dir'), join(root, 'dir.real'));
+        await symlink(outside, join(root, 'dir'));
+        await nextTick();
+        await unlink(join(root, 'dir'));
+        await rename(join(root, 'dir.real'), join(root, 'dir'));
+      });
+      const read: string[] = [];
+      const started = Date.now();
+      try {
+        for (let i = 0; i < ATTEMPTS && Date.now() - started < BUDGET_MS; i++) {
+          const opened = await openInputFile('dir/f.bin', [root], root, 100).catch(() => null);
+          if (!opened) continue;
+          read.push((await readUpTo(opened.handle, 100)).toString());
+          await opened.handle.close();
+        }
+      } finally {
+        await stop();
+      }
+      expect(read.filter((text) => text !== 'INSIDE')).toEqual([]);
+      // Sanity: without the swapper the file is read.
+      const opened = await openInputFile('dir/f.bin', [root], root, 100);
+      expect((await readUpTo(opened.handle, 100)).toString()).toBe('INSIDE');
+      await opened.handle.close();
+    },
+  );
+
+  it.runIf(process.platform === 'linux')(
+    'no file is ever created outside when the output directory itself is swapped for a symlink',
+    async () => {
+      const base = tempDir('gtm-race-outdir-');
+      const out = join(base, 'out');
+      const outside = join(base, 'outside');
+      mkdirSync(out);
+      mkdirSync(outside);
+      const stop = keepSwapping(async () => {
+        await rename(out, `${out}.real`);
+        await symlink(outside, out);
+        await nextTick();
+        await unlink(out);
+        await rename(`${out}.real`, out);
+      });
+      let saved = 0;
+      const started = Date.now();
+      try {
+        for (let i = 0; i < ATTEMPTS && Date.now() - started < BUDGET_MS; i++) {
+          await saveStream(
+            Readable.from([Buffer.from('FROM-THE-GATEWAY')]),
+            { outputDir: out, stem: 'speech', extension: 'mp3', workDir: base },
+            100,
+          ).then(
+            () => saved++,
+            () => undefined,
+          );
+        }
+      } finally {
+        await stop();
+      }
+      expect(await readdir(outside)).toEqual([]);
+      expect(saved).toBeGreaterThan(0);
+    },
+  );
+
+  it('a saved file is never written through a symlink planted in the output directory', async () => {
+    const base = tempDir('gtm-race-out-');
+    const out = join(base, 'out');
+    mkdirSync(out);
+    const victim = join(base, 'victim.txt');
+    writeFileSync(victim, 'ORIGINAL');
+    const replaced = new Set<string>();
+    const stop = keepSwapping(async () => {
+      for (const name of await readdir(out)) {
+        if (replaced.has(name)) continue;
+        replaced.add(name);
+        await unlink(join(out, name));
+        await symlink(victim, join(out, name));
+      }
+    });
+    const started = Date.now();
+    try {
+      for (let i = 0; i < ATTEMPTS && Date.now() - started < BUDGET_MS; i++) {
+        await saveStream(
+          Readable.from([Buffer.from('FROM-THE-GATEWAY')]),
+          { outputDir: out, stem: 'speech', extension: 'mp3' },
+          100,
+        );
+      }
+    } finally {
+      await stop();
+    }
+    expect(replaced.size).toBeGreaterThan(0);
+    expect(readFileSync(victim, 'utf8')).toBe('ORIGINAL');
+  });
+});
