@@ -1,6 +1,3 @@
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
-
 /**
  * Keeps memory flat while a long transfer streams (video downloads, audio uploads and downloads).
  *
@@ -33,13 +30,16 @@ function garbageCollector(): CollectGarbage | null {
     return collect;
   }
   try {
+    // Taken here, not imported: only a process that transfers a large file needs them.
+    const { setFlagsFromString } = process.getBuiltinModule('node:v8');
+    const { runInNewContext } = process.getBuiltinModule('node:vm');
     setFlagsFromString('--expose-gc');
     const exposed: unknown = runInNewContext('gc');
     collect = typeof exposed === 'function' ? (exposed as CollectGarbage) : null;
   } catch {
     collect = null;
   } finally {
-    setFlagsFromString('--no-expose-gc');
+    process.getBuiltinModule('node:v8').setFlagsFromString('--no-expose-gc');
   }
   return collect;
 }

@@ -1,5 +1,5 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import type { LookupAddress } from 'node:dns';
+import type { BlockList, LookupFunction } from 'node:net';
 import { ServiceError } from './errors.js';
 
 /**
@@ -12,37 +12,51 @@ import { ServiceError } from './errors.js';
  * GATEWAY_ALLOW_PRIVATE_URLS (`*` = any). Names are checked on the addresses they resolve to,
  * at connect time, so DNS rebinding cannot slip a private address past the check.
  */
-const NON_PUBLIC = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8], // "this network"
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10], // carrier-grade NAT
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16], // link-local, cloud metadata
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, broadcast
-] as const) {
-  NON_PUBLIC.addSubnet(network, prefix, 'ipv4');
+// node:net and node:dns are taken when first needed, not at start-up (most runs never download).
+const net = () => process.getBuiltinModule('node:net');
+const isIP = (text: string) => net().isIP(text);
+let nonPublic: BlockList | undefined;
+
+function nonPublicRanges(): BlockList {
+  if (nonPublic) return nonPublic;
+  const list = new (net().BlockList)();
+  addRanges(list);
+  nonPublic = list;
+  return list;
 }
-for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['::', 96], // IPv4-compatible (deprecated)
-  ['100::', 64], // discard
-  ['2001:db8::', 32], // documentation
-  ['fc00::', 7], // unique local
-  ['fe80::', 10], // link-local
-  ['fec0::', 10], // site-local (deprecated)
-  ['ff00::', 8], // multicast
-] as const) {
-  NON_PUBLIC.addSubnet(network, prefix, 'ipv6');
+
+function addRanges(list: BlockList): void {
+  for (const [network, prefix] of [
+    ['0.0.0.0', 8], // "this network"
+    ['10.0.0.0', 8],
+    ['100.64.0.0', 10], // carrier-grade NAT
+    ['127.0.0.0', 8],
+    ['169.254.0.0', 16], // link-local, cloud metadata
+    ['172.16.0.0', 12],
+    ['192.0.0.0', 24],
+    ['192.0.2.0', 24],
+    ['192.168.0.0', 16],
+    ['198.18.0.0', 15],
+    ['198.51.100.0', 24],
+    ['203.0.113.0', 24],
+    ['224.0.0.0', 4], // multicast
+    ['240.0.0.0', 4], // reserved, broadcast
+  ] as const) {
+    list.addSubnet(network, prefix, 'ipv4');
+  }
+  for (const [network, prefix] of [
+    ['::', 128],
+    ['::1', 128],
+    ['::', 96], // IPv4-compatible (deprecated)
+    ['100::', 64], // discard
+    ['2001:db8::', 32], // documentation
+    ['fc00::', 7], // unique local
+    ['fe80::', 10], // link-local
+    ['fec0::', 10], // site-local (deprecated)
+    ['ff00::', 8], // multicast
+  ] as const) {
+    list.addSubnet(network, prefix, 'ipv6');
+  }
 }
 
 /** True for an IP address no public web host has (IPv4-mapped, NAT64 and 6to4 forms included). */
@@ -50,10 +64,10 @@ export function isNonPublicAddress(address: string): boolean {
   const bare = address.replace(/^\[|\]$/g, '');
   const family = isIP(bare);
   if (family === 0) return false;
-  if (family === 4) return NON_PUBLIC.check(bare, 'ipv4');
+  if (family === 4) return nonPublicRanges().check(bare, 'ipv4');
   const inner = embeddedIpv4(bare);
-  if (inner) return NON_PUBLIC.check(inner, 'ipv4');
-  return NON_PUBLIC.check(bare, 'ipv6');
+  if (inner) return nonPublicRanges().check(inner, 'ipv4');
+  return nonPublicRanges().check(bare, 'ipv6');
 }
 
 /** The IPv4 address inside a NAT64 (64:ff9b::/96) or 6to4 (2002::/16) address, if it is one. */
@@ -140,14 +154,16 @@ export function parseHostEntry(entry: string): { hostname: string; port: string 
  * addresses checked here, so there is no window between check and use.
  */
 export const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
-  dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
-    if (error) return callback(error, '', 0);
-    const blocked = addresses.find((a) => isNonPublicAddress(a.address));
-    if (blocked) return callback(blockedUrlError(hostname, blocked.address), '', 0);
-    if (options.all) return (callback as (e: null, a: LookupAddress[]) => void)(null, addresses);
-    const first = addresses[0];
-    if (!first)
-      return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), '', 0);
-    return callback(null, first.address, first.family);
-  });
+  process
+    .getBuiltinModule('node:dns')
+    .lookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
+      if (error) return callback(error, '', 0);
+      const blocked = addresses.find((a) => isNonPublicAddress(a.address));
+      if (blocked) return callback(blockedUrlError(hostname, blocked.address), '', 0);
+      if (options.all) return (callback as (e: null, a: LookupAddress[]) => void)(null, addresses);
+      const first = addresses[0];
+      if (!first)
+        return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), '', 0);
+      return callback(null, first.address, first.family);
+    });
 };

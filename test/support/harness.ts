@@ -1,5 +1,5 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -21,7 +21,16 @@ export interface Connected {
 
 /** A fresh temporary working directory (output dir and input roots default under it). */
 export function tempDir(prefix = 'gtm-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  createdDirs.push(dir);
+  return dir;
+}
+
+const createdDirs: string[] = [];
+
+/** Removes every temporary directory made so far (run after each test file: downloads are big). */
+export function removeTempDirs(): void {
+  for (const dir of createdDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
 
 /** Connects an SDK Client to a server built in this process, over the in-memory transport. */
