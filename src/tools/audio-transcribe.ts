@@ -5,14 +5,13 @@ import { audioFailure, chooseTranscriptionModel, type ModelChoice } from './supp
 import { type AudioSource, audioSource, MAX_BASE64_BYTES } from './support/audio-sources.js';
 import { byteProgress, countingStream } from './support/byte-progress.js';
 import { createOutputFile, fileLink, formatBytes } from './support/files.js';
-import { pageOf } from './support/paging.js';
+import { pageOf, pagingInput, pagingOutput } from './support/paging.js';
 import { failure, success } from './support/results.js';
 import { type CachedTranscript, TranscriptCache } from './support/transcript-cache.js';
 import { SAVED_EXTENSION, transcriptMarkdown, transcriptMime } from './support/transcript-text.js';
 import { isHttpUrl } from './support/urls.js';
 import { defineTool, type ToolContext } from './types.js';
 
-const DEFAULT_MAX_LENGTH = 16_000;
 const FORMATS = ['json', 'text', 'verbose_json', 'srt', 'vtt'] as const;
 
 const inputSchema = {
@@ -53,14 +52,7 @@ const inputSchema = {
     .enum(FORMATS)
     .default('json')
     .describe('srt, vtt, verbose_json are also saved as a file'),
-  max_length: z
-    .number()
-    .int()
-    .min(100)
-    .max(100_000)
-    .default(DEFAULT_MAX_LENGTH)
-    .describe('Characters per part'),
-  start_index: z.number().int().min(0).default(0).describe('next_start_index of the previous part'),
+  ...pagingInput,
 };
 
 const outputSchema = {
@@ -68,11 +60,7 @@ const outputSchema = {
   model: z.string(),
   format: z.enum(FORMATS),
   file_path: z.string().nullable(),
-  start_index: z.number().int(),
-  end_index: z.number().int(),
-  total_length: z.number().int(),
-  truncated: z.boolean(),
-  next_start_index: z.number().int().nullable(),
+  ...pagingOutput,
 };
 
 export const audioTranscribe = defineTool({

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { fetchPage } from '../service/fetch.js';
 import { defaultModel } from './support/default-models.js';
 import { type CachedPage, PageCache } from './support/page-cache.js';
-import { pageOf } from './support/paging.js';
+import { pageOf, pagingInput, pagingOutput } from './support/paging.js';
 import { noProviderMessage, resolveWebProvider } from './support/providers.js';
 import { failure, failureFrom, success } from './support/results.js';
 import { formatCount } from './support/text.js';
@@ -10,7 +10,6 @@ import { isHttpUrl } from './support/urls.js';
 import { defineTool, type ToolContext } from './types.js';
 import { answerFromPage, MAX_PAGE_PROMPT_CHARS, noSummaryModelMessage } from './web-fetch-prompt.js';
 
-export const DEFAULT_MAX_LENGTH = 16_000;
 /** Pages longer than this are cut (and say so): enough for any document worth paging through. */
 const MAX_PAGE_CHARS = 5_000_000;
 
@@ -22,14 +21,7 @@ const inputSchema = {
     .refine(isHttpUrl, 'url must be an absolute http:// or https:// URL')
     .describe('http(s) URL'),
   format: z.enum(['markdown', 'text', 'html']).default('markdown'),
-  max_length: z
-    .number()
-    .int()
-    .min(100)
-    .max(100_000)
-    .default(DEFAULT_MAX_LENGTH)
-    .describe('Characters per part'),
-  start_index: z.number().int().min(0).default(0).describe('next_start_index of the previous part'),
+  ...pagingInput,
   provider: z
     .string()
     .trim()
@@ -49,11 +41,7 @@ const outputSchema = {
   url: z.string(),
   title: z.string().nullable(),
   content: z.string(),
-  start_index: z.number().int(),
-  end_index: z.number().int(),
-  total_length: z.number().int(),
-  truncated: z.boolean(),
-  next_start_index: z.number().int().nullable(),
+  ...pagingOutput,
   /** Prompt mode only: the question asked; `content` is then the model's answer. */
   prompt: z.string().optional(),
   /** Prompt mode only: the model that answered. */

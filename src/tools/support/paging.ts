@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /**
  * Slices a long text into pages by character offset. A page prefers to end at a line break near
  * its limit so the model does not get half a sentence; nothing is lost because the next page
@@ -32,3 +34,26 @@ export function pageOf(text: string, startIndex: number, maxLength: number): Pag
     next_start_index: end < total ? end : null,
   };
 }
+
+const DEFAULT_MAX_LENGTH = 16_000;
+
+/** The paging arguments of every tool that returns long text in parts (web_fetch, audio_transcribe). */
+export const pagingInput = {
+  max_length: z
+    .number()
+    .int()
+    .min(100)
+    .max(100_000)
+    .default(DEFAULT_MAX_LENGTH)
+    .describe('Characters per part'),
+  start_index: z.number().int().min(0).default(0).describe('next_start_index of the previous part'),
+};
+
+/** The paging fields of their results (see Page). */
+export const pagingOutput = {
+  start_index: z.number().int(),
+  end_index: z.number().int(),
+  total_length: z.number().int(),
+  truncated: z.boolean(),
+  next_start_index: z.number().int().nullable(),
+};
