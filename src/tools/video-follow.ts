@@ -4,6 +4,7 @@ import { openVideoDownload, pollVideo, type VideoJobState } from '../service/vid
 import { formatBytes, type SavedFile, saveStream } from './support/files.js';
 import type { JobRef } from './support/job-handle.js';
 import { UserError } from './support/results.js';
+import { isHttpUrl } from './support/urls.js';
 import { type risingProgress, type WaitOutcome, waitForJob } from './support/wait.js';
 import type { ToolContext } from './types.js';
 
@@ -116,13 +117,4 @@ function videoExtension(contentType: string | null, url: string): string {
   if (known) return known;
   const fromUrl = extname(new URL(url).pathname).slice(1).toLowerCase();
   return Object.values(EXTENSIONS).includes(fromUrl) ? fromUrl : 'mp4';
-}
-
-export function isHttpUrl(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && Boolean(url.hostname);
-  } catch {
-    return false;
-  }
 }

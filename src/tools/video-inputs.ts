@@ -2,9 +2,10 @@ import { formatBytes, sniffImageMime } from './support/files.js';
 import { openInputFile, readUpTo } from './support/input-files.js';
 import { decodeJobHandle, looksLikeJobHandle } from './support/job-handle.js';
 import { UserError } from './support/results.js';
+import { isHttpUrl } from './support/urls.js';
 import { MAX_WAIT_SECONDS } from './support/wait.js';
 import type { ToolContext } from './types.js';
-import { isHttpUrl, readJob } from './video-follow.js';
+import { readJob } from './video-follow.js';
 import { describeJobError } from './video-results.js';
 
 /** A local image is sent inline as a data URL, so it is kept small. */

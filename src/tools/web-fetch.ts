@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { fetchPage } from '../service/fetch.js';
 import { defaultModel } from './support/default-models.js';
 import { type CachedPage, PageCache } from './support/page-cache.js';
-import { pageOf, pagingInput, pagingOutput } from './support/paging.js';
+import { pageOf, pagingInput, pagingOutput, rangeText } from './support/paging.js';
 import { noProviderMessage, resolveWebProvider } from './support/providers.js';
 import { failure, failureFrom, success } from './support/results.js';
 import { formatCount } from './support/text.js';
@@ -115,10 +115,7 @@ function formatPage(
   p: { url: string; title: string | null } & ReturnType<typeof pageOf>,
   fetchTool: string,
 ): string {
-  const range =
-    p.start_index === 0 && !p.truncated
-      ? `${formatCount(p.total_length)} characters`
-      : `characters ${formatCount(p.start_index)}–${formatCount(p.end_index)} of ${formatCount(p.total_length)}`;
+  const range = rangeText(p);
   const head = `${p.title ? `# ${p.title}\n` : ''}Source: ${p.url} (${range})`;
   const body = p.content.trim() ? p.content : '(the page has no readable text)';
   const tail = p.truncated

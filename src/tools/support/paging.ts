@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { formatCount } from './text.js';
 
 /**
  * Slices a long text into pages by character offset. A page prefers to end at a line break near
@@ -57,3 +58,10 @@ export const pagingOutput = {
   truncated: z.boolean(),
   next_start_index: z.number().int().nullable(),
 };
+
+/** "12,345 characters", or "characters 0–16,000 of 60,013" for a part. */
+export function rangeText(p: Pick<Page, 'start_index' | 'end_index' | 'total_length' | 'truncated'>): string {
+  return p.start_index === 0 && !p.truncated
+    ? `${formatCount(p.total_length)} characters`
+    : `characters ${formatCount(p.start_index)}–${formatCount(p.end_index)} of ${formatCount(p.total_length)}`;
+}

@@ -1,5 +1,5 @@
 import type { TranscriptFormat } from '../../service/audio.js';
-import type { Page } from './paging.js';
+import { type Page, rangeText } from './paging.js';
 import { formatCount } from './text.js';
 
 /** Formats whose body is worth more than its text (timestamps, segments): saved as files. */
@@ -23,10 +23,7 @@ export function transcriptMarkdown(
   fromCache: boolean,
   toolName: string,
 ): string {
-  const range =
-    out.start_index === 0 && !out.truncated
-      ? `${formatCount(out.total_length)} characters`
-      : `characters ${formatCount(out.start_index)}–${formatCount(out.end_index)} of ${formatCount(out.total_length)}`;
+  const range = rangeText(out);
   const lines = [`Transcript (${out.model}, ${range}${fromCache ? ', from cache' : ''}):`, ''];
   lines.push(out.text.trim() ? out.text : '(no speech recognised)');
   if (out.truncated) {
