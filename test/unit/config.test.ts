@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -35,6 +35,13 @@ describe('configuration', () => {
     expect(config.apiKey).toBe('k-123456');
     expect(config.toolPrefix).toBe('gw_');
     expect(config.inputRoots).toEqual(['/work/project/a', '/abs/b']);
+  });
+
+  it('documents every setting in the README', () => {
+    const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
+    expect(
+      SETTINGS.filter((s) => !readme.includes(s.env) || !readme.includes(s.flag)).map((s) => s.env),
+    ).toEqual([]);
   });
 
   it('maps every setting to a GATEWAY_ variable and a -- flag', () => {
