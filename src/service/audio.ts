@@ -40,7 +40,7 @@ export function speech(
     query: { response_format: format },
     json: req,
     signal,
-    retry: 'safe',
+    retry: 'billed',
     timeoutMs: client.timeoutMs * SPEECH_TIMEOUT_FACTOR,
   });
 }

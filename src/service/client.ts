@@ -29,8 +29,12 @@ export interface DownloadOptions {
 }
 
 /** `safe`: free and repeatable, retried on 429/502/503/504 and connection failures.
- *  `submit`: billed; sent once, retried only when it provably never left this process. */
-export type RetryPolicy = 'safe' | 'submit';
+ *  `billed`: paid per call (speech, model answers); retried only on answers that say it was not
+ *  accepted (429, 503) or when it provably never left this process, never after a 502/504, a
+ *  reset or a timeout, which may have reached a paying upstream.
+ *  `submit`: billed once and for minutes of work (video); sent once, retried only when it
+ *  provably never left this process. */
+export type RetryPolicy = 'safe' | 'billed' | 'submit';
 
 export interface ServiceRequest {
   method: 'GET' | 'POST';
@@ -65,6 +69,8 @@ export const MAX_HONOURED_RETRY_AFTER_S = 10;
 /** Total time spent waiting between retries of one call. */
 const RETRY_BUDGET_MS = 20_000;
 const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
+/** Answers that say the request was refused before any work: rate limited, no account free. */
+const NOT_ACCEPTED_STATUS = new Set([429, 503]);
 const MAX_JSON_BYTES = 64 * 1024 * 1024;
 const MAX_ERROR_BYTES = 64 * 1024;
 const REDIRECT_STATUS = new Set([301, 302, 303, 307, 308]);
@@ -202,8 +208,10 @@ export class ServiceClient {
   ): number | undefined {
     if (n >= this.options.maxRetries || error.kind === 'aborted') return undefined;
     if (req.retry === 'submit') return error.maybeDelivered ? undefined : backoff(n);
+    const statuses = req.retry === 'billed' ? NOT_ACCEPTED_STATUS : RETRYABLE_STATUS;
     const retryable =
-      (error.kind === 'http' && RETRYABLE_STATUS.has(error.status ?? 0)) || error.kind === 'network';
+      (error.kind === 'http' && statuses.has(error.status ?? 0)) ||
+      (error.kind === 'network' && (req.retry === 'safe' || !error.maybeDelivered));
     if (!retryable) return undefined;
     if (error.retryAfterSeconds !== undefined && error.retryAfterSeconds > MAX_HONOURED_RETRY_AFTER_S)
       return undefined;

@@ -64,7 +64,7 @@ export async function createResponse(
     path: '/v1/responses',
     json: { ...req, stream: false },
     signal: options.signal,
-    retry: 'safe',
+    retry: 'billed',
   });
   return answerFromResponse(data, req.model);
 }
@@ -85,7 +85,7 @@ async function streamResponse(
     path: '/v1/responses',
     json: { ...req, stream: true },
     signal: options.signal,
-    retry: 'safe',
+    retry: 'billed',
   });
   const reader = new ResponseStreamReader(req.model, options.onDelta);
   const decoder = new TextDecoder();

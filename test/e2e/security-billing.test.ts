@@ -65,4 +65,19 @@ describe('billed calls other than video submits', () => {
     expect((await call('audio_speech', { text: 'hi', model: 'openai/tts-1/alloy' })).isError).toBe(true);
     expect(service.counters.speech).toBe(1);
   });
+
+  for (const [name, fault] of [
+    ['502', { status: 502 }],
+    ['504', { status: 504 }],
+    ['a reset', { reset: true }],
+  ] as const) {
+    it(`speech and model answers are sent once on ${name}, which may have reached a paying upstream`, async () => {
+      service.inject('speech', { ...fault, times: 5 });
+      expect((await call('audio_speech', { text: 'hi', model: 'openai/tts-1/alloy' })).isError).toBe(true);
+      expect(service.counters.speech).toBe(1);
+      service.inject('responses', { ...fault, times: 5 });
+      expect((await call('ask_model', { prompt: 'hi', model: 'openai/gpt-4o-mini' })).isError).toBe(true);
+      expect(service.counters.responses).toBe(1);
+    });
+  }
 });
