@@ -1,7 +1,8 @@
 import { Readable } from 'node:stream';
 import { guardedBody } from './body-errors.js';
-import { readText, type ServiceClient, type ServiceResponse } from './client.js';
+import type { ServiceClient, ServiceResponse } from './client.js';
 import { ServiceError } from './errors.js';
+import { readText } from './http-body.js';
 import { asArray, asObject, asString } from './normalize.js';
 
 // Transcription lives beside speech; re-exported so `service/audio` stays the one audio import.

@@ -1,7 +1,15 @@
 import type { Readable } from 'node:stream';
 import type { Agent, Dispatcher } from 'undici';
-import { withDeadline } from './deadline.js';
+import { sleep, withDeadline } from './deadline.js';
 import { parseErrorBody, ServiceError, seconds } from './errors.js';
+import {
+  discardBody,
+  flattenHeaders,
+  parseJsonBody,
+  parseRetryAfter,
+  readText,
+  safeUrl,
+} from './http-body.js';
 import { publicOnlyLookup, UrlGuard } from './url-guard.js';
 
 /**
@@ -308,100 +316,10 @@ export class ServiceClient {
   }
 }
 
-export function parseJsonBody<T>(text: string, scrub: (t: string) => string = (t) => t): T {
-  const cleaned = text.replace(/\n?data: \[DONE\]\s*$/, '').trim();
-  try {
-    return JSON.parse(cleaned) as T;
-  } catch {
-    const preview = scrub(cleaned.slice(0, 80).replace(/\s+/g, ' '));
-    throw new ServiceError({
-      kind: 'malformed',
-      message: `The service sent a body that is not valid JSON (${cleaned.length} bytes, starting "${preview}")`,
-      maybeDelivered: true,
-    });
-  }
-}
-
-/** Reads a whole body as text, refusing more than `limit` bytes. */
-export async function readText(
-  body: Dispatcher.ResponseData['body'],
-  limit: number,
-  signal: AbortSignal,
-): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    if (signal.aborted) throw signal.reason ?? new Error('aborted');
-    size += chunk.length;
-    if (size > limit) {
-      body.destroy();
-      throw new ServiceError({
-        kind: 'malformed',
-        message: `The service answer exceeded ${Math.round(limit / 1024)} KiB`,
-        maybeDelivered: true,
-      });
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-function flattenHeaders(
-  headers: Record<string, string | string[] | undefined>,
-): Record<string, string | undefined> {
-  const out: Record<string, string | undefined> = {};
-  for (const [k, v] of Object.entries(headers)) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
-  return out;
-}
-
-/** Drops a response body we will not read (undici reports a bare destroy() as an error). */
-export function discardBody(body: Dispatcher.ResponseData['body']): void {
-  body.on('error', () => undefined);
-  body.destroy();
-}
-
-/** An http(s) URL resolved against `base`, or undefined. */
-function safeUrl(location: string, base: URL): URL | undefined {
-  try {
-    const url = new URL(location, base);
-    return url.protocol === 'http:' || url.protocol === 'https:' ? url : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-export function parseRetryAfter(value: string | undefined): number | undefined {
-  if (!value) return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds) && seconds >= 0) return Math.ceil(seconds);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
-}
-
 function backoff(n: number): number {
   return Math.min(4_000, 250 * 2 ** n) + Math.floor(Math.random() * 100);
 }
 
 function statusText(status: number): string {
   return status >= 500 ? 'server error' : 'request refused';
-}
-
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(abortError());
-    const timer = setTimeout(done, ms);
-    function done() {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }
-    function onAbort() {
-      clearTimeout(timer);
-      reject(abortError());
-    }
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
-function abortError(): ServiceError {
-  return new ServiceError({ kind: 'aborted', message: 'The request was cancelled', maybeDelivered: true });
 }

@@ -1,3 +1,5 @@
+import { ServiceError } from './errors.js';
+
 /**
  * A signal that aborts when `parent` does or after `ms`, on a timer held here. Not
  * `AbortSignal.any([parent, AbortSignal.timeout(ms)])`: on Node 20 the timeout signal is only
@@ -25,4 +27,25 @@ export function withDeadline(parent: AbortSignal | undefined, ms: number): Deadl
       parent?.removeEventListener('abort', onAbort);
     },
   };
+}
+
+/** Waits `ms`, or rejects as cancelled when `signal` aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(abortError());
+    const timer = setTimeout(done, ms);
+    function done() {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }
+    function onAbort() {
+      clearTimeout(timer);
+      reject(abortError());
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function abortError(): ServiceError {
+  return new ServiceError({ kind: 'aborted', message: 'The request was cancelled', maybeDelivered: true });
 }

@@ -1,6 +1,6 @@
 import type { ServiceClient } from './client.js';
-import { parseJsonBody } from './client.js';
 import { ServiceError, seconds } from './errors.js';
+import { parseJsonBody } from './http-body.js';
 import { answerFromResponse, ResponseStreamReader } from './responses-stream.js';
 
 export { answerFromResponse, ResponseStreamReader } from './responses-stream.js';

@@ -1,7 +1,8 @@
 // POST /v1/audio/transcriptions: a streamed multipart upload, and the transcript in any format.
 import type { Readable } from 'node:stream';
 import { bodyReadError } from './body-errors.js';
-import { parseJsonBody, readText, type ServiceClient } from './client.js';
+import type { ServiceClient } from './client.js';
+import { parseJsonBody, readText } from './http-body.js';
 import { multipartBody } from './multipart.js';
 import { asArray, asObject, asString } from './normalize.js';
 

@@ -1,6 +1,7 @@
 import { guardedBody } from './body-errors.js';
-import { discardBody, type ServiceClient } from './client.js';
+import type { ServiceClient } from './client.js';
 import { ServiceError } from './errors.js';
+import { discardBody } from './http-body.js';
 import { asNumber, asObject, asString } from './normalize.js';
 
 export type VideoSubmitKind = 'generations' | 'edits' | 'extensions';

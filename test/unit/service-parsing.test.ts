@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { secretScrubber } from '../../src/log.js';
 import { transcriptText } from '../../src/service/audio.js';
-import { parseJsonBody, parseRetryAfter } from '../../src/service/client.js';
 import { parseErrorBody, ServiceError } from '../../src/service/errors.js';
+import { parseJsonBody, parseRetryAfter } from '../../src/service/http-body.js';
 import { bareProviderId } from '../../src/service/models.js';
 import { answerFromResponse, ResponseStreamReader } from '../../src/service/responses.js';
 import { readJobState } from '../../src/service/videos.js';

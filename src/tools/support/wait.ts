@@ -1,5 +1,4 @@
-import { sleep } from '../../service/client.js';
-import { withDeadline } from '../../service/deadline.js';
+import { sleep, withDeadline } from '../../service/deadline.js';
 import { ServiceError } from '../../service/errors.js';
 import type { Progress } from '../types.js';
 

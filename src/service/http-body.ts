@@ -1,0 +1,74 @@
+import type { Dispatcher } from 'undici';
+import { ServiceError } from './errors.js';
+
+// Reading what the service sent: bodies, headers, redirect targets, Retry-After.
+
+export function parseJsonBody<T>(text: string, scrub: (t: string) => string = (t) => t): T {
+  const cleaned = text.replace(/\n?data: \[DONE\]\s*$/, '').trim();
+  try {
+    return JSON.parse(cleaned) as T;
+  } catch {
+    const preview = scrub(cleaned.slice(0, 80).replace(/\s+/g, ' '));
+    throw new ServiceError({
+      kind: 'malformed',
+      message: `The service sent a body that is not valid JSON (${cleaned.length} bytes, starting "${preview}")`,
+      maybeDelivered: true,
+    });
+  }
+}
+
+/** Reads a whole body as text, refusing more than `limit` bytes. */
+export async function readText(
+  body: Dispatcher.ResponseData['body'],
+  limit: number,
+  signal: AbortSignal,
+): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    if (signal.aborted) throw signal.reason ?? new Error('aborted');
+    size += chunk.length;
+    if (size > limit) {
+      body.destroy();
+      throw new ServiceError({
+        kind: 'malformed',
+        message: `The service answer exceeded ${Math.round(limit / 1024)} KiB`,
+        maybeDelivered: true,
+      });
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export function flattenHeaders(
+  headers: Record<string, string | string[] | undefined>,
+): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(headers)) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+  return out;
+}
+
+/** Drops a response body we will not read (undici reports a bare destroy() as an error). */
+export function discardBody(body: Dispatcher.ResponseData['body']): void {
+  body.on('error', () => undefined);
+  body.destroy();
+}
+
+/** An http(s) URL resolved against `base`, or undefined. */
+export function safeUrl(location: string, base: URL): URL | undefined {
+  try {
+    const url = new URL(location, base);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function parseRetryAfter(value: string | undefined): number | undefined {
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return Math.ceil(seconds);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
+}
