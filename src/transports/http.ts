@@ -113,14 +113,15 @@ export async function runHttp(runtime: Runtime): Promise<void> {
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+  // The warning comes first: whoever waits for the "listening" line has seen it by then.
+  if (!isLoopbackHost(config.host)) {
+    log.warn('the token travels in clear over plain HTTP: put a TLS proxy in front of this port');
+  }
   const mode = config.stateless ? 'stateless' : `sessions, at most ${config.maxSessions}`;
   log.info(
     `listening on ${running.url} — Streamable HTTP at /mcp, legacy SSE at /sse (${mode}; ` +
       `${config.mcpToken ? 'bearer token required' : 'no token'}); service ${config.baseUrl}`,
   );
-  if (!isLoopbackHost(config.host)) {
-    log.warn('the token travels in clear over plain HTTP: put a TLS proxy in front of this port');
-  }
 }
 
 async function dispatch(
