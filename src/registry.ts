@@ -20,18 +20,8 @@ import { type AnyToolDefinition, TOOL_GROUPS, type ToolContext, type ToolGroup }
 export const REQUIRED_TOOLS = ['web_search', 'web_fetch'] as const;
 export const REQUIRED_META_KEY = 'gateway-tools/required';
 
-/** Every tool name the project defines (including groups still being built), for validating lists. */
-const KNOWN_TOOL_NAMES = new Set([
-  ...ALL_TOOLS.map((t) => t.name),
-  'video_generate',
-  'video_edit',
-  'video_extend',
-  'video_status',
-  'audio_speech',
-  'audio_transcribe',
-  'list_models',
-  'ask_model',
-]);
+/** Every tool name the project defines, for validating allow- and deny-lists. */
+const KNOWN_TOOL_NAMES = new Set(ALL_TOOLS.map((t) => t.name));
 
 /** Applies allow-list, deny-list and prefix. Throws ConfigError for a list the invariant forbids. */
 export function selectTools(

@@ -91,14 +91,6 @@ export class ModelCatalog {
     return list;
   }
 
-  /** The first listed web provider of the kind, with its suffix stripped; null when none. */
-  async webProvider(kind: 'search' | 'fetch', signal?: AbortSignal): Promise<string | null> {
-    const list = await this.list('web', signal);
-    const wanted = kind === 'search' ? 'webSearch' : 'webFetch';
-    const entry = list?.find((m) => m.kind === wanted || (m.kind === null && m.id.endsWith(`/${kind}`)));
-    return entry ? bareProviderId(entry.id, kind) : null;
-  }
-
   clear(): void {
     this.cache.clear();
   }

@@ -6,7 +6,7 @@ import { VIDEO_TOOLS } from './video.js';
 import { webFetch } from './web-fetch.js';
 import { webSearch } from './web-search.js';
 
-/** Every tool the server knows, in listing order. Groups without tools contribute nothing. */
+/** Every tool the server knows, in listing order. */
 export const ALL_TOOLS: readonly AnyToolDefinition[] = [
   webSearch,
   webFetch,

@@ -1,5 +1,6 @@
 import { bareProviderId } from '../../service/models.js';
 import type { ToolContext } from '../types.js';
+import { defaultModel } from './default-models.js';
 
 export type WebKind = 'search' | 'fetch';
 
@@ -12,10 +13,8 @@ export async function resolveWebProvider(
   explicit: string | undefined,
   ctx: ToolContext,
 ): Promise<string | null> {
-  const configured =
-    explicit ?? (kind === 'search' ? ctx.runtime.config.searchModel : ctx.runtime.config.fetchModel);
-  if (configured) return bareProviderId(configured, kind);
-  return ctx.runtime.service.catalog.webProvider(kind, ctx.signal);
+  if (explicit) return bareProviderId(explicit, kind);
+  return (await defaultModel(kind, ctx.runtime, ctx.signal)).id;
 }
 
 export function noProviderMessage(kind: WebKind): string {
