@@ -49,3 +49,16 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 function abortError(): ServiceError {
   return new ServiceError({ kind: 'aborted', message: 'The request was cancelled', maybeDelivered: true });
 }
+
+/**
+ * Waits for `work` unless `signal` aborts first, then rejects as cancelled. The work itself goes
+ * on (for shared loads, such as a page other callers also wait for).
+ */
+export function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(abortError());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortError());
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { abortable } from '../service/deadline.js';
 import { fetchPage } from '../service/fetch.js';
 import { defaultModel } from './support/default-models.js';
 import { type CachedPage, PageCache } from './support/page-cache.js';
@@ -89,13 +90,20 @@ export const webFetch = defineTool({
   },
 });
 
-/** The whole page, from the cache or from the service (once, whatever the paging). */
+/**
+ * The whole page, from the cache or from the service (once, whatever the paging). The load is
+ * shared by concurrent callers; a caller that cancels stops waiting, the load goes on for the rest.
+ */
 export function loadPage(
   provider: string,
   url: string,
   format: string,
   ctx: ToolContext,
 ): Promise<CachedPage> {
+  return abortable(loadShared(provider, url, format, ctx), ctx.signal);
+}
+
+function loadShared(provider: string, url: string, format: string, ctx: ToolContext): Promise<CachedPage> {
   return ctx.runtime.pages.get(PageCache.key(provider, format, url), async () => {
     const fetched = await fetchPage(
       ctx.runtime.service.client,
