@@ -10,6 +10,7 @@ export const RPC = {
   serverError: -32000,
   sessionNotFound: -32001,
   parseError: -32700,
+  invalidRequest: -32600,
   internalError: -32603,
 } as const;
 

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { watchCalls } from './http-calls.js';
 import { NO_BODY, RPC, readBodyOrReply, sendRpcError } from './http-io.js';
 import { type HttpContext, type Session, tooManySessions } from './http-sessions.js';
@@ -63,6 +64,14 @@ export async function handleSseMessage(
   }
   const body = await readBodyOrReply(req, res);
   if (body === NO_BODY) return;
+  if (!JSONRPCMessageSchema.safeParse(body).success) {
+    return sendRpcError(
+      res,
+      400,
+      'Invalid Request: the body must be one JSON-RPC 2.0 message object',
+      RPC.invalidRequest,
+    );
+  }
   ctx.sessions.track(session, res);
   await (session.transport as SSEServerTransport).handlePostMessage(req, res, body);
 }

@@ -109,6 +109,22 @@ describe('request bodies', () => {
     expect((await fetch(new URL('/healthz', server.url))).status).toBe(200);
   });
 
+  it('answers 400 Invalid Request for legacy SSE bodies that are JSON but not a message, and the session goes on', async () => {
+    const stream = await fetch(new URL('/sse', server.url), { headers: { accept: 'text/event-stream' } });
+    const reader = stream.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    const endpoint = new URL(/data: (\/messages\?sessionId=\S+)/.exec(first)![1]!, server.url);
+    const post = (body: string) =>
+      fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    for (const body of ['null', '5', '"text"', '[]', '{}', '{"jsonrpc":"1.0","id":1,"method":"ping"}']) {
+      const res = await post(body);
+      expect(res.status, body).toBe(400);
+      expect((await rpcError(res)).code, body).toBe(-32600);
+    }
+    expect((await post(JSON.stringify(INITIALIZE))).status).toBe(202);
+    await reader.cancel();
+  });
+
   it('answers 400 with a JSON-RPC parse error for a body that is not JSON', async () => {
     const res = await postMcp(server.url, '{"jsonrpc": "2.0", "id": 1, "method": ');
     expect(res.status).toBe(400);

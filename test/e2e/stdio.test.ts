@@ -42,7 +42,7 @@ describe('built server over stdio', () => {
     expect(fetch?._meta?.[REQUIRED_META_KEY]).toBe(true);
     expect(search?.outputSchema?.properties).toHaveProperty('results');
     expect(search?.inputSchema.properties).toHaveProperty('max_results');
-    expect(fetch?.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: true });
+    expect(hintsOf(fetch)).toMatchObject({ readOnlyHint: true, openWorldHint: true });
     expect(instructions).toMatch(/web_search.*web_fetch/);
   });
 
@@ -180,10 +180,23 @@ describe('start-up weight', () => {
   });
 
   it('the bundled CLI loads undici only on the first service request', async () => {
-    const chunks = await readdir(join(dirname(CLI), 'chunks'));
-    const files = [CLI, ...chunks.map((c) => join(dirname(CLI), 'chunks', c))];
-    const bundle = (await Promise.all(files.map((f) => readFile(f, 'utf8')))).join('\n');
+    const bundle = await readBundle();
     expect(bundle).toContain('import("undici")');
     expect(bundle).not.toMatch(/^import[^;]*["']undici["']/m);
   });
+
+  it('the bundle leaves out the dependency code the server never runs', async () => {
+    const bundle = await readBundle();
+    expect(bundle).not.toContain('ajv'); // Ajv: the server never elicits
+    expect(bundle).not.toContain('erwartet'); // zod's German messages (and every locale but English)
+    expect(bundle).not.toContain('ZodEffects'); // zod 3
+    expect(bundle).not.toContain('Encoding not recognized'); // iconv-lite, under raw-body
+    expect(bundle).toContain('Invalid input'); // zod's English messages stay
+  });
 });
+
+async function readBundle(): Promise<string> {
+  const chunks = await readdir(join(dirname(CLI), 'chunks'));
+  const files = [CLI, ...chunks.map((c) => join(dirname(CLI), 'chunks', c))];
+  return (await Promise.all(files.map((f) => readFile(f, 'utf8')))).join('\n');
+}

@@ -1,0 +1,76 @@
+// Modules of the dependencies that this server never executes, replaced in the bundle by small
+// stand-ins so that start-up does not parse them (together about half of the bundle). Each
+// stand-in fails loudly if it is ever reached. The build fails if a stub stops matching an import,
+// so the list cannot silently go stale when a dependency changes.
+const refuse = (what) => `() => { throw new Error(${JSON.stringify(`${what} is not part of this build`)}); }`;
+
+export const BUNDLE_STUBS = [
+  {
+    // zod's error messages in ~50 languages: the server only uses the default English messages,
+    // which zod installs from locales/en.js directly.
+    importer: /node_modules\/zod\/v4\/(classic\/external|core\/index)\.js$/,
+    path: '../locales/index.js',
+    contents: 'export { default as en } from "zod/v4/locales/en.js";',
+  },
+  {
+    // The SDK accepts zod 3 schemas too; every schema of this server is zod 4.
+    importer: /node_modules\/@modelcontextprotocol\/sdk\/dist\/esm\/server\/zod-compat\.js$/,
+    path: 'zod/v3',
+    contents: `export const object = ${refuse('zod 3')};`,
+  },
+  {
+    importer: /node_modules\/@modelcontextprotocol\/sdk\/dist\/esm\/server\/zod-json-schema-compat\.js$/,
+    path: 'zod-to-json-schema',
+    contents: `export const zodToJsonSchema = ${refuse('zod-to-json-schema (zod 3)')};`,
+  },
+  {
+    // Ajv validates elicitation answers; this server never elicits and passes its own validator
+    // (src/server.ts), so the SDK's default is never constructed.
+    importer: /node_modules\/@modelcontextprotocol\/sdk\/dist\/esm\/server\/index\.js$/,
+    path: '../validation/ajv-provider.js',
+    contents: `export class AjvJsonSchemaValidator { constructor() { (${refuse('Ajv')})(); } }`,
+  },
+  {
+    // The legacy SSE transport reads a POST body with raw-body (and iconv-lite, ~540 KB) unless it
+    // is handed the parsed body, which src/transports/http-sse.ts always does.
+    importer: /node_modules\/@modelcontextprotocol\/sdk\/dist\/esm\/server\/sse\.js$/,
+    path: 'raw-body',
+    contents: `export default ${refuse('raw-body')};`,
+  },
+];
+
+/** esbuild plugin applying BUNDLE_STUBS; fails the build if one of them matched nothing. */
+export function bundleStubs(stubs = BUNDLE_STUBS) {
+  return {
+    name: 'bundle-stubs',
+    setup(build) {
+      const used = new Set();
+      stubs.forEach((stub, index) => {
+        const namespace = `bundle-stub-${index}`;
+        const filter = new RegExp(`^${stub.path.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`);
+        build.onResolve({ filter }, (args) => {
+          if (!stub.importer.test(args.importer.replaceAll('\\', '/'))) return undefined;
+          used.add(index);
+          return { path: stub.path, namespace };
+        });
+        build.onLoad({ filter: /.*/, namespace }, () => ({
+          contents: stub.contents,
+          resolveDir: process.cwd(),
+          loader: 'js',
+        }));
+      });
+      build.onEnd((result) => {
+        if (result.errors.length > 0) return;
+        const stale = stubs.filter((_, index) => !used.has(index));
+        if (stale.length > 0) {
+          const names = stale.map((stub) => stub.path).join(', ');
+          return {
+            errors: [
+              { text: `bundle stubs that matched no import (update scripts/bundle-stubs.mjs): ${names}` },
+            ],
+          };
+        }
+      });
+    },
+  };
+}
