@@ -36,9 +36,9 @@ try {
     ],
     [
       'tools/list catalog',
-      `${(size.catalogBytes / 1024).toFixed(1)} KiB`,
-      '12 KiB budget',
-      `${ratio(size.catalogBytes, 12 * 1024)} (goal ≤ 1.0×)`,
+      `${size.catalogBytes} bytes`,
+      '12 KB budget (12,000 bytes)',
+      `${ratio(size.catalogBytes, 12_000)} (goal ≤ 1.0×)`,
     ],
     [
       'web_search text, 10 results',

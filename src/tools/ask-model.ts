@@ -46,8 +46,8 @@ export const askModel = defineTool({
   group: 'chat',
   title: 'Ask another model',
   description:
-    'Ask another model through the gateway (billed per token); it sees only what you send. Returns its ' +
-    'text and token usage. Models: list_models chat.',
+    'Ask another model through the gateway (billed per token). Returns its text and token usage. ' +
+    'Models: list_models chat.',
   inputSchema,
   outputSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: true },

@@ -57,8 +57,8 @@ export const audioSpeech = defineTool({
   group: 'audio',
   title: 'Text to speech',
   description:
-    'Speak text with a text-to-speech model; saves the audio under the output directory and returns its ' +
-    'path. Billed per call: call once per text. Models: list_models speech.',
+    'Turn text into speech, saved under the output directory; returns the file path. Billed per call: ' +
+    'call once per text. Models: list_models speech.',
   inputSchema,
   outputSchema,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },

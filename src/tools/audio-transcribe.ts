@@ -47,7 +47,7 @@ const inputSchema = {
     .string()
     .max(2000, 'prompt must be at most 2000 characters')
     .optional()
-    .describe('Names, jargon or preceding text to guide spelling'),
+    .describe('Names or jargon to guide spelling'),
   response_format: z
     .enum(FORMATS)
     .default('json')

@@ -54,8 +54,8 @@ export const webFetch = defineTool({
   group: 'fetch',
   title: 'Web fetch',
   description:
-    'Read a web page as markdown, in parts: the result gives total_length and the next start_index (served ' +
-    'from a cache, no second fetch). With prompt, a small model answers from the page instead (one small billed call).',
+    'Read a web page as markdown, in parts: each result gives the next start_index (served from a cache, ' +
+    'no second fetch). With prompt, a small model answers from the page instead (one small billed call).',
   inputSchema,
   outputSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },

@@ -7,6 +7,7 @@ import {
   CLI,
   connectInMemory,
   connectStdio,
+  hintsOf,
   runCli,
   spawnServer,
   structuredOf,
