@@ -1,12 +1,20 @@
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { request } from 'undici';
-import type { ReferenceService } from '../test/reference-service/index.js';
-import { bundleMinimalServer, median, ROOT, startAndList } from './lib.js';
+import {
+  type BenchService,
+  bundleBenchServer,
+  bundleMinimalServer,
+  median,
+  ROOT,
+  startAndList,
+} from './lib.js';
 
 export interface LatencyResult {
   /** web_search through our server, MCP round trip included. */
   toolCallMs: number;
+  /** The same search through a server that only forwards it (bench/forwarding-server.ts). */
+  forwardingMs: number;
   /** The same search as a direct HTTP call to the reference service. */
   directMs: number;
   /** The bare MCP round trip of an echo tool on the minimal server. */
@@ -23,8 +31,10 @@ async function timeEach(n: number, fn: () => Promise<unknown>): Promise<number> 
   return median(samples);
 }
 
+const ROUNDS = 8;
+
 /** Added latency per tool call: (tool call - direct HTTP) against the echo round trip. */
-export async function benchLatency(calls: number, service: ReferenceService): Promise<LatencyResult> {
+export async function benchLatency(calls: number, service: BenchService): Promise<LatencyResult> {
   const env = {
     GATEWAY_BASE_URL: service.url,
     GATEWAY_API_KEY: service.apiKey,
@@ -32,6 +42,7 @@ export async function benchLatency(calls: number, service: ReferenceService): Pr
   };
   const ours = await startAndList(join(ROOT, 'dist/cli.js'), env);
   const minimal = await startAndList(await bundleMinimalServer());
+  const forwarding = await startAndList(await bundleBenchServer('forwarding-server'), env);
   const search = (client: Client) =>
     client.callTool({ name: 'web_search', arguments: { query: 'latency', max_results: 5 } });
   const direct = async () => {
@@ -44,16 +55,29 @@ export async function benchLatency(calls: number, service: ReferenceService): Pr
   };
   const echo = () => minimal.client.callTool({ name: 'echo', arguments: { text: 'latency' } });
   // Warm every path (connections, JIT), then interleave the measurements in rounds.
-  await timeEach(20, () => search(ours.client));
-  await timeEach(20, direct);
-  await timeEach(20, echo);
-  const rounds = { tool: [] as number[], direct: [] as number[], echo: [] as number[] };
-  for (let r = 0; r < 5; r++) {
-    rounds.tool.push(await timeEach(calls / 5, () => search(ours.client)));
-    rounds.direct.push(await timeEach(calls / 5, direct));
-    rounds.echo.push(await timeEach(calls / 5, echo));
+  const measured = {
+    tool: () => search(ours.client),
+    forwarding: () => search(forwarding.client),
+    direct,
+    echo,
+  };
+  for (const fn of Object.values(measured)) await timeEach(20, fn);
+  const rounds = {
+    tool: [] as number[],
+    forwarding: [] as number[],
+    direct: [] as number[],
+    echo: [] as number[],
+  };
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const [name, fn] of Object.entries(measured)) {
+      rounds[name as keyof typeof rounds].push(await timeEach(Math.ceil(calls / ROUNDS), fn));
+    }
   }
-  await ours.client.close();
-  await minimal.client.close();
-  return { toolCallMs: median(rounds.tool), directMs: median(rounds.direct), echoMs: median(rounds.echo) };
+  for (const server of [ours, minimal, forwarding]) await server.client.close();
+  return {
+    toolCallMs: median(rounds.tool),
+    forwardingMs: median(rounds.forwarding),
+    directMs: median(rounds.direct),
+    echoMs: median(rounds.echo),
+  };
 }

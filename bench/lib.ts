@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -9,15 +10,24 @@ export const ROOT = join(import.meta.dirname, '..');
 export const BENCH_TMP = join(ROOT, '.tmp', 'bench');
 
 /** Bundles the minimal SDK server into one file, as the baseline the goals are stated against. */
-export async function bundleMinimalServer(): Promise<string> {
+export function bundleMinimalServer(): Promise<string> {
+  return bundleBenchServer('minimal-server');
+}
+
+/**
+ * Bundles `bench/<name>.ts` into one file (undici, like in dist/, stays external: it is loaded
+ * from node_modules).
+ */
+export async function bundleBenchServer(name: 'minimal-server' | 'forwarding-server'): Promise<string> {
   await mkdir(BENCH_TMP, { recursive: true });
-  const outfile = join(BENCH_TMP, 'minimal-server.mjs');
+  const outfile = join(BENCH_TMP, `${name}.mjs`);
   await build({
-    entryPoints: [join(ROOT, 'bench/minimal-server.ts')],
+    entryPoints: [join(ROOT, `bench/${name}.ts`)],
     bundle: true,
     platform: 'node',
     format: 'esm',
     target: 'node20',
+    external: ['undici'],
     outfile,
     logLevel: 'error',
     banner: {
@@ -25,6 +35,44 @@ export async function bundleMinimalServer(): Promise<string> {
     },
   });
   return outfile;
+}
+
+/** The reference service as the servers see it: a URL and a key. */
+export interface BenchService {
+  url: string;
+  apiKey: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Runs the reference service in a process of its own, as a gateway is: a direct call from the
+ * bench then crosses processes just as the servers' calls do.
+ */
+export async function startReferenceProcess(): Promise<BenchService> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'test/reference-service/main.ts', '--port', '0'],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  const line = await new Promise<string>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`the reference service exited (${code})`)));
+    child.stdout.setEncoding('utf8').once('data', resolve);
+  });
+  const match = /listening on (\S+) \(key: (\S+)\)/.exec(line);
+  if (!match) throw new Error(`unexpected output from the reference service: ${line}`);
+  child.removeAllListeners('exit');
+  return {
+    url: match[1]!,
+    apiKey: match[2]!,
+    close: () =>
+      new Promise((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
 }
 
 export interface StartSample {

@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { ReferenceService } from '../test/reference-service/index.js';
-import { ROOT, startAndList } from './lib.js';
+import { type BenchService, ROOT, startAndList } from './lib.js';
 
 export interface OutputSizeResult {
   catalogBytes: number;
@@ -13,7 +12,7 @@ export interface OutputSizeResult {
  * Context cost: the size of tools/list (all tools, output schemas included) and the characters of
  * web_search's text for 10 results against the bare titles, URLs and snippets it carries.
  */
-export async function benchOutputSize(service: ReferenceService): Promise<OutputSizeResult> {
+export async function benchOutputSize(service: BenchService): Promise<OutputSizeResult> {
   const env = { GATEWAY_BASE_URL: service.url, GATEWAY_API_KEY: service.apiKey };
   const server = await startAndList(join(ROOT, 'dist/cli.js'), env);
   const result = (await server.client.callTool({

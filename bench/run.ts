@@ -2,19 +2,19 @@
  * `npm run bench`: every figure is printed as a ratio against a baseline measured in the same run
  * on the same machine. Nothing here asserts; goals are printed beside the ratios.
  */
-import { startReferenceService } from '../test/reference-service/index.js';
 import { benchLatency } from './latency.js';
-import { ratio } from './lib.js';
+import { ratio, startReferenceProcess } from './lib.js';
 import { benchOutputSize } from './output-size.js';
 import { benchStartup } from './startup.js';
 
 const quick = process.argv.includes('--quick');
-const service = await startReferenceService();
+const service = await startReferenceProcess();
 try {
   const startup = await benchStartup(quick ? 4 : 12, service);
   const latency = await benchLatency(quick ? 50 : 200, service);
   const size = await benchOutputSize(service);
   const added = latency.toolCallMs - latency.directMs;
+  const floor = latency.forwardingMs - latency.directMs;
   const rows: [string, string, string, string][] = [
     [
       'start-up to tools/list',
@@ -33,6 +33,12 @@ try {
       `${added.toFixed(2)} ms (web_search ${latency.toolCallMs.toFixed(2)} − direct HTTP ${latency.directMs.toFixed(2)})`,
       `${latency.echoMs.toFixed(2)} ms (echo tool MCP round trip)`,
       `${ratio(Math.max(added, 0), latency.echoMs)} (goal ≤ 1.2×)`,
+    ],
+    [
+      'added latency per call, floor',
+      `${floor.toFixed(2)} ms (a server that only forwards the search, bench/forwarding-server.ts)`,
+      `${latency.echoMs.toFixed(2)} ms (same echo)`,
+      `${ratio(Math.max(floor, 0), latency.echoMs)} (for reference: what any SDK server pays here)`,
     ],
     [
       'tools/list catalog',

@@ -1,6 +1,5 @@
 import { join } from 'node:path';
-import type { ReferenceService } from '../test/reference-service/index.js';
-import { bundleMinimalServer, median, ROOT, startAndList } from './lib.js';
+import { type BenchService, bundleMinimalServer, median, ROOT, startAndList } from './lib.js';
 
 export interface StartupResult {
   ours: { ms: number; peakRssKiB: number };
@@ -9,7 +8,7 @@ export interface StartupResult {
 }
 
 /** Start-up to tools/list and peak RSS, interleaving our server and the baseline run by run. */
-export async function benchStartup(runs: number, service: ReferenceService): Promise<StartupResult> {
+export async function benchStartup(runs: number, service: BenchService): Promise<StartupResult> {
   const minimal = await bundleMinimalServer();
   const cli = join(ROOT, 'dist/cli.js');
   const env = { GATEWAY_BASE_URL: service.url, GATEWAY_API_KEY: service.apiKey };
