@@ -1,4 +1,5 @@
 import type { ServiceClient } from './client.js';
+import { abortable } from './deadline.js';
 import { ServiceError } from './errors.js';
 import { asArray, asObject, asString } from './normalize.js';
 
@@ -75,7 +76,9 @@ const CATALOG_TTL_MS = 5 * 60_000;
 
 /**
  * Model lists cached for a few minutes, shared by every session of the process. Failed lookups
- * are not cached, so a service that comes up later is seen on the next call.
+ * are not cached, so a service that comes up later is seen on the next call. A lookup is shared
+ * by everyone who asks while it runs, so it belongs to none of them: a caller that cancels stops
+ * waiting, and the others still get the list (the client's timeout bounds the lookup).
  */
 export class ModelCatalog {
   private readonly cache = new Map<ModelListKind, { at: number; list: Promise<ModelEntry[] | null> }>();
@@ -84,14 +87,20 @@ export class ModelCatalog {
 
   list(kind: ModelListKind, signal?: AbortSignal): Promise<ModelEntry[] | null> {
     const hit = this.cache.get(kind);
-    if (hit && Date.now() - hit.at < CATALOG_TTL_MS) return hit.list;
-    const list = listModels(this.client, kind, signal);
-    this.cache.set(kind, { at: Date.now(), list });
-    list.catch(() => this.cache.delete(kind));
-    return list;
+    const list = hit && Date.now() - hit.at < CATALOG_TTL_MS ? hit.list : this.lookUp(kind);
+    return signal ? abortable(list, signal) : list;
   }
 
   clear(): void {
     this.cache.clear();
+  }
+
+  private lookUp(kind: ModelListKind): Promise<ModelEntry[] | null> {
+    const list = listModels(this.client, kind);
+    this.cache.set(kind, { at: Date.now(), list });
+    list.catch(() => {
+      if (this.cache.get(kind)?.list === list) this.cache.delete(kind);
+    });
+    return list;
   }
 }

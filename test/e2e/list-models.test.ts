@@ -85,6 +85,23 @@ describe('list_models', () => {
     expect(service.counters.models).toBe(0);
   });
 
+  it('a caller that cancels stops waiting for a shared lookup; the others still get the list', async () => {
+    service.inject('models.kind', { delayMs: 600 });
+    const controller = new AbortController();
+    const cancelled = conn.client.callTool(
+      { name: 'list_models', arguments: { capability: 'speech' } },
+      undefined,
+      { signal: controller.signal },
+    );
+    const patient = list({ capability: 'speech' });
+    setTimeout(() => controller.abort(), 150);
+    await expect(cancelled).rejects.toThrow();
+    const result = await patient;
+    expect(result.isError).toBeFalsy();
+    expect(idsOf(structuredOf<Listing>(result), 'speech')).toContain('openai/tts-1/alloy');
+    expect(service.counters['models.kind']).toBe(1);
+  });
+
   it('still answers when some lists are missing, and says which', async () => {
     service.setModelList('tts', null);
     service.setWebModels(null);
