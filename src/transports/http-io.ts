@@ -93,7 +93,12 @@ export async function readBodyOrReply(req: IncomingMessage, res: ServerResponse)
   const body = await readJsonBody(req);
   if (body.kind === 'json') return body.value;
   if (body.kind === 'too-large') {
-    sendRpcError(res, 413, 'Payload Too Large: the request body must be at most 4 MiB');
+    sendRpcError(
+      res,
+      413,
+      'Payload Too Large: the request body must be at most 4 MiB (for larger audio, give ' +
+        'audio_transcribe a file_path or url instead of data_base64)',
+    );
   } else {
     sendRpcError(res, 400, 'Parse error: the request body is not valid JSON', RPC.parseError);
   }

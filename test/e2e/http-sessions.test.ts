@@ -93,7 +93,7 @@ describe('request bodies', () => {
     const big = JSON.stringify({ ...INITIALIZE, padding: 'x'.repeat(5 * 1024 * 1024) });
     const res = await postMcp(server.url, big);
     expect(res.status).toBe(413);
-    expect((await rpcError(res)).message).toMatch(/4 MiB/);
+    expect((await rpcError(res)).message).toMatch(/4 MiB.*file_path or url instead of data_base64/);
     const stream = await fetch(new URL('/sse', server.url), { headers: { accept: 'text/event-stream' } });
     const reader = stream.body!.getReader();
     const first = new TextDecoder().decode((await reader.read()).value);
