@@ -1,11 +1,7 @@
 import { CallToolResultSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type ReferenceService, startReferenceService } from '../reference-service/index.js';
-import { DEFAULT_MODEL_LISTS } from '../reference-service/state.js';
-import { type Connected, connectInMemory, structuredOf, textOf } from '../support/harness.js';
-
-let service: ReferenceService;
-let conn: Connected;
+import { describe, expect, it } from 'vitest';
+import { useGateway } from '../support/gateway.js';
+import { connectInMemory, structuredOf, textOf } from '../support/harness.js';
 
 interface Answer {
   text: string;
@@ -13,31 +9,13 @@ interface Answer {
   usage: { input_tokens: number | null; output_tokens: number | null; total_tokens: number | null } | null;
 }
 
-beforeAll(async () => {
-  service = await startReferenceService();
-  conn = await connectInMemory({ GATEWAY_BASE_URL: service.url, GATEWAY_API_KEY: service.apiKey });
-  // Listing tools makes the client validate every structuredContent against the output schema.
-  await conn.client.listTools();
-});
-afterAll(async () => {
-  await conn.close();
-  await service.close();
-});
-afterEach(() => {
-  service.clearFaults();
-  service.resetCounters();
-  service.setModelList(
-    'chat',
-    DEFAULT_MODEL_LISTS.chat.map((m) => ({ ...m })),
-  );
-  conn.runtime.service.catalog.clear();
-});
+const gw = useGateway({ listTools: true });
 
 const sentBodies = () =>
-  service.requests.filter((r) => r.route === 'responses').map((r) => r.body as Record<string, unknown>);
+  gw.service.requests.filter((r) => r.route === 'responses').map((r) => r.body as Record<string, unknown>);
 
 function ask(args: Record<string, unknown>, onprogress?: (p: Progress) => void, signal?: AbortSignal) {
-  return conn.client.callTool({ name: 'ask_model', arguments: args }, CallToolResultSchema, {
+  return gw.conn.client.callTool({ name: 'ask_model', arguments: args }, CallToolResultSchema, {
     onprogress,
     signal,
   });
@@ -84,37 +62,37 @@ describe('ask_model', () => {
   it('uses the model argument, then GATEWAY_CHAT_MODEL, without listing models', async () => {
     const explicit = await ask({ prompt: 'hi', model: 'anthropic/claude-sonnet-4' });
     expect(structuredOf<Answer>(explicit).model).toBe('anthropic/claude-sonnet-4');
-    expect(service.counters.models).toBe(0);
+    expect(gw.service.counters.models).toBe(0);
 
     const configured = await connectInMemory({
-      GATEWAY_BASE_URL: service.url,
-      GATEWAY_API_KEY: service.apiKey,
+      GATEWAY_BASE_URL: gw.service.url,
+      GATEWAY_API_KEY: gw.service.apiKey,
       GATEWAY_CHAT_MODEL: 'combo-fast',
     });
     try {
       const result = await configured.client.callTool({ name: 'ask_model', arguments: { prompt: 'hi' } });
       expect(structuredOf<Answer>(result).model).toBe('combo-fast');
-      expect(service.counters.models).toBe(0);
+      expect(gw.service.counters.models).toBe(0);
     } finally {
       await configured.close();
     }
   });
 
   it('falls back to a combo when the gateway lists only combos, and says what to set when it lists none', async () => {
-    service.setModelList('chat', [{ id: 'combo-fast', owned_by: 'combo' }]);
+    gw.service.setModelList('chat', [{ id: 'combo-fast', owned_by: 'combo' }]);
     const combo = await ask({ prompt: 'hi' });
     expect(structuredOf<Answer>(combo).model).toBe('combo-fast');
 
     for (const list of [[], null]) {
-      service.setModelList('chat', list);
-      conn.runtime.service.catalog.clear();
+      gw.service.setModelList('chat', list);
+      gw.conn.runtime.service.catalog.clear();
       const none = await ask({ prompt: 'hi' });
       expect(none.isError).toBe(true);
       expect(textOf(none)).toMatch(
         /No chat model.*Pass `model` \(see list_models\) or set GATEWAY_CHAT_MODEL/,
       );
     }
-    expect(service.counters.responses).toBe(1);
+    expect(gw.service.counters.responses).toBe(1);
   });
 
   it('reports an unknown model with the hint to list models', async () => {
@@ -144,7 +122,7 @@ describe('ask_model', () => {
     expect(textOf(result)).toMatch(
       /openai\/gpt-4o-mini returned no text \(streamed and non-streamed\)\. Retry/,
     );
-    expect(service.counters.responses).toBe(2);
+    expect(gw.service.counters.responses).toBe(2);
   });
 
   it('reads a JSON answer to a streaming request, even with a stray data: [DONE]', async () => {
@@ -157,10 +135,10 @@ describe('ask_model', () => {
   });
 
   it('retries a 503 before the stream starts', async () => {
-    service.inject('responses', { status: 503 });
+    gw.service.inject('responses', { status: 503 });
     const result = await ask({ prompt: 'after a hiccup' });
     expect(result.isError).toBeFalsy();
-    expect(service.counters.responses).toBe(2);
+    expect(gw.service.counters.responses).toBe(2);
   });
 
   it('aborts the upstream stream when the call is cancelled', async () => {
@@ -174,10 +152,10 @@ describe('ask_model', () => {
     );
     await expect(call).rejects.toThrow();
     const deadline = Date.now() + 5_000;
-    while (service.responseStreams.cut === 0 && Date.now() < deadline)
+    while (gw.service.responseStreams.cut === 0 && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 20));
     // The slow stream takes about 10 s; cut within 5 s means the cancellation reached the service.
-    expect(service.responseStreams).toMatchObject({ open: 0, completed: 0, cut: 1 });
+    expect(gw.service.responseStreams).toMatchObject({ open: 0, completed: 0, cut: 1 });
   });
 
   it('rejects bad arguments naming the field, and sends nothing', async () => {
@@ -192,12 +170,12 @@ describe('ask_model', () => {
       expect(result.isError, JSON.stringify(args)).toBe(true);
       expect(textOf(result)).toContain(field);
     }
-    expect(service.counters.responses).toBe(0);
+    expect(gw.service.counters.responses).toBe(0);
   });
 
   it('tells to set the key on 401, without echoing it', async () => {
     const wrong = await connectInMemory({
-      GATEWAY_BASE_URL: service.url,
+      GATEWAY_BASE_URL: gw.service.url,
       GATEWAY_API_KEY: 'sk-wrong-key-0123456789',
     });
     try {

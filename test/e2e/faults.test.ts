@@ -1,35 +1,20 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type ReferenceService, startReferenceService } from '../reference-service/index.js';
-import { type Connected, connectInMemory, textOf } from '../support/harness.js';
+import { describe, expect, it } from 'vitest';
+import { useGateway } from '../support/gateway.js';
+import { connectInMemory, textOf } from '../support/harness.js';
 
 const SECRET = 'sk-live-very-secret-0123456789';
-let service: ReferenceService;
-let conn: Connected;
 
-beforeAll(async () => {
-  service = await startReferenceService({ apiKey: SECRET });
-  conn = await connectInMemory({
-    GATEWAY_BASE_URL: service.url,
-    GATEWAY_API_KEY: SECRET,
-    GATEWAY_TIMEOUT_MS: '1500',
-    GATEWAY_MAX_RETRIES: '2',
-  });
-});
-afterAll(async () => {
-  await conn.close();
-  await service.close();
-});
-afterEach(() => {
-  service.clearFaults();
-  service.resetCounters();
+const gw = useGateway({
+  apiKey: SECRET,
+  env: { GATEWAY_TIMEOUT_MS: '1500', GATEWAY_MAX_RETRIES: '2' },
 });
 
 const search = () =>
-  conn.client.callTool({ name: 'web_search', arguments: { query: 'faults', provider: 'tavily' } });
+  gw.conn.client.callTool({ name: 'web_search', arguments: { query: 'faults', provider: 'tavily' } });
 
 describe('service faults reach the agent as actionable errors', () => {
   it('401 without a key tells to set GATEWAY_API_KEY', async () => {
-    const keyless = await connectInMemory({ GATEWAY_BASE_URL: service.url });
+    const keyless = await connectInMemory({ GATEWAY_BASE_URL: gw.service.url });
     try {
       const result = await keyless.client.callTool({
         name: 'web_search',
@@ -43,82 +28,82 @@ describe('service faults reach the agent as actionable errors', () => {
   });
 
   it('429 with Retry-After is retried after the wait and then succeeds', async () => {
-    service.inject('search', { status: 429, headers: { 'retry-after': '1' } });
+    gw.service.inject('search', { status: 429, headers: { 'retry-after': '1' } });
     const started = Date.now();
     const result = await search();
     expect(result.isError).toBeFalsy();
-    expect(service.counters.search).toBe(2);
+    expect(gw.service.counters.search).toBe(2);
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
   });
 
   it('429 with a long Retry-After is reported at once with the wait', async () => {
-    service.inject('search', { status: 429, headers: { 'retry-after': '120' }, message: 'rate limited' });
+    gw.service.inject('search', { status: 429, headers: { 'retry-after': '120' }, message: 'rate limited' });
     const result = await search();
     expect(result.isError).toBe(true);
     expect(textOf(result)).toMatch(/retry after 120 s/);
-    expect(service.counters.search).toBe(1);
+    expect(gw.service.counters.search).toBe(1);
   });
 
   it('502/503/504 are retried within the bound, then reported', async () => {
-    service.inject('search', { status: 503, times: 10 });
+    gw.service.inject('search', { status: 503, times: 10 });
     const result = await search();
     expect(result.isError).toBe(true);
     expect(textOf(result)).toMatch(/503/);
-    expect(service.counters.search).toBe(3);
+    expect(gw.service.counters.search).toBe(3);
   });
 
   it('500 is reported without retry', async () => {
-    service.inject('search', { status: 500, message: '[tavily] upstream exploded' });
+    gw.service.inject('search', { status: 500, message: '[tavily] upstream exploded' });
     const result = await search();
     expect(result.isError).toBe(true);
     expect(textOf(result)).toMatch(/500.*\[tavily\] upstream exploded/);
-    expect(service.counters.search).toBe(1);
+    expect(gw.service.counters.search).toBe(1);
   });
 
   it('a hang past the timeout ends in a timeout error', async () => {
-    service.inject('search', { hang: true, times: 10 });
+    gw.service.inject('search', { hang: true, times: 10 });
     const result = await search();
     expect(result.isError).toBe(true);
     expect(textOf(result)).toMatch(/did not answer .* within 1.5 s.*GATEWAY_TIMEOUT_MS/s);
   });
 
   it('a connection reset is retried, and reported when it persists', async () => {
-    service.inject('search', { reset: true });
+    gw.service.inject('search', { reset: true });
     expect((await search()).isError).toBeFalsy();
-    expect(service.counters.search).toBe(2);
-    service.resetCounters();
-    service.inject('search', { reset: true, times: 10 });
+    expect(gw.service.counters.search).toBe(2);
+    gw.service.resetCounters();
+    gw.service.inject('search', { reset: true, times: 10 });
     const result = await search();
     expect(result.isError).toBe(true);
     expect(textOf(result)).toMatch(/connection to the service failed/);
   });
 
   it('reads an error given as a plain string, with a numeric code, or as an HTML page', async () => {
-    service.inject('search', {
+    gw.service.inject('search', {
       status: 400,
       errorAsString: true,
       message: 'No credentials for provider: tavily',
     });
     expect(textOf(await search())).toMatch(/No credentials for provider: tavily.*add credentials/s);
-    service.inject('search', { status: 403, numericCode: true, message: 'quota exceeded' });
+    gw.service.inject('search', { status: 403, numericCode: true, message: 'quota exceeded' });
     expect(textOf(await search())).toMatch(/quota exceeded \(HTTP 403\)/);
-    service.inject('search', { status: 502, html: true, times: 10 });
+    gw.service.inject('search', { status: 502, html: true, times: 10 });
     expect(textOf(await search())).toMatch(/non-JSON answer: 502 Bad Gateway/);
   });
 
   it('reports truncated JSON as an unreadable answer', async () => {
-    service.inject('search', { truncatedJson: true });
+    gw.service.inject('search', { truncatedJson: true });
     const result = await search();
     expect(result.isError).toBe(true);
     expect(textOf(result)).toMatch(/not valid JSON/);
   });
 
   it('never echoes the API key, even when the service does', async () => {
-    service.inject('search', { status: 401, message: `invalid key ${SECRET}` });
-    service.inject('fetch', { status: 400, message: `Authorization: Bearer ${SECRET} refused` });
+    gw.service.inject('search', { status: 401, message: `invalid key ${SECRET}` });
+    gw.service.inject('fetch', { status: 400, message: `Authorization: Bearer ${SECRET} refused` });
     const a = textOf(await search());
     const b = textOf(
-      await conn.client.callTool({
+      await gw.conn.client.callTool({
         name: 'web_fetch',
         arguments: { url: 'https://example.com/x', provider: 'jina-reader' },
       }),

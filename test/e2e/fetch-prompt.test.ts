@@ -1,11 +1,7 @@
 import { CallToolResultSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type ReferenceService, startReferenceService } from '../reference-service/index.js';
-import { DEFAULT_MODEL_LISTS } from '../reference-service/state.js';
-import { type Connected, connectInMemory, structuredOf, textOf } from '../support/harness.js';
-
-let service: ReferenceService;
-let conn: Connected;
+import { describe, expect, it } from 'vitest';
+import { useGateway } from '../support/gateway.js';
+import { connectInMemory, structuredOf, textOf } from '../support/harness.js';
 
 interface PromptPage {
   url: string;
@@ -20,30 +16,13 @@ interface PromptPage {
   model?: string;
 }
 
-beforeAll(async () => {
-  service = await startReferenceService();
-  conn = await connectInMemory({ GATEWAY_BASE_URL: service.url, GATEWAY_API_KEY: service.apiKey });
-  await conn.client.listTools(); // the client now validates structuredContent against the schema
-});
-afterAll(async () => {
-  await conn.close();
-  await service.close();
-});
-afterEach(() => {
-  service.clearFaults();
-  service.resetCounters();
-  service.setModelList(
-    'chat',
-    DEFAULT_MODEL_LISTS.chat.map((m) => ({ ...m })),
-  );
-  conn.runtime.service.catalog.clear();
-});
+const gw = useGateway({ listTools: true });
 
 const fetchWith = (args: Record<string, unknown>, onprogress?: (p: Progress) => void) =>
-  conn.client.callTool({ name: 'web_fetch', arguments: args }, CallToolResultSchema, { onprogress });
+  gw.conn.client.callTool({ name: 'web_fetch', arguments: args }, CallToolResultSchema, { onprogress });
 
 const responsesBody = () =>
-  service.requests.find((r) => r.route === 'responses')?.body as {
+  gw.service.requests.find((r) => r.route === 'responses')?.body as {
     model: string;
     input: string;
     instructions: string;
@@ -94,7 +73,7 @@ describe('web_fetch with a prompt', () => {
     await fetchWith({ url });
     const result = await fetchWith({ url, prompt: 'What is it?' });
     expect(result.isError).toBeFalsy();
-    expect(service.counters.fetch).toBe(1);
+    expect(gw.service.counters.fetch).toBe(1);
   });
 
   it('sends at most 100,000 characters of a long page, says so, and offers the rest by start_index', async () => {
@@ -112,16 +91,16 @@ describe('web_fetch with a prompt', () => {
     expect(sent.instructions).toMatch(/Only part of the page is included/);
     expect(textOf(first)).toContain(`same prompt and start_index=${a.next_start_index}`);
 
-    service.resetCounters();
+    gw.service.resetCounters();
     const second = await fetchWith({ url, prompt: 'What is on line 3999?', start_index: a.next_start_index });
     const b = structuredOf<PromptPage>(second);
     expect(b.start_index).toBe(a.end_index);
     expect(responsesBody().input).toContain('Line 01700');
-    expect(service.counters.fetch).toBe(0);
+    expect(gw.service.counters.fetch).toBe(0);
   });
 
   it('uses GATEWAY_SUMMARY_MODEL, else GATEWAY_CHAT_MODEL, else a small listed model', async () => {
-    service.setModelList('chat', [
+    gw.service.setModelList('chat', [
       { id: 'combo-fast', owned_by: 'combo' },
       { id: 'anthropic/claude-sonnet-4' },
       { id: 'openai/gpt-4o-mini' },
@@ -137,8 +116,8 @@ describe('web_fetch with a prompt', () => {
       [{ GATEWAY_CHAT_MODEL: 'combo-fast' }, 'combo-fast'],
     ] as const) {
       const other = await connectInMemory({
-        GATEWAY_BASE_URL: service.url,
-        GATEWAY_API_KEY: service.apiKey,
+        GATEWAY_BASE_URL: gw.service.url,
+        GATEWAY_API_KEY: gw.service.apiKey,
         ...env,
       });
       try {
@@ -154,11 +133,11 @@ describe('web_fetch with a prompt', () => {
   });
 
   it('says what to set when no model can answer, before paying for the fetch', async () => {
-    service.setModelList('chat', []);
+    gw.service.setModelList('chat', []);
     const result = await fetchWith({ url: 'https://example.com/a', prompt: 'q' });
     expect(result.isError).toBe(true);
     expect(textOf(result)).toMatch(/GATEWAY_SUMMARY_MODEL.*GATEWAY_CHAT_MODEL.*without prompt/);
-    expect(service.counters.fetch).toBe(0);
+    expect(gw.service.counters.fetch).toBe(0);
   });
 
   it('reports a failing model, and keeps plain fetches working', async () => {
@@ -176,6 +155,6 @@ describe('web_fetch with a prompt', () => {
       expect(result.isError).toBe(true);
       expect(textOf(result)).toContain('prompt');
     }
-    expect(service.counters.fetch).toBe(0);
+    expect(gw.service.counters.fetch).toBe(0);
   });
 });

@@ -1,10 +1,6 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type ReferenceService, startReferenceService } from '../reference-service/index.js';
-import { DEFAULT_MODEL_LISTS, DEFAULT_WEB_MODELS } from '../reference-service/state.js';
-import { type Connected, connectInMemory, structuredOf, textOf } from '../support/harness.js';
-
-let service: ReferenceService;
-let conn: Connected;
+import { describe, expect, it } from 'vitest';
+import { useGateway } from '../support/gateway.js';
+import { connectInMemory, structuredOf, textOf } from '../support/harness.js';
 
 interface Listing {
   models: { id: string; capability: string; owned_by: string | null }[];
@@ -12,32 +8,10 @@ interface Listing {
   unavailable: { capability: string; reason: string }[];
 }
 
-beforeAll(async () => {
-  service = await startReferenceService();
-  conn = await connectInMemory({ GATEWAY_BASE_URL: service.url, GATEWAY_API_KEY: service.apiKey });
-  await conn.client.listTools(); // the client now validates structuredContent against the schema
-});
-afterAll(async () => {
-  await conn.close();
-  await service.close();
-});
-afterEach(() => {
-  service.clearFaults();
-  service.resetCounters();
-  service.setModelList(
-    'tts',
-    DEFAULT_MODEL_LISTS.tts.map((m) => ({ ...m })),
-  );
-  service.setModelList(
-    'stt',
-    DEFAULT_MODEL_LISTS.stt.map((m) => ({ ...m })),
-  );
-  service.setWebModels(DEFAULT_WEB_MODELS.map((m) => ({ ...m })));
-  conn.runtime.service.catalog.clear();
-});
+const gw = useGateway({ listTools: true });
 
 const list = (args: Record<string, unknown> = {}) =>
-  conn.client.callTool({ name: 'list_models', arguments: args });
+  gw.conn.client.callTool({ name: 'list_models', arguments: args });
 const idsOf = (l: Listing, capability: string) =>
   l.models.filter((m) => m.capability === capability).map((m) => m.id);
 
@@ -70,8 +44,8 @@ describe('list_models', () => {
     expect(text).toMatch(/^## search \(web_search `provider`, bare ids\) — 1\ntavily \(default\)$/m);
     expect(text).not.toContain('{"');
     // One request per list: search and fetch share /v1/models/web, and the default reuses the list.
-    expect(service.counters.models).toBe(1);
-    expect(service.counters['models.kind']).toBe(3);
+    expect(gw.service.counters.models).toBe(1);
+    expect(gw.service.counters['models.kind']).toBe(3);
   });
 
   it('filters by capability and serves repeated calls from the cache', async () => {
@@ -81,14 +55,14 @@ describe('list_models', () => {
     expect(Object.keys(out.defaults)).toEqual(['speech']);
     expect(textOf(result)).not.toMatch(/## chat/);
     await list({ capability: 'speech' });
-    expect(service.counters['models.kind']).toBe(1);
-    expect(service.counters.models).toBe(0);
+    expect(gw.service.counters['models.kind']).toBe(1);
+    expect(gw.service.counters.models).toBe(0);
   });
 
   it('a caller that cancels stops waiting for a shared lookup; the others still get the list', async () => {
-    service.inject('models.kind', { delayMs: 600 });
+    gw.service.inject('models.kind', { delayMs: 600 });
     const controller = new AbortController();
-    const cancelled = conn.client.callTool(
+    const cancelled = gw.conn.client.callTool(
       { name: 'list_models', arguments: { capability: 'speech' } },
       undefined,
       { signal: controller.signal },
@@ -99,12 +73,12 @@ describe('list_models', () => {
     const result = await patient;
     expect(result.isError).toBeFalsy();
     expect(idsOf(structuredOf<Listing>(result), 'speech')).toContain('openai/tts-1/alloy');
-    expect(service.counters['models.kind']).toBe(1);
+    expect(gw.service.counters['models.kind']).toBe(1);
   });
 
   it('still answers when some lists are missing, and says which', async () => {
-    service.setModelList('tts', null);
-    service.setWebModels(null);
+    gw.service.setModelList('tts', null);
+    gw.service.setWebModels(null);
     const result = await list();
     expect(result.isError).toBeFalsy();
     const out = structuredOf<Listing>(result);
@@ -118,8 +92,8 @@ describe('list_models', () => {
 
   it('shows a configured default the gateway does not list', async () => {
     const other = await connectInMemory({
-      GATEWAY_BASE_URL: service.url,
-      GATEWAY_API_KEY: service.apiKey,
+      GATEWAY_BASE_URL: gw.service.url,
+      GATEWAY_API_KEY: gw.service.apiKey,
       GATEWAY_SEARCH_MODEL: 'brave/search',
       GATEWAY_VIDEO_MODEL: 'xai/grok-imagine-video-2',
     });
@@ -136,7 +110,7 @@ describe('list_models', () => {
 
   it('reports one clear error when every list fails', async () => {
     const wrong = await connectInMemory({
-      GATEWAY_BASE_URL: service.url,
+      GATEWAY_BASE_URL: gw.service.url,
       GATEWAY_API_KEY: 'sk-wrong-0123456789',
     });
     try {
@@ -146,7 +120,7 @@ describe('list_models', () => {
     } finally {
       await wrong.close();
     }
-    service.inject('models.kind', { status: 500, message: 'lists broke' });
+    gw.service.inject('models.kind', { status: 500, message: 'lists broke' });
     const partial = await list({ capability: 'transcription' });
     expect(partial.isError).toBe(true);
     expect(textOf(partial)).toMatch(/500.*lists broke/);

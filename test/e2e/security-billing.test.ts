@@ -1,40 +1,25 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type ReferenceService, startReferenceService, synthesizeAudio } from '../reference-service/index.js';
-import { type Connected, connectInMemory, tempDir, textOf } from '../support/harness.js';
+import { describe, expect, it } from 'vitest';
+import { synthesizeAudio } from '../reference-service/index.js';
+import { useGateway } from '../support/gateway.js';
+import { tempDir, textOf } from '../support/harness.js';
 
 // Billing beyond video submits (see video-faults.test.ts for those): a transcription is billed per
 // upload and an upload stream cannot be replayed, so it is sent once whatever goes wrong; speech is
 // retried only on the statuses of free calls, a bounded number of times (a documented trade-off).
 
-let service: ReferenceService;
-let conn: Connected;
-
-beforeAll(async () => {
-  service = await startReferenceService();
-  const cwd = tempDir('gtm-billing-');
-  writeFileSync(join(cwd, 'talk.mp3'), synthesizeAudio('billing', 'mp3'));
-  conn = await connectInMemory({
-    GATEWAY_BASE_URL: service.url,
-    GATEWAY_API_KEY: service.apiKey,
-    GATEWAY_TIMEOUT_MS: '1500',
-    GATEWAY_MAX_RETRIES: '2',
-    CWD: cwd,
-  });
-});
-afterAll(async () => {
-  await conn.close();
-  await service.close();
-});
-afterEach(() => {
-  service.clearFaults();
-  service.resetCounters();
+const gw = useGateway({
+  env: () => {
+    const cwd = tempDir('gtm-billing-');
+    writeFileSync(join(cwd, 'talk.mp3'), synthesizeAudio('billing', 'mp3'));
+    return { GATEWAY_TIMEOUT_MS: '1500', GATEWAY_MAX_RETRIES: '2', CWD: cwd };
+  },
 });
 
 const call = (name: string, args: Record<string, unknown>) =>
-  conn.client.callTool({ name, arguments: args }) as Promise<CallToolResult>;
+  gw.conn.client.callTool({ name, arguments: args }) as Promise<CallToolResult>;
 
 describe('billed calls other than video submits', () => {
   for (const [name, fault] of [
@@ -44,26 +29,26 @@ describe('billed calls other than video submits', () => {
     ['504', { status: 504 }],
   ] as const) {
     it(`a transcription is uploaded once on ${name}`, async () => {
-      service.inject('transcriptions', { ...fault, times: 5 });
+      gw.service.inject('transcriptions', { ...fault, times: 5 });
       const result = await call('audio_transcribe', {
         file_path: 'talk.mp3',
         model: 'groq/whisper-large-v3',
       });
       expect(result.isError).toBe(true);
       expect(textOf(result)).not.toMatch(/bug in gateway-tools-mcp/);
-      expect(service.counters.transcriptions).toBe(1);
+      expect(gw.service.counters.transcriptions).toBe(1);
     });
   }
 
   it('speech is retried on 503 at most GATEWAY_MAX_RETRIES times, never on other errors', async () => {
-    service.inject('speech', { status: 503, times: 5 });
+    gw.service.inject('speech', { status: 503, times: 5 });
     expect((await call('audio_speech', { text: 'hi', model: 'openai/tts-1/alloy' })).isError).toBe(true);
-    expect(service.counters.speech).toBe(3);
-    service.clearFaults();
-    service.resetCounters();
-    service.inject('speech', { status: 500, times: 5 });
+    expect(gw.service.counters.speech).toBe(3);
+    gw.service.clearFaults();
+    gw.service.resetCounters();
+    gw.service.inject('speech', { status: 500, times: 5 });
     expect((await call('audio_speech', { text: 'hi', model: 'openai/tts-1/alloy' })).isError).toBe(true);
-    expect(service.counters.speech).toBe(1);
+    expect(gw.service.counters.speech).toBe(1);
   });
 
   for (const [name, fault] of [
@@ -72,12 +57,12 @@ describe('billed calls other than video submits', () => {
     ['a reset', { reset: true }],
   ] as const) {
     it(`speech and model answers are sent once on ${name}, which may have reached a paying upstream`, async () => {
-      service.inject('speech', { ...fault, times: 5 });
+      gw.service.inject('speech', { ...fault, times: 5 });
       expect((await call('audio_speech', { text: 'hi', model: 'openai/tts-1/alloy' })).isError).toBe(true);
-      expect(service.counters.speech).toBe(1);
-      service.inject('responses', { ...fault, times: 5 });
+      expect(gw.service.counters.speech).toBe(1);
+      gw.service.inject('responses', { ...fault, times: 5 });
       expect((await call('ask_model', { prompt: 'hi', model: 'openai/gpt-4o-mini' })).isError).toBe(true);
-      expect(service.counters.responses).toBe(1);
+      expect(gw.service.counters.responses).toBe(1);
     });
   }
 });

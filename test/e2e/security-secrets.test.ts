@@ -1,40 +1,26 @@
 import { readFileSync } from 'node:fs';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type ReferenceService, startReferenceService } from '../reference-service/index.js';
-import { type Connected, connectInMemory, connectStdio, spawnServer, textOf } from '../support/harness.js';
+import { describe, expect, it } from 'vitest';
+import { useGateway } from '../support/gateway.js';
+import { connectStdio, spawnServer, textOf } from '../support/harness.js';
 
 // Secrets: the gateway key, the MCP token and a password in the base URL. They must never reach
 // tool output, logs or process listings, even when the gateway itself echoes them back.
 
 const SECRET = 'sk-live-echoed-secret-0123456789';
 const TOKEN = 'mcp-token-echoed-0123456789';
-let service: ReferenceService;
-let conn: Connected;
 
-beforeAll(async () => {
-  service = await startReferenceService({ apiKey: SECRET });
-  conn = await connectInMemory({
-    GATEWAY_BASE_URL: service.url,
-    GATEWAY_API_KEY: SECRET,
-    GATEWAY_MCP_TOKEN: TOKEN,
-  });
-});
-afterAll(async () => {
-  await conn.close();
-  await service.close();
-});
-afterEach(() => service.clearFaults());
+const gw = useGateway({ apiKey: SECRET, env: { GATEWAY_MCP_TOKEN: TOKEN } });
 
 const call = (name: string, args: Record<string, unknown>) =>
-  conn.client.callTool({ name, arguments: args }) as Promise<CallToolResult>;
+  gw.conn.client.callTool({ name, arguments: args }) as Promise<CallToolResult>;
 
 /** Everything a client receives from a result, as one string. */
 const wire = (result: CallToolResult) => JSON.stringify(result);
 
 describe('a gateway that echoes secrets in successful answers', () => {
   it('search: the key and the token never reach the agent', async () => {
-    service.inject('search', {
+    gw.service.inject('search', {
       body: JSON.stringify({
         provider: 'tavily',
         query: 'q',
@@ -57,7 +43,7 @@ describe('a gateway that echoes secrets in successful answers', () => {
 
   it('fetch: the key is removed from the page, other bearer-looking text is left intact', async () => {
     const example = 'Authorization: Bearer abcdefghijklmnop';
-    service.inject('fetch', {
+    gw.service.inject('fetch', {
       body: JSON.stringify({
         provider: 'jina-reader',
         url: 'https://example.com/docs',
@@ -74,7 +60,7 @@ describe('a gateway that echoes secrets in successful answers', () => {
   it('video: a video URL carrying the key is shown without it, in text, structure and links', async () => {
     const submitted = await call('video_generate', { prompt: 'p', wait_seconds: 0 });
     const jobId = (submitted.structuredContent as { job_id: string }).job_id;
-    service.inject('videos.poll', {
+    gw.service.inject('videos.poll', {
       body: JSON.stringify({
         status: 'done',
         video: { url: `https://cdn.example.com/v.mp4?api_key=${SECRET}`, duration: 8 },
@@ -89,7 +75,7 @@ describe('a gateway that echoes secrets in successful answers', () => {
   });
 
   it('errors: a refusal that quotes the key is scrubbed too', async () => {
-    service.inject('responses', { status: 400, message: `bad key ${SECRET} for token ${TOKEN}` });
+    gw.service.inject('responses', { status: 400, message: `bad key ${SECRET} for token ${TOKEN}` });
     const result = await call('ask_model', { prompt: 'hi', model: 'openai/gpt-4o-mini' });
     expect(result.isError).toBe(true);
     expect(wire(result)).not.toContain(SECRET);
@@ -100,13 +86,13 @@ describe('a gateway that echoes secrets in successful answers', () => {
 describe('logs and process listings', () => {
   it('debug logs of a session full of failures never contain the key', async () => {
     const spawned = await connectStdio({
-      GATEWAY_BASE_URL: service.url,
+      GATEWAY_BASE_URL: gw.service.url,
       GATEWAY_API_KEY: SECRET,
       GATEWAY_LOG_LEVEL: 'debug',
     });
     try {
-      service.inject('search', { status: 401, message: `invalid key ${SECRET}`, times: 3 });
-      service.inject('fetch', { reset: true, times: 3 });
+      gw.service.inject('search', { status: 401, message: `invalid key ${SECRET}`, times: 3 });
+      gw.service.inject('fetch', { reset: true, times: 3 });
       await spawned.client.callTool({ name: 'web_search', arguments: { query: 'x', provider: 'tavily' } });
       await spawned.client.callTool({
         name: 'web_fetch',
@@ -123,8 +109,8 @@ describe('logs and process listings', () => {
   it.runIf(process.platform === 'linux')(
     'the key from GATEWAY_API_KEY stays out of the command line; --api-key is warned about',
     async () => {
-      const viaEnv = spawnServer({ GATEWAY_BASE_URL: service.url, GATEWAY_API_KEY: SECRET });
-      const viaFlag = spawnServer({ GATEWAY_BASE_URL: service.url }, ['--api-key', SECRET]);
+      const viaEnv = spawnServer({ GATEWAY_BASE_URL: gw.service.url, GATEWAY_API_KEY: SECRET });
+      const viaFlag = spawnServer({ GATEWAY_BASE_URL: gw.service.url }, ['--api-key', SECRET]);
       try {
         await viaEnv.waitForStderr('ready on stdio');
         await viaFlag.waitForStderr('ready on stdio');
@@ -147,7 +133,7 @@ describe('logs and process listings', () => {
 
   it('a password in GATEWAY_BASE_URL is never logged nor shown in results', async () => {
     const password = 'base-url-password-42';
-    const port = new URL(service.url).port;
+    const port = new URL(gw.service.url).port;
     const spawned = await connectStdio({
       // Nothing listens on port 9: every call fails with a message naming the base URL.
       GATEWAY_BASE_URL: `http://user:${password}@127.0.0.1:9`,

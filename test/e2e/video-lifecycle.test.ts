@@ -1,35 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type ReferenceService, startReferenceService, videoFileBytes } from '../reference-service/index.js';
-import { type Connected, connectInMemory, hintsOf, tempDir, textOf } from '../support/harness.js';
+import { describe, expect, it } from 'vitest';
+import { videoFileBytes } from '../reference-service/index.js';
+import { useGateway } from '../support/gateway.js';
+import { connectInMemory, hintsOf, tempDir, textOf } from '../support/harness.js';
 import { callVideo, pollsOf, requestIdOf, submitsOf, until } from '../support/video.js';
 
-let service: ReferenceService;
-let conn: Connected;
-
-beforeAll(async () => {
-  service = await startReferenceService();
-  conn = await connectInMemory({
-    GATEWAY_BASE_URL: service.url,
-    GATEWAY_API_KEY: service.apiKey,
-    GATEWAY_TIMEOUT_MS: '20000',
-    CWD: tempDir('gtm-video-'),
-  });
-});
-afterAll(async () => {
-  await conn.close();
-  await service.close();
-});
-afterEach(() => {
-  service.clearFaults();
-  service.resetCounters();
-  service.setVideoTiming({ pollsUntilDone: 2, failWith: undefined, status: undefined, reportProgress: true });
-});
+const gw = useGateway({ env: () => ({ GATEWAY_TIMEOUT_MS: '20000', CWD: tempDir('gtm-video-') }) });
 
 describe('video tools are listed as the spec names them', () => {
   it('has four tools with the billing annotations and one output schema', async () => {
-    const { tools } = await conn.client.listTools();
+    const { tools } = await gw.conn.client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
     for (const name of ['video_generate', 'video_edit', 'video_extend']) {
       expect(hintsOf(byName.get(name))).toMatchObject({
@@ -67,8 +48,8 @@ describe('video tools are listed as the spec names them', () => {
 
 describe('a video job from submit to file', () => {
   it('submits once with an Idempotency-Key, follows with progress, and downloads', async () => {
-    service.setVideoTiming({ pollsUntilDone: 3 });
-    const submitted = await callVideo(conn.client, 'video_generate', {
+    gw.service.setVideoTiming({ pollsUntilDone: 3 });
+    const submitted = await callVideo(gw.conn.client, 'video_generate', {
       prompt: 'a red kite over the sea',
       duration: 6,
       aspect_ratio: '16:9',
@@ -79,8 +60,8 @@ describe('a video job from submit to file', () => {
     expect(submitted.out).toMatchObject({ status: 'running', progress: null, video_url: null });
     expect(submitted.out.job_id).toMatch(/^vj_[A-Za-z0-9_-]{10,80}$/);
     expect(textOf(submitted.result)).toMatch(/billed.*call video_status with job_id "vj_/s);
-    const [submit] = submitsOf(service);
-    expect(submitsOf(service)).toHaveLength(1);
+    const [submit] = submitsOf(gw.service);
+    expect(submitsOf(gw.service)).toHaveLength(1);
     expect(submit?.headers['idempotency-key']).toMatch(/^gtm-[0-9a-f-]{36}$/);
     expect(submit?.body).toEqual({
       model: 'xai/grok-imagine-video',
@@ -89,17 +70,17 @@ describe('a video job from submit to file', () => {
       aspect_ratio: '16:9',
       resolution: '720p',
     });
-    expect(service.counters['videos.poll']).toBe(0);
+    expect(gw.service.counters['videos.poll']).toBe(0);
 
-    const followed = await callVideo(conn.client, 'video_status', {
+    const followed = await callVideo(gw.conn.client, 'video_status', {
       job_id: submitted.out.job_id,
       wait_seconds: 30,
     });
     expect(followed.out).toMatchObject({ status: 'done', progress: 100, duration: 6, file_path: null });
     expect(followed.out.video_url).toBe(
-      `${service.url}/files/video/${requestIdOf(submitted.out.job_id)}.mp4`,
+      `${gw.service.url}/files/video/${requestIdOf(submitted.out.job_id)}.mp4`,
     );
-    expect(service.counters['videos.poll']).toBe(3);
+    expect(gw.service.counters['videos.poll']).toBe(3);
     expect(followed.progress.map((p) => p.progress)).toEqual([33, 66, 100]);
     expect(followed.progress.every((p) => p.total === 100)).toBe(true);
     expect(followed.result.content).toContainEqual(
@@ -107,44 +88,47 @@ describe('a video job from submit to file', () => {
     );
     expect(textOf(followed.result)).toMatch(/temporary.*download: true/s);
 
-    const saved = await callVideo(conn.client, 'video_status', {
+    const saved = await callVideo(gw.conn.client, 'video_status', {
       job_id: submitted.out.job_id,
       wait_seconds: 0,
       download: true,
     });
     const path = saved.out.file_path ?? '';
-    expect(dirname(path)).toBe(conn.runtime.config.outputDir);
+    expect(dirname(path)).toBe(gw.conn.runtime.config.outputDir);
     expect(readFileSync(path).equals(videoFileBytes(256 * 1024))).toBe(true);
     expect(saved.result.content).toContainEqual(
       expect.objectContaining({ type: 'resource_link', uri: `file://${path}` }),
     );
-    expect(submitsOf(service)).toHaveLength(1);
+    expect(submitsOf(gw.service)).toHaveLength(1);
   });
 
   it("sends the caller's idempotency_key, and a fresh key on every other submit", async () => {
-    await callVideo(conn.client, 'video_generate', {
+    await callVideo(gw.conn.client, 'video_generate', {
       prompt: 'p',
       wait_seconds: 0,
       idempotency_key: 'my-key-1',
     });
-    await callVideo(conn.client, 'video_generate', { prompt: 'p', wait_seconds: 0 });
-    await callVideo(conn.client, 'video_generate', { prompt: 'p', wait_seconds: 0 });
-    const keys = submitsOf(service).map((r) => r.headers['idempotency-key']);
+    await callVideo(gw.conn.client, 'video_generate', { prompt: 'p', wait_seconds: 0 });
+    await callVideo(gw.conn.client, 'video_generate', { prompt: 'p', wait_seconds: 0 });
+    const keys = submitsOf(gw.service).map((r) => r.headers['idempotency-key']);
     expect(keys[0]).toBe('my-key-1');
     expect(new Set(keys).size).toBe(3);
   });
 
   it('waits inline on submit when the job finishes within wait_seconds', async () => {
-    service.setVideoTiming({ pollsUntilDone: 1 });
-    const { out, result } = await callVideo(conn.client, 'video_generate', { prompt: 'p', wait_seconds: 10 });
+    gw.service.setVideoTiming({ pollsUntilDone: 1 });
+    const { out, result } = await callVideo(gw.conn.client, 'video_generate', {
+      prompt: 'p',
+      wait_seconds: 10,
+    });
     expect(out.status).toBe('done');
     expect(textOf(result)).toMatch(/Started a new video generation.*is done/s);
   });
 
   it('says the job is still running, with its progress, when the wait ends first', async () => {
-    service.setVideoTiming({ pollsUntilDone: 1000 });
-    const { out } = await callVideo(conn.client, 'video_generate', { prompt: 'p', wait_seconds: 0 });
-    const status = await callVideo(conn.client, 'video_status', {
+    gw.service.setVideoTiming({ pollsUntilDone: 1000 });
+    const { out } = await callVideo(gw.conn.client, 'video_generate', { prompt: 'p', wait_seconds: 0 });
+    const status = await callVideo(gw.conn.client, 'video_status', {
       job_id: out.job_id,
       wait_seconds: 2,
       download: true,
@@ -156,23 +140,26 @@ describe('a video job from submit to file', () => {
       new RegExp(`still running \\(\\d+% done.*call video_status with job_id "${out.job_id}"`, 's'),
     );
     // Backoff: 1 s, then longer; two seconds hold at most three polls.
-    expect(pollsOf(service, out.job_id).length).toBeGreaterThanOrEqual(2);
-    expect(pollsOf(service, out.job_id).length).toBeLessThanOrEqual(3);
+    expect(pollsOf(gw.service, out.job_id).length).toBeGreaterThanOrEqual(2);
+    expect(pollsOf(gw.service, out.job_id).length).toBeLessThanOrEqual(3);
   });
 
   it('a status check that hangs does not hold the call past its wait, and the job_id comes back', async () => {
-    service.inject('videos.poll', { hang: true });
-    const { out, result } = await callVideo(conn.client, 'video_generate', { prompt: 'p', wait_seconds: 1 });
+    gw.service.inject('videos.poll', { hang: true });
+    const { out, result } = await callVideo(gw.conn.client, 'video_generate', {
+      prompt: 'p',
+      wait_seconds: 1,
+    });
     expect(out).toMatchObject({ status: 'running', progress: null });
     expect(out.job_id).toMatch(/^vj_/);
     expect(textOf(result)).toMatch(/did not answer the status check within 5 s.*unaffected/s);
-    await until(() => service.abandoned['videos.poll'] === 1, 5_000, 'hanging poll closed');
+    await until(() => gw.service.abandoned['videos.poll'] === 1, 5_000, 'hanging poll closed');
   });
 
   it('counts seconds as progress (no total) when the service reports no progress', async () => {
-    service.setVideoTiming({ pollsUntilDone: 3, reportProgress: false });
-    const { out } = await callVideo(conn.client, 'video_generate', { prompt: 'p', wait_seconds: 0 });
-    const status = await callVideo(conn.client, 'video_status', { job_id: out.job_id, wait_seconds: 30 });
+    gw.service.setVideoTiming({ pollsUntilDone: 3, reportProgress: false });
+    const { out } = await callVideo(gw.conn.client, 'video_generate', { prompt: 'p', wait_seconds: 0 });
+    const status = await callVideo(gw.conn.client, 'video_status', { job_id: out.job_id, wait_seconds: 30 });
     expect(status.out.status).toBe('done');
     const values = status.progress.map((p) => p.progress);
     expect(values.length).toBe(3);
@@ -182,18 +169,18 @@ describe('a video job from submit to file', () => {
   });
 
   it('reports a failed, expired or cancelled job with the reason, as a result the model cannot misread', async () => {
-    service.setVideoTiming({
+    gw.service.setVideoTiming({
       pollsUntilDone: 1,
       failWith: { code: 'moderation', message: '[xai] Prompt refused' },
     });
-    const failed = await callVideo(conn.client, 'video_generate', { prompt: 'p', wait_seconds: 5 });
+    const failed = await callVideo(gw.conn.client, 'video_generate', { prompt: 'p', wait_seconds: 5 });
     expect(failed.result.isError).toBeFalsy();
     expect(failed.out).toMatchObject({ status: 'failed', error: '[xai] Prompt refused (code moderation)' });
     expect(textOf(failed.result)).toMatch(/FAILED — video job `vj_.*\[xai\] Prompt refused/);
     for (const status of ['expired', 'cancelled'] as const) {
-      service.setVideoTiming({ failWith: undefined, status });
-      const { out } = await callVideo(conn.client, 'video_generate', { prompt: 'p', wait_seconds: 0 });
-      const ended = await callVideo(conn.client, 'video_status', { job_id: out.job_id, download: true });
+      gw.service.setVideoTiming({ failWith: undefined, status });
+      const { out } = await callVideo(gw.conn.client, 'video_generate', { prompt: 'p', wait_seconds: 0 });
+      const ended = await callVideo(gw.conn.client, 'video_status', { job_id: out.job_id, download: true });
       expect(ended.out).toMatchObject({ status: 'failed', file_path: null });
       expect(ended.out.error).toMatch(status === 'expired' ? /expired/ : /cancelled/);
     }
@@ -203,23 +190,23 @@ describe('a video job from submit to file', () => {
     const jobs = [];
     for (let i = 0; i < 3; i++)
       jobs.push(
-        (await callVideo(conn.client, 'video_generate', { prompt: 'p', wait_seconds: 0 })).out.job_id,
+        (await callVideo(gw.conn.client, 'video_generate', { prompt: 'p', wait_seconds: 0 })).out.job_id,
       );
-    const submittedIds = submitsOf(service).map((r) => r.path);
+    const submittedIds = submitsOf(gw.service).map((r) => r.path);
     expect(submittedIds).toHaveLength(3);
-    const onTwo = jobs.find((id) => service.videoJobs.get(requestIdOf(id))?.connectionId === '2');
+    const onTwo = jobs.find((id) => gw.service.videoJobs.get(requestIdOf(id))?.connectionId === '2');
     expect(onTwo).toBeDefined();
-    const status = await callVideo(conn.client, 'video_status', { job_id: onTwo, wait_seconds: 10 });
+    const status = await callVideo(gw.conn.client, 'video_status', { job_id: onTwo, wait_seconds: 10 });
     expect(status.out.status).toBe('done');
-    const polls = pollsOf(service, onTwo ?? '');
+    const polls = pollsOf(gw.service, onTwo ?? '');
     expect(polls.length).toBeGreaterThan(0);
     expect(polls.every((p) => p.headers['x-connection-id'] === '2')).toBe(true);
   });
 
   it('uses the configured prefix in its hints', async () => {
     const prefixed = await connectInMemory({
-      GATEWAY_BASE_URL: service.url,
-      GATEWAY_API_KEY: service.apiKey,
+      GATEWAY_BASE_URL: gw.service.url,
+      GATEWAY_API_KEY: gw.service.apiKey,
       GATEWAY_TOOL_PREFIX: 'gw_',
     });
     try {
@@ -236,26 +223,26 @@ describe('a video job from submit to file', () => {
 
 describe('cancelling a wait', () => {
   it('aborts the poll in flight and polls no more', async () => {
-    service.setVideoTiming({ pollsUntilDone: 1000 });
-    const { out } = await callVideo(conn.client, 'video_generate', { prompt: 'p', wait_seconds: 0 });
+    gw.service.setVideoTiming({ pollsUntilDone: 1000 });
+    const { out } = await callVideo(gw.conn.client, 'video_generate', { prompt: 'p', wait_seconds: 0 });
     const controller = new AbortController();
     const call = callVideo(
-      conn.client,
+      gw.conn.client,
       'video_status',
       { job_id: out.job_id, wait_seconds: 45 },
       controller.signal,
     );
     call.catch(() => undefined);
-    await until(() => service.counters['videos.poll'] === 1, 5_000, 'first poll');
+    await until(() => gw.service.counters['videos.poll'] === 1, 5_000, 'first poll');
     // The next poll hangs, so it is surely in flight when the client cancels.
-    service.inject('videos.poll', { hang: true, times: Number.POSITIVE_INFINITY });
-    await until(() => service.counters['videos.poll'] === 2, 5_000, 'second poll');
+    gw.service.inject('videos.poll', { hang: true, times: Number.POSITIVE_INFINITY });
+    await until(() => gw.service.counters['videos.poll'] === 2, 5_000, 'second poll');
     controller.abort('user changed their mind');
     await expect(call).rejects.toThrow();
     // Only the server's own abort can close the hanging poll this soon (its timeout is 20 s).
-    await until(() => service.abandoned['videos.poll'] === 1, 5_000, 'poll aborted');
+    await until(() => gw.service.abandoned['videos.poll'] === 1, 5_000, 'poll aborted');
     // Longer than the next backoff step (1.5 s): a loop still running would have polled again.
     await new Promise((r) => setTimeout(r, 2_500));
-    expect(service.counters['videos.poll']).toBe(2);
+    expect(gw.service.counters['videos.poll']).toBe(2);
   });
 });

@@ -1,31 +1,12 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type ReferenceService, startReferenceService } from '../reference-service/index.js';
-import { type Connected, connectInMemory, structuredOf, textOf } from '../support/harness.js';
+import { describe, expect, it } from 'vitest';
+import { useGateway } from '../support/gateway.js';
+import { structuredOf, textOf } from '../support/harness.js';
 
-let service: ReferenceService;
-let conn: Connected;
-
-beforeAll(async () => {
-  service = await startReferenceService();
-  conn = await connectInMemory({ GATEWAY_BASE_URL: service.url, GATEWAY_API_KEY: service.apiKey });
-});
-afterAll(async () => {
-  await conn.close();
-  await service.close();
-});
-afterEach(() => {
-  service.clearFaults();
-  service.resetCounters();
-  service.setWebModels([
-    { id: 'tavily/search', kind: 'webSearch' },
-    { id: 'jina-reader/fetch', kind: 'webFetch' },
-  ]);
-  conn.runtime.service.catalog.clear();
-});
+const gw = useGateway();
 
 describe('web_search', () => {
   it('returns a compact numbered list and structured results', async () => {
-    const result = await conn.client.callTool({
+    const result = await gw.conn.client.callTool({
       name: 'web_search',
       arguments: { query: 'mcp servers', max_results: 3 },
     });
@@ -47,7 +28,7 @@ describe('web_search', () => {
   });
 
   it('sends the discovered provider without its /search suffix and maps domains to domain_filter', async () => {
-    await conn.client.callTool({
+    await gw.conn.client.callTool({
       name: 'web_search',
       arguments: {
         query: 'x',
@@ -57,7 +38,7 @@ describe('web_search', () => {
         search_type: 'news',
       },
     });
-    const sent = service.requests.find((r) => r.route === 'search')?.body as Record<string, unknown>;
+    const sent = gw.service.requests.find((r) => r.route === 'search')?.body as Record<string, unknown>;
     expect(sent).toMatchObject({
       model: 'tavily',
       query: 'x',
@@ -68,31 +49,34 @@ describe('web_search', () => {
   });
 
   it('shows the answer when the service gives one, as a string or an object', async () => {
-    const plain = await conn.client.callTool({
+    const plain = await gw.conn.client.callTool({
       name: 'web_search',
       arguments: { query: 'the answer please' },
     });
     expect(textOf(plain)).toMatch(/^Answer: /);
     expect(structuredOf<{ answer: string }>(plain).answer).toEqual(expect.any(String));
-    const obj = await conn.client.callTool({ name: 'web_search', arguments: { query: 'objanswer please' } });
+    const obj = await gw.conn.client.callTool({
+      name: 'web_search',
+      arguments: { query: 'objanswer please' },
+    });
     expect(structuredOf<{ answer: string }>(obj).answer).toEqual(expect.any(String));
   });
 
   it('explains what to configure when the service lists no search provider', async () => {
-    service.setWebModels(null);
-    const result = await conn.client.callTool({ name: 'web_search', arguments: { query: 'x' } });
+    gw.service.setWebModels(null);
+    const result = await gw.conn.client.callTool({ name: 'web_search', arguments: { query: 'x' } });
     expect(result.isError).toBe(true);
     expect(textOf(result)).toMatch(/GATEWAY_SEARCH_MODEL/);
-    expect(service.counters.search).toBe(0);
+    expect(gw.service.counters.search).toBe(0);
   });
 
   it('uses an explicit provider argument over discovery', async () => {
-    const result = await conn.client.callTool({
+    const result = await gw.conn.client.callTool({
       name: 'web_search',
       arguments: { query: 'x', provider: 'brave' },
     });
     expect(structuredOf<{ provider: string }>(result).provider).toBe('brave');
-    expect(service.counters['models.kind']).toBe(0);
+    expect(gw.service.counters['models.kind']).toBe(0);
   });
 
   it('rejects bad arguments with a message naming the field, and sends nothing', async () => {
@@ -103,17 +87,17 @@ describe('web_search', () => {
       [{ query: 'x', search_type: 'images' }, 'search_type'],
       [{ query: 'x', include_domains: ['not a domain'] }, 'include_domains'],
     ] as const) {
-      const result = await conn.client.callTool({ name: 'web_search', arguments: args });
+      const result = await gw.conn.client.callTool({ name: 'web_search', arguments: args });
       expect(result.isError, JSON.stringify(args)).toBe(true);
       expect(textOf(result)).toContain(field);
     }
-    expect(service.counters.search).toBe(0);
+    expect(gw.service.counters.search).toBe(0);
   });
 });
 
 describe('web_fetch', () => {
   it('returns a short page whole, with its title', async () => {
-    const result = await conn.client.callTool({
+    const result = await gw.conn.client.callTool({
       name: 'web_fetch',
       arguments: { url: 'https://example.com/docs' },
     });
@@ -129,13 +113,16 @@ describe('web_fetch', () => {
     expect(out.next_start_index).toBeNull();
     expect(out.content.length).toBe(out.total_length);
     expect(textOf(result)).toMatch(/^# Page \/docs\nSource: https:\/\/example\.com\/docs/);
-    const sent = service.requests.find((r) => r.route === 'fetch')?.body as Record<string, unknown>;
+    const sent = gw.service.requests.find((r) => r.route === 'fetch')?.body as Record<string, unknown>;
     expect(sent).toMatchObject({ model: 'jina-reader', url: 'https://example.com/docs', format: 'markdown' });
   });
 
   it('pages a long page with a continuation hint and serves later pages from the cache', async () => {
     const url = 'https://example.com/long';
-    const first = await conn.client.callTool({ name: 'web_fetch', arguments: { url, max_length: 10_000 } });
+    const first = await gw.conn.client.callTool({
+      name: 'web_fetch',
+      arguments: { url, max_length: 10_000 },
+    });
     const a = structuredOf<{
       content: string;
       total_length: number;
@@ -152,7 +139,7 @@ describe('web_fetch', () => {
     let text = a.content;
     let next: number | null = a.next_start_index;
     while (next !== null) {
-      const more = await conn.client.callTool({
+      const more = await gw.conn.client.callTool({
         name: 'web_fetch',
         arguments: { url, max_length: 10_000, start_index: next },
       });
@@ -165,11 +152,11 @@ describe('web_fetch', () => {
     }
     expect(text.length).toBe(a.total_length);
     expect(text).toMatch(/^Line 00001/m);
-    expect(service.counters.fetch).toBe(1);
+    expect(gw.service.counters.fetch).toBe(1);
   });
 
   it('refuses a start_index past the end', async () => {
-    const result = await conn.client.callTool({
+    const result = await gw.conn.client.callTool({
       name: 'web_fetch',
       arguments: { url: 'https://example.com/short', start_index: 999_999 },
     });
@@ -179,15 +166,15 @@ describe('web_fetch', () => {
 
   it('accepts only http and https URLs', async () => {
     for (const url of ['file:///etc/passwd', 'ftp://example.com/x', 'javascript:alert(1)', 'not a url']) {
-      const result = await conn.client.callTool({ name: 'web_fetch', arguments: { url } });
+      const result = await gw.conn.client.callTool({ name: 'web_fetch', arguments: { url } });
       expect(result.isError, url).toBe(true);
       expect(textOf(result)).toContain('url');
     }
-    expect(service.counters.fetch).toBe(0);
+    expect(gw.service.counters.fetch).toBe(0);
   });
 
   it('reports a page the service blocks', async () => {
-    const result = await conn.client.callTool({
+    const result = await gw.conn.client.callTool({
       name: 'web_fetch',
       arguments: { url: 'http://127.0.0.1:1/admin' },
     });

@@ -82,6 +82,16 @@ export async function startReferenceService(
   const url = `http://${urlHost(host)}:${address.port}`;
   core.state.url = url;
 
+  const resetCounters = () => {
+    // In place: tests may hold on to `counters` and `requests`.
+    for (const name of ROUTE_NAMES) {
+      core.counters[name] = 0;
+      core.abandoned[name] = 0;
+    }
+    core.requests.length = 0;
+    core.state.responseStreams.completed = 0;
+    core.state.responseStreams.cut = 0;
+  };
   let closed: Promise<void> | null = null;
   return {
     url,
@@ -93,15 +103,11 @@ export async function startReferenceService(
     responseStreams: core.state.responseStreams,
     inject: (route, fault) => core.faults.inject(route, fault),
     clearFaults: () => core.faults.clear(),
-    resetCounters: () => {
-      // In place: tests may hold on to `counters` and `requests`.
-      for (const name of ROUTE_NAMES) {
-        core.counters[name] = 0;
-        core.abandoned[name] = 0;
-      }
-      core.requests.length = 0;
-      core.state.responseStreams.completed = 0;
-      core.state.responseStreams.cut = 0;
+    resetCounters,
+    reset: () => {
+      core.faults.clear();
+      resetCounters();
+      core.state.restoreDefaults();
     },
     setWebModels: (list) => core.state.setWebModels(list),
     setModelList: (kind, list) => core.state.setModelList(kind, list),

@@ -61,8 +61,19 @@ export class ServiceState {
   readonly responseStreams: ResponseStreamCounts = { open: 0, completed: 0, cut: 0 };
   private submitted = 0;
 
-  constructor(listWebModels: boolean) {
-    this.webModels = listWebModels ? DEFAULT_WEB_MODELS.map((entry) => ({ ...entry })) : [];
+  constructor(private readonly listWebModels: boolean) {
+    this.webModels = this.defaultWebModels();
+  }
+
+  /** Model lists, web models and video timing as the service started with them. */
+  restoreDefaults(): void {
+    this.modelLists.clear();
+    this.webModels = this.defaultWebModels();
+    this.videoTiming = { pollsUntilDone: 2 };
+  }
+
+  private defaultWebModels(): WebModelEntry[] {
+    return this.listWebModels ? DEFAULT_WEB_MODELS.map((entry) => ({ ...entry })) : [];
   }
 
   /** The list a route answers with; null means that list answers 404. */

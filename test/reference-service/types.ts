@@ -153,6 +153,8 @@ export interface ReferenceService {
   clearFaults(): void;
   /** Zero counters and clear recorded requests. */
   resetCounters(): void;
+  /** Everything back as started: no faults, zero counters, default model lists and video timing. */
+  reset(): void;
   /** null => /v1/models/web answers 404. */
   setWebModels(list: WebModelEntry[] | null): void;
   /** null => that list answers 404. */
