@@ -21,17 +21,11 @@ export interface LatencyResult {
   echoMs: number;
 }
 
-async function timeEach(n: number, fn: () => Promise<unknown>): Promise<number> {
-  const samples: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const t = performance.now();
-    await fn();
-    samples.push(performance.now() - t);
-  }
-  return median(samples);
+async function timeOnce(fn: () => Promise<unknown>): Promise<number> {
+  const started = performance.now();
+  await fn();
+  return performance.now() - started;
 }
-
-const ROUNDS = 8;
 
 /** Added latency per tool call: (tool call - direct HTTP) against the echo round trip. */
 export async function benchLatency(calls: number, service: BenchService): Promise<LatencyResult> {
@@ -54,30 +48,28 @@ export async function benchLatency(calls: number, service: BenchService): Promis
     await res.body.json();
   };
   const echo = () => minimal.client.callTool({ name: 'echo', arguments: { text: 'latency' } });
-  // Warm every path (connections, JIT), then interleave the measurements in rounds.
   const measured = {
     tool: () => search(ours.client),
     forwarding: () => search(forwarding.client),
     direct,
     echo,
   };
-  for (const fn of Object.values(measured)) await timeEach(20, fn);
-  const rounds = {
+  const paths = Object.entries(measured) as [keyof typeof measured, () => Promise<unknown>][];
+  // Warm every path (connections, JIT), then take the samples call by call in turn, so that a
+  // slow moment of this shared machine falls on every path alike.
+  for (let i = 0; i < 20; i++) for (const [, fn] of paths) await fn();
+  const samples = {
     tool: [] as number[],
     forwarding: [] as number[],
     direct: [] as number[],
     echo: [] as number[],
   };
-  for (let r = 0; r < ROUNDS; r++) {
-    for (const [name, fn] of Object.entries(measured)) {
-      rounds[name as keyof typeof rounds].push(await timeEach(Math.ceil(calls / ROUNDS), fn));
-    }
-  }
+  for (let i = 0; i < calls; i++) for (const [name, fn] of paths) samples[name].push(await timeOnce(fn));
   for (const server of [ours, minimal, forwarding]) await server.client.close();
   return {
-    toolCallMs: median(rounds.tool),
-    forwardingMs: median(rounds.forwarding),
-    directMs: median(rounds.direct),
-    echoMs: median(rounds.echo),
+    toolCallMs: median(samples.tool),
+    forwardingMs: median(samples.forwarding),
+    directMs: median(samples.direct),
+    echoMs: median(samples.echo),
   };
 }

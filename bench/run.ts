@@ -11,7 +11,7 @@ const quick = process.argv.includes('--quick');
 const service = await startReferenceProcess();
 try {
   const startup = await benchStartup(quick ? 4 : 12, service);
-  const latency = await benchLatency(quick ? 50 : 200, service);
+  const latency = await benchLatency(quick ? 200 : 1000, service);
   const size = await benchOutputSize(service);
   const added = latency.toolCallMs - latency.directMs;
   const floor = latency.forwardingMs - latency.directMs;
