@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { chmod, readFile, rm } from 'node:fs/promises';
 import { build } from 'esbuild';
 import { bundleStubs } from './bundle-stubs.mjs';
+import { writeThirdPartyNotices } from './third-party-notices.mjs';
 
 const { version } = JSON.parse(await readFile('package.json', 'utf8'));
 // Tool schemas converted from zod now rather than at every start-up (see src/catalog.ts).
@@ -14,7 +15,7 @@ const toolSchemas = execFileSync(process.execPath, ['--import', 'tsx', 'scripts/
   encoding: 'utf8',
 });
 await rm('dist', { recursive: true, force: true });
-await build({
+const { metafile } = await build({
   entryPoints: ['src/cli.ts'],
   outdir: 'dist',
   // Code behind dynamic imports (doctor, the HTTP transport) goes into chunks loaded on demand.
@@ -31,9 +32,11 @@ await build({
   plugins: [bundleStubs()],
   define: { __GATEWAY_TOOLS_VERSION__: JSON.stringify(version), __GATEWAY_TOOL_SCHEMAS__: toolSchemas },
   logLevel: 'warning',
-  // Bundled CommonJS dependencies (ajv) call require(); give them one in this ES module.
+  metafile: true,
+  // Bundled CommonJS dependencies (content-type) call require(); give them one in this ES module.
   banner: {
     js: "import { createRequire as __createRequire } from 'node:module';\nconst require = __createRequire(import.meta.url);",
   },
 });
 await chmod('dist/cli.js', 0o755);
+await writeThirdPartyNotices(metafile, 'dist/THIRD-PARTY-NOTICES.md');

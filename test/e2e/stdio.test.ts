@@ -8,6 +8,7 @@ import {
   connectInMemory,
   connectStdio,
   hintsOf,
+  PROJECT_ROOT,
   runCli,
   spawnServer,
   structuredOf,
@@ -193,6 +194,23 @@ describe('start-up weight', () => {
     expect(bundle).not.toContain('ZodEffects'); // zod 3
     expect(bundle).not.toContain('Encoding not recognized'); // iconv-lite, under raw-body
     expect(bundle).toContain('Invalid input'); // zod's English messages stay
+  });
+
+  it('the bundle imports only Node built-ins and the package dependencies, and names what it bundles', async () => {
+    const bundle = await readBundle();
+    const imported = new Set(
+      [...bundle.matchAll(/(?:\bfrom|\bimport\(|\brequire\()\s*["']([@a-z][\w@/.:-]*)["']/g)].map((m) => m[1]!),
+    );
+    const pkg = JSON.parse(await readFile(join(PROJECT_ROOT, 'package.json'), 'utf8'));
+    const external = [...imported].filter((name) => !name.startsWith('node:'));
+    expect(external).toEqual(['undici']);
+    expect(Object.keys(pkg.dependencies)).toEqual(['undici']);
+    const notices = await readFile(join(dirname(CLI), 'THIRD-PARTY-NOTICES.md'), 'utf8');
+    for (const name of ['@modelcontextprotocol/sdk', 'zod']) {
+      const section = notices.split('\n## ').find((part) => part.startsWith(`${name} `));
+      expect(section, name).toMatch(/^\S+ \d+\.\d+\.\d+ \(MIT\)/);
+      expect(section, name).toContain('Permission is hereby granted');
+    }
   });
 });
 
