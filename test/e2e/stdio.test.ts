@@ -199,7 +199,9 @@ describe('start-up weight', () => {
   it('the bundle imports only Node built-ins and the package dependencies, and names what it bundles', async () => {
     const bundle = await readBundle();
     const imported = new Set(
-      [...bundle.matchAll(/(?:\bfrom|\bimport\(|\brequire\()\s*["']([@a-z][\w@/.:-]*)["']/g)].map((m) => m[1]!),
+      [...bundle.matchAll(/(?:\bfrom|\bimport\(|\brequire\()\s*["']([@a-z][\w@/.:-]*)["']/g)].map(
+        (m) => m[1]!,
+      ),
     );
     const pkg = JSON.parse(await readFile(join(PROJECT_ROOT, 'package.json'), 'utf8'));
     const external = [...imported].filter((name) => !name.startsWith('node:'));
