@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, helpText, parseCommandLine, SETTINGS } from '../../src/config.js';
+import { ConfigError, helpText, parseCommandLine } from '../../src/config.js';
+import { SETTINGS } from '../../src/settings.js';
 
 const parse = (argv: string[], env: Record<string, string> = {}) =>
   parseCommandLine(argv, env, '/work/project');
