@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { catalogEntry } from '../../src/catalog.js';
 import { ALL_TOOLS } from '../../src/tools/index.js';
-import { hintsOf } from '../support/harness.js';
+import { connectInMemory, hintsOf } from '../support/harness.js';
 
 const MCP_DEFAULTS: Record<string, boolean> = {
   readOnlyHint: false,
@@ -32,6 +32,20 @@ describe('tool hints in the catalog', () => {
         expect(value, `${tool.name}.${key}`).not.toBe(MCP_DEFAULTS[key]);
         if (listed.readOnlyHint) expect(['readOnlyHint', 'openWorldHint', 'title']).toContain(key);
       }
+    }
+  });
+});
+
+describe('catalog size', () => {
+  it('lists all tools, output schemas included, in at most 12 KB', async () => {
+    const conn = await connectInMemory({ GATEWAY_BASE_URL: 'http://127.0.0.1:9', GATEWAY_API_KEY: 'k' });
+    try {
+      const list = await conn.client.listTools();
+      expect(list.tools.length).toBe(ALL_TOOLS.length);
+      expect(list.tools.every((tool) => tool.outputSchema)).toBe(true);
+      expect(Buffer.byteLength(JSON.stringify(list))).toBeLessThanOrEqual(12_000);
+    } finally {
+      await conn.close();
     }
   });
 });
