@@ -1,7 +1,7 @@
 // Writes dist/THIRD-PARTY-NOTICES.md: the bundle carries code of the packages below, so the
 // package ships their names, versions and license texts (the packages themselves are not
 // installed with it; only undici, which stays external, is).
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -25,7 +25,7 @@ function licenseText(dir) {
 export async function writeThirdPartyNotices(metafile, outfile) {
   const sections = bundledPackages(metafile).map((dir) => {
     const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
-    const text = existsSync(dir) ? licenseText(dir) : undefined;
+    const text = licenseText(dir);
     if (!text) throw new Error(`no license file in ${dir}: the notice for ${pkg.name} cannot be written`);
     return `## ${pkg.name} ${pkg.version} (${pkg.license})\n\n\`\`\`\n${text}\n\`\`\``;
   });
