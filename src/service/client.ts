@@ -274,6 +274,7 @@ export class ServiceClient {
   }
 
   private url(req: ServiceRequest): string {
+    if (!req.query) return this.baseUrl + req.path;
     const url = new URL(this.baseUrl + req.path);
     for (const [k, v] of Object.entries(req.query ?? {}))
       if (v !== undefined) url.searchParams.set(k, String(v));

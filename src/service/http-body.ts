@@ -4,7 +4,7 @@ import { ServiceError } from './errors.js';
 // Reading what the service sent: bodies, headers, redirect targets, Retry-After.
 
 export function parseJsonBody<T>(text: string, scrub: (t: string) => string = (t) => t): T {
-  const cleaned = text.replace(/\n?data: \[DONE\]\s*$/, '').trim();
+  const cleaned = (text.includes('[DONE]') ? text.replace(/\n?data: \[DONE\]\s*$/, '') : text).trim();
   try {
     return JSON.parse(cleaned) as T;
   } catch {

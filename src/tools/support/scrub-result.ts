@@ -10,7 +10,15 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
  * stays intact.
  */
 export function scrubResult(result: CallToolResult, secrets: readonly string[]): CallToolResult {
-  return secrets.length === 0 ? result : (scrubValue(result, secrets) as CallToolResult);
+  // Almost every result holds no secret: look first, copy only when there is one to replace.
+  return holdsSecret(result, secrets) ? (scrubValue(result, secrets) as CallToolResult) : result;
+}
+
+function holdsSecret(value: unknown, secrets: readonly string[]): boolean {
+  if (typeof value === 'string') return secrets.some((secret) => value.includes(secret));
+  if (Array.isArray(value)) return value.some((v) => holdsSecret(v, secrets));
+  if (value && typeof value === 'object') return Object.values(value).some((v) => holdsSecret(v, secrets));
+  return false;
 }
 
 function scrubValue(value: unknown, secrets: readonly string[]): unknown {
