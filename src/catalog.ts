@@ -1,4 +1,4 @@
-import type { Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { AnyToolDefinition } from './tools/types.js';
 
@@ -44,33 +44,11 @@ export function catalogEntry(
       description: tool.description,
       inputSchema: schemas.input,
       outputSchema: schemas.output,
-      annotations: compactHints(tool.annotations),
+      annotations: tool.annotations,
     };
     converted.set(tool, json);
   }
   return meta ? { name, ...json, _meta: meta } : { name, ...json };
-}
-
-/** What MCP clients assume for a hint the server leaves out. */
-const DEFAULT_HINTS: ToolAnnotations = {
-  readOnlyHint: false,
-  destructiveHint: true,
-  idempotentHint: false,
-  openWorldHint: true,
-};
-
-/**
- * The tool's hints without those a client assumes anyway: values equal to MCP's defaults, and
- * the destructive and idempotent hints of a read-only tool (MCP gives them meaning only for tools
- * that are not read-only).
- */
-function compactHints(hints: ToolAnnotations): ToolAnnotations {
-  return Object.fromEntries(
-    Object.entries(hints).filter(([key, value]) => {
-      if (hints.readOnlyHint && (key === 'destructiveHint' || key === 'idempotentHint')) return false;
-      return DEFAULT_HINTS[key as keyof ToolAnnotations] !== value;
-    }),
-  );
 }
 
 function jsonSchema(shape: z.ZodRawShape, io: 'input' | 'output'): Record<string, unknown> {

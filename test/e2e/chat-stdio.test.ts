@@ -1,7 +1,7 @@
 import { CallToolResultSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ReferenceService, startReferenceService } from '../reference-service/index.js';
-import { connectStdio, hintsOf, type Spawned, structuredOf, textOf } from '../support/harness.js';
+import { connectStdio, type Spawned, structuredOf, textOf } from '../support/harness.js';
 
 const SECRET = 'sk-chat-stdio-secret-987654321';
 let service: ReferenceService;
@@ -34,9 +34,13 @@ describe('ask_model, list_models and web_fetch prompts in the built server over 
       'reasoning_effort',
     ]);
     expect(Object.keys(ask?.outputSchema?.properties ?? {})).toEqual(['text', 'model', 'usage']);
-    expect(hintsOf(ask)).toMatchObject({ readOnlyHint: true, openWorldHint: true });
+    expect(ask?.annotations).toMatchObject({
+      readOnlyHint: true,
+      idempotentHint: false,
+      openWorldHint: true,
+    });
     expect(models?._meta).toBeUndefined();
-    expect(models?.annotations).toEqual({ readOnlyHint: true });
+    expect(models?.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true });
     const fetch = tools.find((t) => t.name === 'web_fetch');
     expect(fetch?.inputSchema.properties).toHaveProperty('prompt');
   });

@@ -7,7 +7,6 @@ import {
   CLI,
   connectInMemory,
   connectStdio,
-  hintsOf,
   PROJECT_ROOT,
   runCli,
   spawnServer,
@@ -44,7 +43,7 @@ describe('built server over stdio', () => {
     expect(fetch?._meta?.[REQUIRED_META_KEY]).toBe(true);
     expect(search?.outputSchema?.properties).toHaveProperty('results');
     expect(search?.inputSchema.properties).toHaveProperty('max_results');
-    expect(hintsOf(fetch)).toMatchObject({ readOnlyHint: true, openWorldHint: true });
+    expect(fetch?.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: true });
     expect(instructions).toMatch(/web_search.*web_fetch/);
   });
 

@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { videoFileBytes } from '../reference-service/index.js';
 import { useGateway } from '../support/gateway.js';
-import { connectInMemory, hintsOf, tempDir, textOf } from '../support/harness.js';
+import { connectInMemory, tempDir, textOf } from '../support/harness.js';
 import { callVideo, pollsOf, requestIdOf, submitsOf, until } from '../support/video.js';
 
 const gw = useGateway({ env: () => ({ GATEWAY_TIMEOUT_MS: '20000', CWD: tempDir('gtm-video-') }) });
@@ -13,7 +13,7 @@ describe('video tools are listed as the spec names them', () => {
     const { tools } = await gw.conn.client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
     for (const name of ['video_generate', 'video_edit', 'video_extend']) {
-      expect(hintsOf(byName.get(name))).toMatchObject({
+      expect(byName.get(name)?.annotations).toMatchObject({
         readOnlyHint: false,
         destructiveHint: false,
         idempotentHint: false,
@@ -21,7 +21,10 @@ describe('video tools are listed as the spec names them', () => {
       });
       expect(byName.get(name)?.description).toMatch(/NEW generation that the gateway bills.*video_status/s);
     }
-    expect(byName.get('video_status')?.annotations).toEqual({ readOnlyHint: true });
+    expect(byName.get('video_status')?.annotations).toMatchObject({
+      readOnlyHint: true,
+      idempotentHint: true,
+    });
     expect(Object.keys(byName.get('video_generate')?.inputSchema.properties ?? {}).sort()).toEqual(
       [
         'aspect_ratio',

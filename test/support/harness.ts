@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { parseCommandLine } from '../../src/config.js';
 import { closeRuntime, createRuntime, type Runtime } from '../../src/runtime.js';
 import { createServer } from '../../src/server.js';
@@ -125,17 +125,6 @@ export function textOf(result: unknown): string {
     .filter((c): c is { type: 'text'; text: string } => c.type === 'text')
     .map((c) => c.text)
     .join('\n');
-}
-
-/** A listed tool's hints as an MCP client reads them: MCP's defaults for the hints left out. */
-export function hintsOf(tool: Tool | undefined): ToolAnnotations {
-  return {
-    readOnlyHint: false,
-    destructiveHint: true,
-    idempotentHint: false,
-    openWorldHint: true,
-    ...tool?.annotations,
-  };
 }
 
 export function structuredOf<T = Record<string, unknown>>(result: unknown): T {
