@@ -1,17 +1,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 
 /** Largest request body the HTTP transport reads: a JSON-RPC message is never near this. */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 /** Past this much refused body the connection is cut instead of drained. */
 const MAX_DRAIN_BYTES = 4 * MAX_BODY_BYTES;
 
-/** JSON-RPC error codes used at the HTTP layer (the SDK uses the same ones). */
+/** JSON-RPC error codes used at the HTTP layer: the standard ones as the SDK names them, plus two of MCP's. */
 export const RPC = {
   serverError: -32000,
   sessionNotFound: -32001,
-  parseError: -32700,
-  invalidRequest: -32600,
-  internalError: -32603,
+  parseError: ErrorCode.ParseError,
+  invalidRequest: ErrorCode.InvalidRequest,
+  internalError: ErrorCode.InternalError,
 } as const;
 
 export type BodyResult = { kind: 'json'; value: unknown } | { kind: 'too-large' } | { kind: 'invalid' };

@@ -1,6 +1,6 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import type { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../log.js';
 
 /**
@@ -11,8 +11,6 @@ export const MAX_STDIO_LINE_BYTES = 64 * 1024 * 1024;
 
 /** Longer whitespace-only lines are passed on (and answered as unreadable): checking costs a decode. */
 export const MAX_BLANK_LINE_BYTES = 1024;
-const PARSE_ERROR = -32700;
-const INVALID_REQUEST = -32600;
 
 /**
  * Hands the SDK's stdio transport whole lines, one chunk each. The SDK's buffer concatenates
@@ -74,10 +72,10 @@ export function answerUnreadableLines(transport: StdioServerTransport, log: Logg
   transport.onerror = (error: Error) => {
     if (error instanceof SyntaxError) {
       log.debug(`unreadable line on stdin: ${error.message}`);
-      reply(PARSE_ERROR, 'Parse error: the line is not valid JSON.');
+      reply(ErrorCode.ParseError, 'Parse error: the line is not valid JSON.');
     } else if (error.name === 'ZodError') {
       log.debug('a JSON line on stdin is not a JSON-RPC message');
-      reply(INVALID_REQUEST, 'Invalid Request: the line is JSON but not a JSON-RPC 2.0 message.');
+      reply(ErrorCode.InvalidRequest, 'Invalid Request: the line is JSON but not a JSON-RPC 2.0 message.');
     } else {
       log.debug(`stdio transport error: ${error.message}`);
     }
@@ -86,7 +84,7 @@ export function answerUnreadableLines(transport: StdioServerTransport, log: Logg
     const limit = `${MAX_STDIO_LINE_BYTES / 1024 / 1024} MiB`;
     log.warn(`skipped a ${bytes}-byte line on stdin: messages are limited to ${limit}`);
     reply(
-      INVALID_REQUEST,
+      ErrorCode.InvalidRequest,
       `Invalid Request: the message is ${bytes} bytes, over the ${limit} limit; it was not read.`,
     );
   };
