@@ -2,34 +2,18 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type ReferenceService, startReferenceService, synthesizeAudio } from '../reference-service/index.js';
-import { type Connected, connectInMemory, structuredOf, tempDir, textOf } from '../support/harness.js';
+import { describe, expect, it } from 'vitest';
+import { synthesizeAudio } from '../reference-service/index.js';
+import { useGateway } from '../support/gateway.js';
+import { connectInMemory, structuredOf, tempDir, textOf } from '../support/harness.js';
 
-let service: ReferenceService;
-let conn: Connected;
 let outputDir: string;
 
-beforeAll(async () => {
-  service = await startReferenceService();
-  outputDir = join(tempDir('gtm-speech-'), 'out');
-  conn = await connectWith({});
-});
-afterAll(async () => {
-  await conn.close();
-  await service.close();
-});
-afterEach(() => {
-  service.clearFaults();
-  service.resetCounters();
-  service.setModelList('tts', [
-    { id: 'openai/tts-1/alloy' },
-    { id: 'openai/tts-1/nova' },
-    { id: 'edge-tts/en-US-AriaNeural' },
-    { id: 'elevenlabs/eleven_multilingual_v2/rachel' },
-  ]);
-  service.setModelList('stt', [{ id: 'groq/whisper-large-v3' }, { id: 'openai/whisper-1' }]);
-  conn.runtime.service.catalog.clear();
+const gw = useGateway({
+  env: () => {
+    outputDir = join(tempDir('gtm-speech-'), 'out');
+    return { GATEWAY_OUTPUT_DIR: outputDir };
+  },
 });
 
 interface SpeechOut {
@@ -42,19 +26,19 @@ interface SpeechOut {
 /** A server with extra settings, same gateway and output directory. */
 function connectWith(env: Record<string, string>) {
   return connectInMemory({
-    GATEWAY_BASE_URL: service.url,
-    GATEWAY_API_KEY: service.apiKey,
+    GATEWAY_BASE_URL: gw.service.url,
+    GATEWAY_API_KEY: gw.service.apiKey,
     GATEWAY_OUTPUT_DIR: outputDir,
     ...env,
   });
 }
 
-function speak(args: Record<string, unknown>, target = conn) {
+function speak(args: Record<string, unknown>, target = gw.conn) {
   return target.client.callTool({ name: 'audio_speech', arguments: args }) as Promise<CallToolResult>;
 }
 
 function speechRequests() {
-  return service.requests.filter((r) => r.route === 'speech');
+  return gw.service.requests.filter((r) => r.route === 'speech');
 }
 
 function lastSentModel(): string {
@@ -132,7 +116,7 @@ describe('audio_speech', () => {
       if (note) expect(textOf(result)).toMatch(note);
     }
     // The tts list is fetched once and cached for the whole series.
-    expect(service.counters['models.kind']).toBe(1);
+    expect(gw.service.counters['models.kind']).toBe(1);
   });
 
   it('uses the first listed speech model when none is given', async () => {
@@ -166,7 +150,7 @@ describe('audio_speech', () => {
     expect(textOf(stt)).toMatch(/It is a transcription model: use audio_transcribe/);
     const unknownModel = await speak({ text: 'x', model: 'openai/tts-1-hd', voice: 'alloy' });
     expect(unknownModel.isError).toBe(true);
-    expect(service.counters.speech).toBe(0);
+    expect(gw.service.counters.speech).toBe(0);
     expect(readdirSync(outputDir)).toHaveLength(filesBefore);
   });
 
@@ -176,14 +160,14 @@ describe('audio_speech', () => {
       const result = await speak({ text: 'x' }, other);
       expect(result.isError).toBe(true);
       expect(textOf(result)).toContain('openai/whisper-1 (from GATEWAY_SPEECH_MODEL) is not a speech model');
-      expect(service.counters.speech).toBe(0);
+      expect(gw.service.counters.speech).toBe(0);
     } finally {
       await other.close();
     }
   });
 
   it('goes through unchecked when the gateway has no speech list, and reports its own error', async () => {
-    service.setModelList('tts', null);
+    gw.service.setModelList('tts', null);
     const ok = await speak({ text: 'Unlisted', model: 'openai/tts-1', voice: 'nova' });
     expect(ok.isError).toBeFalsy();
     expect(lastSentModel()).toBe('openai/tts-1/nova');
@@ -191,15 +175,15 @@ describe('audio_speech', () => {
     expect(bad.isError).toBe(true);
     expect(textOf(bad)).toContain("Provider 'groq' does not support TTS via this route");
     expect(textOf(bad)).toContain('could not be checked first');
-    expect(service.counters.speech).toBe(2);
+    expect(gw.service.counters.speech).toBe(2);
   });
 
   it('says what to set when no model is given and none is listed', async () => {
-    service.setModelList('tts', []);
+    gw.service.setModelList('tts', []);
     const result = await speak({ text: 'x' });
     expect(result.isError).toBe(true);
     expect(textOf(result)).toMatch(/No speech model to use.*GATEWAY_SPEECH_MODEL/);
-    expect(service.counters.speech).toBe(0);
+    expect(gw.service.counters.speech).toBe(0);
   });
 
   it('returns small audio inline only when asked, and says why big audio is not', async () => {
@@ -232,32 +216,32 @@ describe('audio_speech', () => {
     }
     expect((await speak({ text: 'x'.repeat(4096), model: 'openai/tts-1/alloy' })).isError).toBeFalsy();
     expect((await speak({ text: 'x', voice: 'a/b' })).isError).toBe(true);
-    expect(service.counters.speech).toBe(1);
+    expect(gw.service.counters.speech).toBe(1);
   });
 
   it('decodes a JSON answer with base64 audio, and refuses an answer that is not audio', async () => {
     const audio = synthesizeAudio('json', 'mp3');
-    service.inject('speech', { body: JSON.stringify({ audio: audio.toString('base64'), format: 'mp3' }) });
+    gw.service.inject('speech', { body: JSON.stringify({ audio: audio.toString('base64'), format: 'mp3' }) });
     const fromJson = await speak({ text: 'json', model: 'openai/tts-1/alloy' });
     const out = structuredOf<SpeechOut>(fromJson);
     expect(out.file_path).toMatch(/\.mp3$/);
     expect(readFileSync(out.file_path).equals(audio)).toBe(true);
 
     const before = readdirSync(outputDir).length;
-    service.inject('speech', { body: '<html>oops</html>', headers: { 'content-type': 'text/html' } });
+    gw.service.inject('speech', { body: '<html>oops</html>', headers: { 'content-type': 'text/html' } });
     const html = await speak({ text: 'html', model: 'openai/tts-1/alloy' });
     expect(html.isError).toBe(true);
     expect(textOf(html)).toContain('text/html instead of audio');
-    service.inject('speech', { body: '', headers: { 'content-type': 'audio/mp3' } });
+    gw.service.inject('speech', { body: '', headers: { 'content-type': 'audio/mp3' } });
     const empty = await speak({ text: 'empty', model: 'openai/tts-1/alloy' });
     expect(textOf(empty)).toContain('an empty body instead of audio');
     expect(readdirSync(outputDir).length).toBe(before);
   });
 
   it('removes the partial file when the call is cancelled mid-download', async () => {
-    service.inject('speech', { slowBodyMs: 10_000 });
+    gw.service.inject('speech', { slowBodyMs: 10_000 });
     const controller = new AbortController();
-    const pending = conn.client.callTool(
+    const pending = gw.conn.client.callTool(
       { name: 'audio_speech', arguments: { text: 'cancel me', model: 'openai/tts-1/alloy' } },
       undefined,
       { signal: controller.signal },
@@ -280,10 +264,10 @@ describe('audio_speech', () => {
   });
 
   it('reports service failures in a sentence, without the key', async () => {
-    service.inject('speech', { status: 402, message: 'Insufficient credit', times: 1 });
+    gw.service.inject('speech', { status: 402, message: 'Insufficient credit', times: 1 });
     const result = await speak({ text: 'x', model: 'openai/tts-1/alloy' });
     expect(result.isError).toBe(true);
     expect(textOf(result)).toMatch(/Speech failed: .*402.*Insufficient credit.*top it up/);
-    expect(textOf(result)).not.toContain(service.apiKey);
+    expect(textOf(result)).not.toContain(gw.service.apiKey);
   });
 });

@@ -13,6 +13,7 @@ import {
   structuredOf,
   textOf,
 } from '../support/harness.js';
+import { INITIALIZE } from '../support/http-harness.js';
 
 const SECRET = 'sk-stdio-secret-abcdef123456';
 let service: ReferenceService;
@@ -117,16 +118,7 @@ describe('built server over stdio', () => {
 
   it('writes only JSON-RPC to stdout and exits 0 when stdin closes', async () => {
     const messages = [
-      {
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: {
-          protocolVersion: '2025-06-18',
-          capabilities: {},
-          clientInfo: { name: 'raw', version: '1' },
-        },
-      },
+      INITIALIZE,
       { jsonrpc: '2.0', method: 'notifications/initialized' },
       { jsonrpc: '2.0', id: 2, method: 'tools/list' },
       {
