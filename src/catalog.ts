@@ -58,10 +58,14 @@ function jsonSchema(shape: z.ZodRawShape, io: 'input' | 'output'): Record<string
 
 /**
  * Drops what carries no information for a client: the ±2^53 bounds zod puts on every integer,
- * regex patterns and `minLength: 1`, and, in output schemas, descriptions, bounds and required lists (the text content
- * explains results, and every field the spec names is always present; the SDK still validates
- * structuredContent against the full zod schema before it is sent).
+ * regex patterns, `minLength: 1` and the size guards on paths, URLs and inline data (a
+ * `maxLength` of 4096 or more: no sensible argument comes near one, and the server still checks
+ * them with a clear message); in output schemas, descriptions, bounds and required lists (the text
+ * content explains results, and every field the spec names is always present; the SDK still
+ * validates structuredContent against the full zod schema before it is sent).
  */
+const SIZE_GUARD = 4096;
+
 const OUTPUT_NOISE = new Set([
   'description',
   'additionalProperties',
@@ -80,6 +84,7 @@ function compact(node: unknown, io: 'input' | 'output'): unknown {
   for (const [key, value] of Object.entries(node)) {
     if (key === 'minimum' && value === Number.MIN_SAFE_INTEGER) continue;
     if (key === 'minLength' && value === 1) continue;
+    if (key === 'maxLength' && typeof value === 'number' && value >= SIZE_GUARD) continue;
     if (key === 'maximum' && value === Number.MAX_SAFE_INTEGER) continue;
     if (io === 'output' && OUTPUT_NOISE.has(key)) continue;
     // Id patterns are checked server-side with a clear message; in the catalog they are noise.

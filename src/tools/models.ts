@@ -16,10 +16,7 @@ import { defineTool, type ToolContext } from './types.js';
 const MAX_IDS_IN_TEXT = 100;
 
 const inputSchema = {
-  capability: z
-    .enum(CAPABILITIES as [Capability, ...Capability[]])
-    .optional()
-    .describe('default: all'),
+  capability: z.enum(CAPABILITIES as [Capability, ...Capability[]]).optional(),
 };
 
 const outputSchema = {
@@ -48,7 +45,7 @@ export const listModels = defineTool({
   group: 'models',
   title: 'List models',
   description:
-    'List the gateway’s models by capability and each tool’s default. Free. Use it before passing model ' +
+    "List the gateway's models by capability and each tool's default. Free. Use it before passing model " +
     'or provider to a tool.',
   inputSchema,
   outputSchema,

@@ -23,7 +23,7 @@ const inputSchema = {
     .min(0)
     .max(MAX_WAIT_SECONDS)
     .default(DEFAULT_STATUS_WAIT_SECONDS)
-    .describe('Wait for the job with progress; 0 = just look'),
+    .describe('0 = just look'),
   download: z.boolean().default(false).describe('Save the finished video to a file'),
 };
 

@@ -16,9 +16,7 @@ import { submitAndFollow } from './video-submit.js';
 export const DEFAULT_SUBMIT_WAIT_SECONDS = 5;
 const ASPECT_RATIOS = ['16:9', '9:16', '1:1', '4:3', '3:4', '3:2', '2:3'] as const;
 const RESOLUTIONS = ['480p', '720p', '1080p'] as const;
-const BILLING =
-  'Each call is a NEW generation that the gateway bills: follow the job_id with video_status, never by ' +
-  'calling this again.';
+const BILLING = 'Each call is a NEW generation that the gateway bills: follow the job_id with video_status.';
 
 const common = {
   prompt: z
@@ -32,15 +30,14 @@ const common = {
     .trim()
     .max(200)
     .regex(/^[A-Za-z0-9._:/@+-]+$/, 'model must be an id such as xai/grok-imagine-video')
-    .optional()
-    .describe('no combos'),
+    .optional(),
   resolution: z.enum(RESOLUTIONS).optional(),
   wait_seconds: z
     .number()
     .min(0)
     .max(MAX_WAIT_SECONDS)
     .default(DEFAULT_SUBMIT_WAIT_SECONDS)
-    .describe('Inline wait; keep it short'),
+    .describe('Keep it short'),
   idempotency_key: z
     .string()
     .trim()
@@ -51,7 +48,7 @@ const common = {
     .describe('Reuse only to retry an unknown outcome'),
 };
 const duration = z.number().int('duration must be a whole number of seconds').min(1).max(60).optional();
-const video = z.string().trim().min(1).max(4096).describe('job_id of a finished job, or a video URL');
+const video = z.string().trim().min(1).max(4096).describe('A finished job_id or a video URL');
 const annotations = {
   readOnlyHint: false,
   destructiveHint: false,
@@ -66,7 +63,7 @@ export const videoGenerate = defineTool({
   description: `Start a video from a prompt (and optionally an image); returns a job_id. ${BILLING}`,
   inputSchema: {
     ...common,
-    duration: duration.describe('Seconds'),
+    duration,
     aspect_ratio: z.enum(ASPECT_RATIOS).optional(),
     image_url: z.string().trim().max(15_000_000).optional().describe('http(s) or data:image URL'),
     image_path: z.string().trim().min(1).max(4096).optional().describe('Local image under the input roots'),

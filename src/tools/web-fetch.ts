@@ -19,8 +19,7 @@ const inputSchema = {
     .string()
     .trim()
     .max(4096, 'url must be at most 4096 characters')
-    .refine(isHttpUrl, 'url must be an absolute http:// or https:// URL')
-    .describe('http(s) URL'),
+    .refine(isHttpUrl, 'url must be an absolute http:// or https:// URL'),
   format: z.enum(['markdown', 'text', 'html']).default('markdown'),
   ...pagingInput,
   provider: z
@@ -54,8 +53,8 @@ export const webFetch = defineTool({
   group: 'fetch',
   title: 'Web fetch',
   description:
-    'Read a web page as markdown, in parts: each result gives the next start_index (served from a cache, ' +
-    'no second fetch). With prompt, a small model answers from the page instead (one small billed call).',
+    'Read a web page as markdown, in parts: each result gives the next start_index (from a cache, no ' +
+    'second fetch). With prompt, a small model answers from the page instead (a small billed call).',
   inputSchema,
   outputSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { catalogEntry } from '../../src/catalog.js';
 import { ALL_TOOLS } from '../../src/tools/index.js';
 
@@ -19,5 +20,32 @@ describe('tool hints in the catalog', () => {
       const listed = catalogEntry(tool, tool.name, undefined).annotations;
       expect(listed, tool.name).toMatchObject({ readOnlyHint: false, idempotentHint: false });
     }
+  });
+});
+
+describe('catalog size', () => {
+  const entries = ALL_TOOLS.map((tool) => catalogEntry(tool, tool.name, undefined));
+  const byName = new Map(entries.map((e) => [e.name, e]));
+  const property = (tool: string, name: string) =>
+    (byName.get(tool)?.inputSchema.properties as Record<string, Record<string, unknown>>)[name];
+
+  it('all ten tools with their output schemas fit the 12 KB budget (12,000 bytes)', () => {
+    expect(entries).toHaveLength(10);
+    expect(entries.every((e) => e.outputSchema?.type === 'object')).toBe(true);
+    expect(Buffer.byteLength(JSON.stringify({ tools: entries }))).toBeLessThanOrEqual(12_000);
+  });
+
+  it('leaves out size guards of 4096 or more, which the server still enforces', () => {
+    expect(property('web_fetch', 'url')).not.toHaveProperty('maxLength');
+    expect(property('audio_transcribe', 'data_base64')).not.toHaveProperty('maxLength');
+    const shape = ALL_TOOLS.find((t) => t.name === 'web_fetch')?.inputSchema ?? {};
+    const parsed = z.object(shape).safeParse({ url: `https://example.com/${'a'.repeat(4100)}` });
+    expect(parsed.error?.issues[0]).toMatchObject({ path: ['url'], code: 'too_big' });
+  });
+
+  it('keeps the bounds a model should know', () => {
+    expect(property('web_search', 'query')).toMatchObject({ maxLength: 400 });
+    expect(property('video_generate', 'prompt')).toMatchObject({ maxLength: 4000 });
+    expect(property('web_fetch', 'max_length')).toMatchObject({ minimum: 100, maximum: 100_000 });
   });
 });

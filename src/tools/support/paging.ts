@@ -47,7 +47,7 @@ export const pagingInput = {
     .max(100_000)
     .default(DEFAULT_MAX_LENGTH)
     .describe('Characters per part'),
-  start_index: z.number().int().min(0).default(0).describe('next_start_index of the previous part'),
+  start_index: z.number().int().min(0).default(0),
 };
 
 /** The paging fields of their results (see Page). */
