@@ -26,8 +26,10 @@ describe('tool hints in the catalog', () => {
 describe('catalog size', () => {
   const entries = ALL_TOOLS.map((tool) => catalogEntry(tool, tool.name, undefined));
   const byName = new Map(entries.map((e) => [e.name, e]));
-  const property = (tool: string, name: string) =>
-    (byName.get(tool)?.inputSchema.properties as Record<string, Record<string, unknown>>)[name];
+  const property = (tool: string, name: string) => {
+    const properties = byName.get(tool)?.inputSchema.properties as Record<string, object> | undefined;
+    return properties?.[name];
+  };
 
   it('all ten tools with their output schemas fit the 12 KB budget (12,000 bytes)', () => {
     expect(entries).toHaveLength(10);
