@@ -1,15 +1,18 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
+  CallToolRequestSchema,
+  type CallToolResult,
   ListToolsRequestSchema,
   type ServerNotification,
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import { catalogEntry } from './catalog.js';
 import { type Config, ConfigError } from './config.js';
 import type { Runtime } from './runtime.js';
 import { ALL_TOOLS } from './tools/index.js';
-import { failureFrom } from './tools/support/results.js';
+import { failure, failureFrom } from './tools/support/results.js';
 import { scrubResult } from './tools/support/scrub-result.js';
 import { type AnyToolDefinition, TOOL_GROUPS, type ToolContext, type ToolGroup } from './tools/types.js';
 
@@ -78,44 +81,70 @@ export function serverInstructions(
     .join(' ');
 }
 
-/** Registers the selected tools on an McpServer. The only caller of the SDK's registerTool. */
-export function registerTools(
-  server: McpServer,
-  runtime: Runtime,
-  tools: readonly AnyToolDefinition[],
-): void {
+/**
+ * Serves tools/list and tools/call for the selected tools: the only code that hands tools to the
+ * SDK. Calls are validated against each tool's zod shapes here, synchronously (see toolSchemas()),
+ * and every result is scrubbed of secrets before it leaves.
+ */
+export function registerTools(server: Server, runtime: Runtime, tools: readonly AnyToolDefinition[]): void {
   const toolName = (base: string) => prefixed(runtime.config, base);
-  for (const tool of tools) {
-    server.registerTool(
-      toolName(tool.name),
-      {
-        title: tool.title,
-        description: tool.description,
-        inputSchema: tool.inputSchema,
-        outputSchema: tool.outputSchema,
-        annotations: tool.annotations,
-        _meta: toolMeta(tool),
-      },
-      async (
-        args: Record<string, unknown>,
-        extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
-      ) => {
-        const ctx = toolContext(runtime, extra, toolName);
-        try {
-          return scrubResult(await tool.run(args, ctx), runtime.secrets);
-        } catch (error) {
-          runtime.log.error(
-            `${tool.name} threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
-          );
-          return failureFrom(tool.title, error, runtime.scrub);
-        }
-      },
-    );
-  }
-  // tools/list is served from a catalog converted once per process (catalog.ts); calls still go
-  // through the SDK's handler, which validates arguments against the same zod shapes.
+  // tools/list is served from a catalog converted once per process (catalog.ts).
   const catalog = tools.map((tool) => catalogEntry(tool, toolName(tool.name), toolMeta(tool)));
-  server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: catalog }));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: catalog }));
+  const byName = new Map(tools.map((tool) => [toolName(tool.name), tool]));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const name = request.params.name;
+    const tool = byName.get(name);
+    if (!tool) return failure(`Unknown tool "${name}"; this server has ${[...byName.keys()].join(', ')}.`);
+    const schemas = toolSchemas(tool);
+    const args = schemas.input.safeParse(request.params.arguments ?? {});
+    if (!args.success) return failure(`Invalid arguments for ${name}: ${issuesOf(args.error)}`);
+    let result: CallToolResult;
+    try {
+      result = scrubResult(await tool.run(args.data, toolContext(runtime, extra, toolName)), runtime.secrets);
+    } catch (error) {
+      runtime.log.error(
+        `${tool.name} threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      );
+      return failureFrom(tool.title, error, runtime.scrub);
+    }
+    if (!result.isError) {
+      const checked = schemas.output.safeParse(result.structuredContent);
+      if (!checked.success) {
+        runtime.log.error(
+          `${tool.name} gave structured content its schema refuses: ${issuesOf(checked.error)}`,
+        );
+        return failureFrom(
+          tool.title,
+          new Error('its result did not match the output schema'),
+          runtime.scrub,
+        );
+      }
+    }
+    return result;
+  });
+}
+
+const compiled = new WeakMap<AnyToolDefinition, { input: z.ZodObject; output: z.ZodObject }>();
+
+/** Each tool's zod objects, built on its first call. */
+function toolSchemas(tool: AnyToolDefinition) {
+  let schemas = compiled.get(tool);
+  if (!schemas) {
+    schemas = { input: z.object(tool.inputSchema), output: z.object(tool.outputSchema) };
+    compiled.set(tool, schemas);
+  }
+  return schemas;
+}
+
+/** Zod issues in one line, each naming the argument it is about unless its message already does. */
+function issuesOf(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => {
+      const where = issue.path.join('.');
+      return where === '' || issue.message.startsWith(where) ? issue.message : `${where}: ${issue.message}`;
+    })
+    .join('; ');
 }
 
 /** Only the required tools carry a mark: the other tools' lists stay as small as they can. */

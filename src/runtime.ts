@@ -6,7 +6,7 @@ import { TranscriptCache } from './tools/support/transcript-cache.js';
 
 /**
  * What lives once per process and is shared by every MCP session: settings, the service client,
- * caches and the logger. A transport builds one Runtime and one McpServer per session from it.
+ * caches and the logger. A transport builds one Runtime and one MCP server per session from it.
  */
 export interface Runtime {
   config: Config;

@@ -1,4 +1,4 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { registerTools, selectTools, serverInstructions } from './registry.js';
 import type { Runtime } from './runtime.js';
@@ -15,10 +15,15 @@ const noElicitation: jsonSchemaValidator = {
   },
 };
 
-/** Builds one MCP server (one per session on HTTP) from the process-wide runtime. */
-export function createServer(runtime: Runtime): McpServer {
+/**
+ * Builds one MCP server (one per session on HTTP) from the process-wide runtime. The SDK's
+ * low-level Server, not its McpServer: the registry serves tools/list from a catalog converted
+ * once and validates tools/call arguments itself, synchronously, where McpServer would convert
+ * the schemas again and validate every call asynchronously.
+ */
+export function createServer(runtime: Runtime): Server {
   const tools = selectTools(runtime.config);
-  const server = new McpServer(
+  const server = new Server(
     { name: SERVER_NAME, title: 'Gateway tools', version: VERSION },
     {
       capabilities: { tools: { listChanged: false } },

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Runtime } from '../runtime.js';
 import type { InFlightCalls, WatchedCalls } from './http-calls.js';
@@ -11,7 +11,7 @@ export interface Session<T extends Transport = Transport> {
   id: string;
   kind: SessionKind;
   transport: T;
-  server: McpServer;
+  server: Server;
   calls: WatchedCalls;
   /** HTTP responses still open for this session (a listening stream is not idleness). */
   open: number;
@@ -100,8 +100,8 @@ export class SessionRegistry {
 /** What the HTTP request handlers share. */
 export interface HttpContext {
   runtime: Runtime;
-  /** Builds the McpServer for one session (or, stateless, for one request). */
-  makeServer: () => McpServer;
+  /** Builds the MCP server for one session (or, stateless, for one request). */
+  makeServer: () => Server;
   sessions: SessionRegistry;
   inFlight: InFlightCalls;
   /** Stateless requests being served, bounded by GATEWAY_MAX_SESSIONS. */

@@ -8,7 +8,7 @@ import { type HttpContext, type Session, tooManySessions } from './http-sessions
 
 /**
  * Streamable HTTP at /mcp, after the SDK's simpleStreamableHttp example: one transport and one
- * McpServer per session, or per request in stateless mode (no session affinity needed, so any
+ * MCP server per session, or per request in stateless mode (no session affinity needed, so any
  * replica behind a load balancer can answer any request).
  */
 export async function handleMcp(ctx: HttpContext, req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -5,7 +5,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { Server as McpServer } from '@modelcontextprotocol/sdk/server/index.js';
 import { ConfigError } from '../config.js';
 import { closeRuntime, type Runtime } from '../runtime.js';
 import { createServer } from '../server.js';
@@ -23,7 +23,7 @@ import { handleMcp } from './http-streamable.js';
  * Host/Origin checks and, when GATEWAY_MCP_TOKEN is set, the bearer-token check first.
  */
 export interface HttpServerOptions {
-  /** Builds the McpServer for a session; defaults to the project's createServer. */
+  /** Builds the MCP server for a session; defaults to the project's createServer. */
   makeServer?: (runtime: Runtime) => McpServer;
 }
 

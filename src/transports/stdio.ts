@@ -1,7 +1,6 @@
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { closeRuntime, type Runtime } from '../runtime.js';
 import { createServer } from '../server.js';
-import { answerUnreadableLines, LineSplitter, MAX_STDIO_LINE_BYTES } from './stdio-input.js';
+import { LineTransport } from './stdio-transport.js';
 
 /**
  * Serves MCP over stdin/stdout. stdout carries JSON-RPC only; the process exits 0 when stdin
@@ -9,13 +8,8 @@ import { answerUnreadableLines, LineSplitter, MAX_STDIO_LINE_BYTES } from './std
  */
 export async function runStdio(runtime: Runtime): Promise<void> {
   const server = createServer(runtime);
-  // The transport reads whole lines from the splitter; it never holds more than one (see stdio-input.ts).
-  let onOversize: (bytes: number) => void = () => undefined;
-  const lines = process.stdin.pipe(new LineSplitter(MAX_STDIO_LINE_BYTES, (bytes) => onOversize(bytes)));
-  const transport = new StdioServerTransport(lines, process.stdout, {
-    maxBufferSize: 2 * MAX_STDIO_LINE_BYTES,
-  });
-  onOversize = answerUnreadableLines(transport, runtime.log);
+  const transport = new LineTransport(process.stdin, process.stdout, runtime.log);
+  transport.onerror = (error) => runtime.log.debug(`stdio transport error: ${error.message}`);
   let closing = false;
   const shutdown = async (reason: string) => {
     if (closing) return;

@@ -114,7 +114,7 @@ function checkSavedPaths(w: World, result: CallToolResult): void {
 /** A handle that decodes must lead to a status read of exactly that job, nowhere else. */
 function checkPollTarget(w: World, args: unknown, result: CallToolResult): void {
   const jobId = (args as { job_id?: unknown } | undefined)?.job_id;
-  if (typeof jobId !== 'string' || textOf(result).includes('Input validation error')) return;
+  if (typeof jobId !== 'string' || textOf(result).startsWith('Invalid arguments for')) return;
   let requestId: string;
   try {
     requestId = decodeJobHandle(jobId).requestId;
