@@ -61,7 +61,7 @@ function jsonSchema(shape: z.ZodRawShape, io: 'input' | 'output'): Record<string
  * regex patterns, `minLength: 1` and the size guards on paths, URLs and inline data (a
  * `maxLength` of 4096 or more: no sensible argument comes near one, and the server still checks
  * them with a clear message); in output schemas, descriptions, bounds and required lists (the text
- * content explains results, and every field the spec names is always present; the SDK still
+ * content explains results, and every field the spec names is always present; the registry still
  * validates structuredContent against the full zod schema before it is sent).
  */
 const SIZE_GUARD = 4096;
