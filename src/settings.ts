@@ -200,7 +200,7 @@ export const SETTINGS: readonly Setting[] = [
     key: 'timeoutMs',
     env: 'GATEWAY_TIMEOUT_MS',
     flag: '--timeout-ms',
-    help: 'per-request timeout in ms, 1000-600000 (default 60000); speech waits 2x, transcription 5x as long',
+    help: 'per-request timeout in ms, 1000-600000 (default 60000); speech waits 2x, video submits 2.5x, transcription 5x as long',
   },
   {
     key: 'maxRetries',

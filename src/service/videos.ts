@@ -37,6 +37,15 @@ export interface VideoJobState {
   error: { code: string | null; message: string } | null;
 }
 
+/**
+ * The service gives an upstream up to 120 s to accept a submit before it answers 408. A submit
+ * waits 2.5 × GATEWAY_TIMEOUT_MS (150 s at the default), so a slow accept still comes back with a
+ * job_id instead of this server giving up first with an outcome nobody knows (a job that may
+ * be billed, and no job_id to follow it). A multiple, like speech's and transcription's, so a
+ * lowered timeout shortens it too.
+ */
+export const SUBMIT_TIMEOUT_FACTOR = 2.5;
+
 /** Submits a billed job: sent once (retry policy `submit`), always with an Idempotency-Key. */
 export async function submitVideo(
   client: ServiceClient,
@@ -52,6 +61,7 @@ export async function submitVideo(
     headers: { 'idempotency-key': idempotencyKey },
     signal,
     retry: 'submit',
+    timeoutMs: client.timeoutMs * SUBMIT_TIMEOUT_FACTOR,
   });
   const obj = asObject(data);
   const requestId = idOf(obj.request_id) ?? idOf(obj.id) ?? idOf(asObject(obj.data).id);

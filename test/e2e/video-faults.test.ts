@@ -39,6 +39,17 @@ describe('a submit is sent once, whatever goes wrong', () => {
     });
   }
 
+  it('a slow accept past GATEWAY_TIMEOUT_MS (within the submit wait) still returns the job_id', async () => {
+    // GATEWAY_TIMEOUT_MS is 1.5 s here; a submit waits 2.5 times that.
+    gw.service.inject('videos.generations', { delayMs: 2_500 });
+    const started = Date.now();
+    const { result, out } = await callVideo(gw.conn.client, 'video_generate', { prompt: 'p', wait_seconds: 0 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2_400);
+    expect(result.isError, textOf(result)).toBeFalsy();
+    expect(out.job_id).toMatch(/^vj_/);
+    expect(gw.service.counters['videos.generations']).toBe(1);
+  });
+
   it('a truncated JSON success: one submit, probably billed, job id unknown', async () => {
     gw.service.inject('videos.generations', { truncatedJson: true });
     const { result } = await callVideo(gw.conn.client, 'video_generate', { prompt: 'p', wait_seconds: 0 });

@@ -1,5 +1,6 @@
 // The rows of the fault matrix: how to call each tool so that only its main service route is
 // exercised (models configured explicitly, arguments unique per call so no cache answers instead).
+import { SUBMIT_TIMEOUT_FACTOR } from '../../../src/service/videos.js';
 import { type ReferenceService, type RouteName, synthesizeAudio } from '../../reference-service/index.js';
 
 export type Call = (
@@ -61,6 +62,7 @@ const submit = (label: string, route: RouteName, extra: Record<string, unknown>)
   route,
   env: {},
   sendOnce: true,
+  timeoutFactor: SUBMIT_TIMEOUT_FACTOR,
   args: (n) => ({ prompt: `matrix video ${n}`, wait_seconds: 0, ...extra }),
 });
 
