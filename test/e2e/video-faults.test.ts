@@ -43,7 +43,10 @@ describe('a submit is sent once, whatever goes wrong', () => {
     // GATEWAY_TIMEOUT_MS is 1.5 s here; a submit waits 2.5 times that.
     gw.service.inject('videos.generations', { delayMs: 2_500 });
     const started = Date.now();
-    const { result, out } = await callVideo(gw.conn.client, 'video_generate', { prompt: 'p', wait_seconds: 0 });
+    const { result, out } = await callVideo(gw.conn.client, 'video_generate', {
+      prompt: 'p',
+      wait_seconds: 0,
+    });
     expect(Date.now() - started).toBeGreaterThanOrEqual(2_400);
     expect(result.isError, textOf(result)).toBeFalsy();
     expect(out.job_id).toMatch(/^vj_/);
