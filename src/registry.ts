@@ -1,7 +1,7 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
-  CallToolRequestSchema,
+  type CallToolRequest,
   type CallToolResult,
   ListToolsRequestSchema,
   type ServerNotification,
@@ -92,12 +92,14 @@ export function registerTools(server: Server, runtime: Runtime, tools: readonly 
   const catalog = tools.map((tool) => catalogEntry(tool, toolName(tool.name), toolMeta(tool)));
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: catalog }));
   const byName = new Map(tools.map((tool) => [toolName(tool.name), tool]));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const name = request.params.name;
+  server.setRequestHandler(TOOLS_CALL, async (request, extra) => {
+    // The SDK's Server has checked the request against CallToolRequestSchema by now.
+    const { params } = request as unknown as CallToolRequest;
+    const name = params.name;
     const tool = byName.get(name);
     if (!tool) return failure(`Unknown tool "${name}"; this server has ${[...byName.keys()].join(', ')}.`);
     const schemas = toolSchemas(tool);
-    const args = schemas.input.safeParse(request.params.arguments ?? {});
+    const args = schemas.input.safeParse(params.arguments ?? {});
     if (!args.success) return failure(`Invalid arguments for ${name}: ${issuesOf(args.error)}`);
     let result: CallToolResult;
     try {
@@ -124,6 +126,14 @@ export function registerTools(server: Server, runtime: Runtime, tools: readonly 
     return result;
   });
 }
+
+/**
+ * The schema tools/call is registered with: the method alone. The SDK's Server checks every
+ * tools/call against the full CallToolRequestSchema before the handler runs and answers a
+ * malformed one with -32602 (Invalid params); registered with the full schema, the request would
+ * be parsed once more before that check, and a failure there is answered -32603 (Internal error).
+ */
+const TOOLS_CALL = z.looseObject({ method: z.literal('tools/call') });
 
 const compiled = new WeakMap<AnyToolDefinition, { input: z.ZodObject; output: z.ZodObject }>();
 

@@ -1,3 +1,4 @@
+import { CallToolResultSchema, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { useGateway } from '../support/gateway.js';
 import { structuredOf, textOf } from '../support/harness.js';
@@ -202,6 +203,17 @@ describe('tools/call validation', () => {
     const result = await gw.conn.client.callTool({ name: 'web_serch', arguments: { query: 'x' } });
     expect(result.isError).toBe(true);
     expect(textOf(result)).toMatch(/^Unknown tool "web_serch"; this server has web_search, web_fetch, /);
+  });
+
+  it('answers a tools/call whose arguments are not an object with -32602 (Invalid params)', async () => {
+    for (const args of ['query', [1, 2], 42, null]) {
+      const call = gw.conn.client.request(
+        { method: 'tools/call', params: { name: 'web_search', arguments: args as never } },
+        CallToolResultSchema,
+      );
+      await expect(call, JSON.stringify(args)).rejects.toMatchObject({ code: ErrorCode.InvalidParams });
+    }
+    expect(gw.service.counters.search).toBe(0);
   });
 
   it('applies defaults before the tool runs', async () => {

@@ -44,11 +44,9 @@ export async function callAndCheck(w: World, call: FuzzCall, stats: FuzzStats): 
     )) as CallToolResult;
   } catch (error) {
     countCall(stats, call.name, Date.now() - started);
-    // Only arguments that are not an object may be refused at the protocol level. The SDK answers
-    // those with -32603 rather than -32602 (modelcontextprotocol/typescript-sdk#2284): both pass.
+    // Only arguments that are not an object may be refused at the protocol level, with -32602.
     const isObject = typeof args === 'object' && args !== null && !Array.isArray(args);
-    const codes: number[] = [ErrorCode.InvalidParams, ErrorCode.InternalError];
-    if (isObject || !(error instanceof McpError) || !codes.includes(error.code)) throw error;
+    if (isObject || !(error instanceof McpError) || error.code !== ErrorCode.InvalidParams) throw error;
     stats.protocolErrors++;
     return checkSurroundings(w, stats, errorsBefore);
   }
