@@ -3,45 +3,26 @@ import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from
 import { dirname, join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type RecordedFile,
-  type ReferenceService,
-  startReferenceService,
-  synthesizeAudio,
-} from '../reference-service/index.js';
-import { type Connected, connectInMemory, structuredOf, tempDir, textOf } from '../support/harness.js';
+import { type RecordedFile, synthesizeAudio } from '../reference-service/index.js';
+import { useGateway } from '../support/gateway.js';
+import { connectInMemory, structuredOf, tempDir, textOf } from '../support/harness.js';
 import { startThirdPartyHost, type ThirdPartyHost } from '../support/third-party-host.js';
 
-let service: ReferenceService;
-let conn: Connected;
 let host: ThirdPartyHost;
 let cwd: string;
 let outputDir: string;
 const SAMPLE = synthesizeAudio('sample', 'mp3');
 
+// Before useGateway's own set-up (hooks run in order): the server's settings name the host and cwd.
 beforeAll(async () => {
-  service = await startReferenceService();
   host = await startThirdPartyHost();
   cwd = tempDir('gtm-stt-');
   outputDir = join(cwd, 'gateway-output');
   writeFileSync(join(cwd, 'sample.mp3'), SAMPLE);
-  conn = await connectWith({});
 });
-afterAll(async () => {
-  await conn.close();
-  await host.close();
-  await service.close();
-});
+const gw = useGateway({ env: () => serverEnv() });
+afterAll(() => host.close());
 afterEach(() => {
-  service.clearFaults();
-  service.resetCounters();
-  service.setModelList('stt', [
-    { id: 'groq/whisper-large-v3' },
-    { id: 'openai/whisper-1' },
-    { id: 'deepgram/nova-3' },
-  ]);
-  service.setModelList('tts', [{ id: 'openai/tts-1/alloy' }, { id: 'openai/tts-1/nova' }]);
-  conn.runtime.service.catalog.clear();
   host.requests.length = 0;
 });
 
@@ -57,24 +38,30 @@ interface TranscriptOut {
   next_start_index: number | null;
 }
 
-/** A server with extra settings, same gateway and working directory. */
-function connectWith(env: Record<string, string>) {
-  return connectInMemory({
-    GATEWAY_BASE_URL: service.url,
-    GATEWAY_API_KEY: service.apiKey,
+function serverEnv(): Record<string, string> {
+  return {
     // The "third-party" host runs on loopback, which downloads may reach only when allowed.
     GATEWAY_ALLOW_PRIVATE_URLS: new URL(host.url).host,
     CWD: cwd,
+  };
+}
+
+/** A server with extra settings, same gateway and working directory. */
+function connectWith(env: Record<string, string>) {
+  return connectInMemory({
+    GATEWAY_BASE_URL: gw.service.url,
+    GATEWAY_API_KEY: gw.service.apiKey,
+    ...serverEnv(),
     ...env,
   });
 }
 
-function transcribe(args: Record<string, unknown>, target = conn) {
+function transcribe(args: Record<string, unknown>, target = gw.conn) {
   return target.client.callTool({ name: 'audio_transcribe', arguments: args }) as Promise<CallToolResult>;
 }
 
 function lastUpload(): { fields: Record<string, string>; file: RecordedFile } {
-  return service.requests.filter((r) => r.route === 'transcriptions').at(-1)?.body as {
+  return gw.service.requests.filter((r) => r.route === 'transcriptions').at(-1)?.body as {
     fields: Record<string, string>;
     file: RecordedFile;
   };
@@ -115,7 +102,7 @@ describe('audio_transcribe from a local file', () => {
       size: SAMPLE.length,
       sha256: sha256(SAMPLE),
     });
-    expect(service.requests.find((r) => r.route === 'transcriptions')?.headers['content-type']).toMatch(
+    expect(gw.service.requests.find((r) => r.route === 'transcriptions')?.headers['content-type']).toMatch(
       /^multipart\/form-data; boundary=/,
     );
   });
@@ -142,7 +129,7 @@ describe('audio_transcribe from a local file', () => {
       expect(result.content.some((c) => c.type === 'resource_link')).toBe(true);
       expect(textOf(result)).toContain(`The ${format} transcript is saved at ${out.file_path}`);
     }
-    expect(service.counters.transcriptions).toBe(4);
+    expect(gw.service.counters.transcriptions).toBe(4);
   });
 
   it('says so when the provider ignores the requested format', async () => {
@@ -174,7 +161,7 @@ describe('audio_transcribe from a local file', () => {
       expect(result.isError, path).toBe(true);
       expect(textOf(result), path).toMatch(pattern);
     }
-    expect(service.counters.transcriptions).toBe(0);
+    expect(gw.service.counters.transcriptions).toBe(0);
   });
 
   it('refuses a file over the upload limit before reading it', async () => {
@@ -184,7 +171,7 @@ describe('audio_transcribe from a local file', () => {
       const result = await transcribe({ file_path: 'big.mp3' }, small);
       expect(result.isError).toBe(true);
       expect(textOf(result)).toMatch(/big\.mp3 is [\d.]+ MiB; the limit is 1\.0 MiB/);
-      expect(service.counters.transcriptions).toBe(0);
+      expect(gw.service.counters.transcriptions).toBe(0);
     } finally {
       await small.close();
     }
@@ -202,7 +189,7 @@ describe('audio_transcribe arguments and models', () => {
     const format = await transcribe({ file_path: 'sample.mp3', response_format: 'mp3' });
     expect(textOf(format)).toContain('response_format');
     for (const r of [none, two, bad, format]) expect(r.isError).toBe(true);
-    expect(service.counters.transcriptions).toBe(0);
+    expect(gw.service.counters.transcriptions).toBe(0);
     expect(host.requests).toHaveLength(0);
   });
 
@@ -215,19 +202,19 @@ describe('audio_transcribe arguments and models', () => {
     expect(message).toContain('groq/whisper-large-v3, openai/whisper-1, deepgram/nova-3');
     const chat = await transcribe({ file_path: 'sample.mp3', model: 'openai/gpt-4o-mini' });
     expect(textOf(chat)).toContain('openai/gpt-4o-mini is not a transcription model');
-    expect(service.counters.transcriptions).toBe(0);
+    expect(gw.service.counters.transcriptions).toBe(0);
     expect(host.requests).toHaveLength(0);
   });
 
   it('goes through unchecked when the gateway has no transcription list, and reports its own error', async () => {
-    service.setModelList('stt', null);
+    gw.service.setModelList('stt', null);
     const ok = await transcribe({ file_path: 'sample.mp3', model: 'openai/whisper-1' });
     expect(ok.isError).toBeFalsy();
     const bad = await transcribe({ file_path: 'sample.mp3', model: 'elevenlabs/scribe' });
     expect(bad.isError).toBe(true);
     expect(textOf(bad)).toContain("Provider 'elevenlabs' does not support STT");
     expect(textOf(bad)).toContain('could not be checked first');
-    expect(service.counters.transcriptions).toBe(2);
+    expect(gw.service.counters.transcriptions).toBe(2);
     const noDefault = await transcribe({ file_path: 'sample.mp3' });
     expect(textOf(noDefault)).toMatch(/No transcription model to use.*GATEWAY_TRANSCRIBE_MODEL/);
   });
@@ -272,7 +259,7 @@ describe('audio_transcribe from a URL or base64', () => {
     } finally {
       await small.close();
     }
-    expect(service.counters.transcriptions).toBe(1);
+    expect(gw.service.counters.transcriptions).toBe(1);
   });
 
   it('takes base64 and data: URLs, bounded, and refuses what is not base64', async () => {
@@ -292,7 +279,7 @@ describe('audio_transcribe from a URL or base64', () => {
     const tooBig = await transcribe({ data_base64: 'A'.repeat(28_000_000) });
     expect(tooBig.isError).toBe(true);
     expect(textOf(tooBig)).toMatch(/data_base64 must hold at most 20 MiB/);
-    expect(service.counters.transcriptions).toBe(2);
+    expect(gw.service.counters.transcriptions).toBe(2);
   });
 });
 
@@ -322,12 +309,12 @@ describe('long transcripts', () => {
     }
     expect(next).toBeNull();
     expect(text).toBe(whole);
-    expect(service.counters.transcriptions).toBe(1);
+    expect(gw.service.counters.transcriptions).toBe(1);
 
     const past = await transcribe({ file_path: 'talk.mp3', start_index: page1.total_length + 10 });
     expect(textOf(past)).toMatch(/past the end of the transcript/);
     // Another model or format is another transcription.
     await transcribe({ file_path: 'talk.mp3', model: 'openai/whisper-1', max_length: 5000 });
-    expect(service.counters.transcriptions).toBe(2);
+    expect(gw.service.counters.transcriptions).toBe(2);
   });
 });

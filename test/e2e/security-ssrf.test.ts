@@ -1,7 +1,8 @@
 import { existsSync, readdirSync } from 'node:fs';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type ReferenceService, startReferenceService } from '../reference-service/index.js';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startReferenceService } from '../reference-service/index.js';
+import { useGateway } from '../support/gateway.js';
 import { type Connected, connectInMemory, tempDir, textOf } from '../support/harness.js';
 import { startThirdPartyHost, type ThirdPartyHost } from '../support/third-party-host.js';
 import { callVideo } from '../support/video.js';
@@ -10,39 +11,33 @@ import { callVideo } from '../support/video.js';
 // prompt injection, chooses them) and video downloads (the gateway chooses them). Neither may
 // turn the server into a proxy into the local network. `internal` stands for a service there.
 
-let service: ReferenceService;
 let internal: ThirdPartyHost;
 let allowed: ThirdPartyHost;
-let conn: Connected;
 let permissive: Connected;
 
+const gw = useGateway({ env: () => ({ CWD: tempDir('gtm-ssrf-') }) });
 beforeAll(async () => {
-  service = await startReferenceService();
   internal = await startThirdPartyHost();
   allowed = await startThirdPartyHost();
-  const base = { GATEWAY_BASE_URL: service.url, GATEWAY_API_KEY: service.apiKey };
-  conn = await connectInMemory({ ...base, CWD: tempDir('gtm-ssrf-') });
   permissive = await connectInMemory({
-    ...base,
+    GATEWAY_BASE_URL: gw.service.url,
+    GATEWAY_API_KEY: gw.service.apiKey,
     GATEWAY_ALLOW_PRIVATE_URLS: new URL(allowed.url).host,
     CWD: tempDir('gtm-ssrf-'),
   });
 });
 afterAll(async () => {
-  await conn.close();
   await permissive.close();
   await internal.close();
   await allowed.close();
-  await service.close();
 });
+beforeEach(() => gw.service.setVideoTiming({ pollsUntilDone: 1 }));
 afterEach(() => {
-  service.resetCounters();
   internal.requests.length = 0;
   allowed.requests.length = 0;
-  service.setVideoTiming({ pollsUntilDone: 1, videoBytes: undefined, redirectVideoTo: undefined });
 });
 
-function transcribe(url: string, target = conn) {
+function transcribe(url: string, target = gw.conn) {
   return target.client.callTool({
     name: 'audio_transcribe',
     arguments: { url, model: 'groq/whisper-large-v3' },
@@ -73,7 +68,7 @@ describe('audio URLs from tool arguments', () => {
       expect(textOf(result), url).toMatch(REFUSED);
     }
     expect(internal.requests).toEqual([]);
-    expect(service.counters.transcriptions).toBe(0);
+    expect(gw.service.counters.transcriptions).toBe(0);
   });
 
   it('checks every redirect hop: an allowed host cannot bounce the server into the local network', async () => {
@@ -88,7 +83,7 @@ describe('audio URLs from tool arguments', () => {
     }
     expect(allowed.requests.map((r) => r.path)).toEqual(['/audio/talk.mp3', '/redirect', '/redirect']);
     expect(internal.requests).toEqual([]);
-    expect(service.counters.transcriptions).toBe(1);
+    expect(gw.service.counters.transcriptions).toBe(1);
   });
 
   it('GATEWAY_ALLOW_PRIVATE_URLS opens exactly the listed host and port', async () => {
@@ -98,13 +93,13 @@ describe('audio URLs from tool arguments', () => {
   });
 
   it('reaches the gateway itself, but never sends the key with a URL an agent typed', async () => {
-    const result = await transcribe(`${service.url}/files/video/clip.mp4?bytes=4000`);
+    const result = await transcribe(`${gw.service.url}/files/video/clip.mp4?bytes=4000`);
     expect(result.isError).toBeFalsy();
-    const fetched = service.requests.find((r) => r.route === 'files.video');
+    const fetched = gw.service.requests.find((r) => r.route === 'files.video');
     expect(fetched).toBeDefined();
     expect(fetched?.headers.authorization).toBeUndefined();
     expect(fetched?.headers['x-api-key']).toBeUndefined();
-    expect(service.counters.transcriptions).toBe(1);
+    expect(gw.service.counters.transcriptions).toBe(1);
   });
 });
 
@@ -112,15 +107,15 @@ describe('video URLs from the gateway', () => {
   it('does not follow a finished video into the local network, and saves nothing', async () => {
     const cdnInternal = await startReferenceService({ apiKey: 'internal-never-reached' });
     try {
-      service.setVideoTiming({ pollsUntilDone: 1, videoBytes: 5000, redirectVideoTo: cdnInternal.url });
-      const { out } = await callVideo(conn.client, 'video_generate', { prompt: 'p', wait_seconds: 0 });
-      const saved = await callVideo(conn.client, 'video_status', { job_id: out.job_id, download: true });
+      gw.service.setVideoTiming({ pollsUntilDone: 1, videoBytes: 5000, redirectVideoTo: cdnInternal.url });
+      const { out } = await callVideo(gw.conn.client, 'video_generate', { prompt: 'p', wait_seconds: 0 });
+      const saved = await callVideo(gw.conn.client, 'video_status', { job_id: out.job_id, download: true });
       expect(saved.result.isError).toBe(true);
       expect(textOf(saved.result)).toMatch(/is done, but saving its video failed/);
       expect(textOf(saved.result)).toMatch(REFUSED);
-      expect(service.counters['files.redirect']).toBe(1); // the gateway's own hop is fine
+      expect(gw.service.counters['files.redirect']).toBe(1); // the gateway's own hop is fine
       expect(cdnInternal.counters['files.video']).toBe(0);
-      const outputDir = conn.runtime.config.outputDir;
+      const outputDir = gw.conn.runtime.config.outputDir;
       expect(existsSync(outputDir) ? readdirSync(outputDir) : []).toEqual([]);
     } finally {
       await cdnInternal.close();
@@ -128,9 +123,9 @@ describe('video URLs from the gateway', () => {
   });
 
   it("downloads a video served from the gateway's own origin, on loopback", async () => {
-    service.setVideoTiming({ pollsUntilDone: 1, videoBytes: 5000 });
-    const { out } = await callVideo(conn.client, 'video_generate', { prompt: 'p', wait_seconds: 0 });
-    const saved = await callVideo(conn.client, 'video_status', { job_id: out.job_id, download: true });
+    gw.service.setVideoTiming({ pollsUntilDone: 1, videoBytes: 5000 });
+    const { out } = await callVideo(gw.conn.client, 'video_generate', { prompt: 'p', wait_seconds: 0 });
+    const saved = await callVideo(gw.conn.client, 'video_status', { job_id: out.job_id, download: true });
     expect(saved.result.isError).toBeFalsy();
     expect(saved.out.file_path).toMatch(/\.mp4$/);
   });

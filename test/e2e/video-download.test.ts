@@ -1,44 +1,36 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { encodeJobHandle } from '../../src/tools/support/job-handle.js';
 import { type ReferenceService, startReferenceService, videoFileBytes } from '../reference-service/index.js';
-import { type Connected, connectInMemory, tempDir, textOf } from '../support/harness.js';
+import { useGateway } from '../support/gateway.js';
+import { tempDir, textOf } from '../support/harness.js';
 import { callVideo, until } from '../support/video.js';
 
-let service: ReferenceService;
 let cdn: ReferenceService;
-let conn: Connected;
 let outputDir: string;
 
+// Before useGateway's own set-up (hooks run in order): the server's settings name the CDN.
 beforeAll(async () => {
-  service = await startReferenceService();
   cdn = await startReferenceService({ apiKey: 'cdn-never-sees-keys' });
-  conn = await connectInMemory({
-    GATEWAY_BASE_URL: service.url,
-    GATEWAY_API_KEY: service.apiKey,
+});
+const gw = useGateway({
+  env: () => ({
     GATEWAY_TIMEOUT_MS: '20000',
     // The CDN stand-in runs on loopback, which downloads may reach only when allowed.
     GATEWAY_ALLOW_PRIVATE_URLS: new URL(cdn.url).host,
     CWD: tempDir('gtm-video-dl-'),
-  });
-  outputDir = conn.runtime.config.outputDir;
+  }),
 });
-afterAll(async () => {
-  await conn.close();
-  await service.close();
-  await cdn.close();
+beforeAll(() => {
+  outputDir = gw.conn.runtime.config.outputDir;
 });
-afterEach(() => {
-  for (const s of [service, cdn]) {
-    s.clearFaults();
-    s.resetCounters();
-  }
-  service.setVideoTiming({ pollsUntilDone: 1, videoBytes: undefined, redirectVideoTo: undefined });
-});
+afterAll(() => cdn.close());
+beforeEach(() => gw.service.setVideoTiming({ pollsUntilDone: 1 }));
+afterEach(() => cdn.reset());
 
 async function doneJob(): Promise<string> {
-  const { out } = await callVideo(conn.client, 'video_generate', { prompt: 'p', wait_seconds: 0 });
+  const { out } = await callVideo(gw.conn.client, 'video_generate', { prompt: 'p', wait_seconds: 0 });
   return out.job_id;
 }
 
@@ -49,11 +41,11 @@ describe('downloads stay in the output directory', () => {
     const evil = encodeJobHandle({ requestId: '../../../../tmp/evil', connectionId: '1' });
     const body = JSON.stringify({
       status: 'done',
-      video: { url: `${service.url}/files/video/x.mp4?bytes=1000` },
+      video: { url: `${gw.service.url}/files/video/x.mp4?bytes=1000` },
     });
-    service.inject('videos.poll', { body, times: 2 });
-    const first = await callVideo(conn.client, 'video_status', { job_id: evil, download: true });
-    const second = await callVideo(conn.client, 'video_status', { job_id: evil, download: true });
+    gw.service.inject('videos.poll', { body, times: 2 });
+    const first = await callVideo(gw.conn.client, 'video_status', { job_id: evil, download: true });
+    const second = await callVideo(gw.conn.client, 'video_status', { job_id: evil, download: true });
     for (const saved of [first, second]) {
       expect(dirname(saved.out.file_path ?? '')).toBe(outputDir);
       expect(saved.out.file_path).not.toContain('..');
@@ -63,17 +55,17 @@ describe('downloads stay in the output directory', () => {
   });
 
   it('refuses a video over the size limit before writing, and ignores non-http URLs', async () => {
-    service.setVideoTiming({ pollsUntilDone: 1, videoBytes: 3 * 1024 ** 3 });
+    gw.service.setVideoTiming({ pollsUntilDone: 1, videoBytes: 3 * 1024 ** 3 });
     const jobId = await doneJob();
-    const big = await callVideo(conn.client, 'video_status', { job_id: jobId, download: true });
+    const big = await callVideo(gw.conn.client, 'video_status', { job_id: jobId, download: true });
     expect(big.result.isError).toBe(true);
     expect(textOf(big.result)).toMatch(
       /is done, but saving its video failed: .*3072\.0 MiB, over the 2048\.0 MiB download limit.*Fetch it from there directly/s,
     );
     expect(readdirSync(outputDir).filter((f) => f.includes(jobId))).toEqual([]);
 
-    service.inject('videos.poll', { body: '{"status":"done","video":{"url":"file:///etc/passwd"}}' });
-    const odd = await callVideo(conn.client, 'video_status', { job_id: jobId, download: true });
+    gw.service.inject('videos.poll', { body: '{"status":"done","video":{"url":"file:///etc/passwd"}}' });
+    const odd = await callVideo(gw.conn.client, 'video_status', { job_id: jobId, download: true });
     expect(odd.out).toMatchObject({ status: 'done', video_url: null, file_path: null });
     expect(textOf(odd.result)).toMatch(/no usable video URL/);
   });
@@ -81,13 +73,13 @@ describe('downloads stay in the output directory', () => {
 
 describe('downloading from a CDN', () => {
   it('follows a redirect to another host, and sends the gateway key only to the gateway', async () => {
-    service.setVideoTiming({ pollsUntilDone: 1, videoBytes: 5000, redirectVideoTo: cdn.url });
+    gw.service.setVideoTiming({ pollsUntilDone: 1, videoBytes: 5000, redirectVideoTo: cdn.url });
     const jobId = await doneJob();
-    const saved = await callVideo(conn.client, 'video_status', { job_id: jobId, download: true });
+    const saved = await callVideo(gw.conn.client, 'video_status', { job_id: jobId, download: true });
     expect(readFileSync(saved.out.file_path ?? '').equals(videoFileBytes(5000))).toBe(true);
-    const hop = service.requests.find((r) => r.route === 'files.redirect');
+    const hop = gw.service.requests.find((r) => r.route === 'files.redirect');
     const file = cdn.requests.find((r) => r.route === 'files.video');
-    expect(hop?.headers.authorization).toBe(`Bearer ${service.apiKey}`);
+    expect(hop?.headers.authorization).toBe(`Bearer ${gw.service.apiKey}`);
     expect(file).toBeDefined();
     expect(file?.headers.authorization).toBeUndefined();
   });
@@ -95,8 +87,8 @@ describe('downloading from a CDN', () => {
   it('a failed download says the job is done and how to retry, and leaves no partial file', async () => {
     const jobId = await doneJob();
     const before = filesNow();
-    service.inject('files.video', { status: 500 });
-    const failed = await callVideo(conn.client, 'video_status', { job_id: jobId, download: true });
+    gw.service.inject('files.video', { status: 500 });
+    const failed = await callVideo(gw.conn.client, 'video_status', { job_id: jobId, download: true });
     expect(failed.result.isError).toBe(true);
     expect(textOf(failed.result)).toMatch(
       /is done, but saving its video failed.*500.*download: true to try again/s,
@@ -107,15 +99,20 @@ describe('downloading from a CDN', () => {
   it('cancelling a download stops it and removes the partial file', async () => {
     const jobId = await doneJob();
     const before = filesNow();
-    service.inject('files.video', { slowBodyMs: 15_000 });
+    gw.service.inject('files.video', { slowBodyMs: 15_000 });
     const controller = new AbortController();
-    const call = callVideo(conn.client, 'video_status', { job_id: jobId, download: true }, controller.signal);
+    const call = callVideo(
+      gw.conn.client,
+      'video_status',
+      { job_id: jobId, download: true },
+      controller.signal,
+    );
     call.catch(() => undefined);
-    await until(() => service.counters['files.video'] === 1, 5_000, 'download started');
+    await until(() => gw.service.counters['files.video'] === 1, 5_000, 'download started');
     await until(() => filesNow() === before + 1, 5_000, 'partial file created');
     controller.abort();
     await expect(call).rejects.toThrow();
-    await until(() => service.abandoned['files.video'] === 1, 5_000, 'download aborted');
+    await until(() => gw.service.abandoned['files.video'] === 1, 5_000, 'download aborted');
     await until(() => filesNow() === before, 5_000, 'partial file removed');
   });
 });
