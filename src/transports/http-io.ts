@@ -1,10 +1,20 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 
-/** Largest request body the HTTP transport reads: a JSON-RPC message is never near this. */
-export const MAX_BODY_BYTES = 4 * 1024 * 1024;
+const MiB = 1024 * 1024;
+/**
+ * Largest request body the HTTP transport reads: room for audio_transcribe's largest
+ * data_base64 (20 MiB of audio, about 28 MB as base64), as on stdio.
+ */
+export const MAX_BODY_BYTES = 32 * MiB;
+/** Bodies up to this size are read as they come; the bytes past it count against LARGE_BODY_BUDGET. */
+const SMALL_BODY_BYTES = 4 * MiB;
+/** How many bytes past SMALL_BODY_BYTES all requests together may hold: two full-size bodies. */
+const LARGE_BODY_BUDGET = 2 * (MAX_BODY_BYTES - SMALL_BODY_BYTES);
 /** Past this much refused body the connection is cut instead of drained. */
-const MAX_DRAIN_BYTES = 4 * MAX_BODY_BYTES;
+const MAX_DRAIN_BYTES = 2 * MAX_BODY_BYTES;
+
+let largeBytesHeld = 0;
 
 /** JSON-RPC error codes used at the HTTP layer: the standard ones as the SDK names them, plus two of MCP's. */
 export const RPC = {
@@ -15,11 +25,18 @@ export const RPC = {
   internalError: ErrorCode.InternalError,
 } as const;
 
-export type BodyResult = { kind: 'json'; value: unknown } | { kind: 'too-large' } | { kind: 'invalid' };
+export type BodyResult =
+  | { kind: 'json'; value: unknown }
+  | { kind: 'too-large' }
+  | { kind: 'busy' }
+  | { kind: 'invalid' };
 
 /**
  * Reads a JSON body of at most `limit` bytes. A larger body is answered 413 by the caller; what is
  * left of it is read and dropped (so the client sees the answer), up to a bound, then cut off.
+ * Large bodies share a budget (LARGE_BODY_BUDGET), so memory stays bounded however many arrive at
+ * once: one that would overdraw it is refused as `busy` (503, retry shortly). Bodies up to
+ * SMALL_BODY_BYTES, which every ordinary call is, never wait for it.
  */
 export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<BodyResult> {
   if (Number(req.headers['content-length']) > limit) {
@@ -28,6 +45,7 @@ export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES)
   }
   const chunks: Buffer[] = [];
   let size = 0;
+  let held = 0;
   try {
     for await (const chunk of req as AsyncIterable<Buffer>) {
       size += chunk.length;
@@ -35,15 +53,20 @@ export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES)
         discardRest(req, size);
         return { kind: 'too-large' };
       }
+      const large = Math.max(0, size - SMALL_BODY_BYTES);
+      if (largeBytesHeld + large - held > LARGE_BODY_BUDGET) {
+        discardRest(req, size);
+        return { kind: 'busy' };
+      }
+      largeBytesHeld += large - held;
+      held = large;
       chunks.push(chunk);
     }
+    return { kind: 'json', value: JSON.parse(Buffer.concat(chunks, size).toString('utf8')) };
   } catch {
     return { kind: 'invalid' };
-  }
-  try {
-    return { kind: 'json', value: JSON.parse(Buffer.concat(chunks).toString('utf8')) };
-  } catch {
-    return { kind: 'invalid' };
+  } finally {
+    largeBytesHeld -= held;
   }
 }
 
@@ -97,8 +120,17 @@ export async function readBodyOrReply(req: IncomingMessage, res: ServerResponse)
     sendRpcError(
       res,
       413,
-      'Payload Too Large: the request body must be at most 4 MiB (for larger audio, give ' +
-        'audio_transcribe a file_path or url instead of data_base64)',
+      `Payload Too Large: the request body must be at most ${MAX_BODY_BYTES / MiB} MiB (for larger ` +
+        'audio, give audio_transcribe a file_path or url instead of data_base64)',
+    );
+  } else if (body.kind === 'busy') {
+    sendRpcError(
+      res,
+      503,
+      `Service Unavailable: the server is reading other large requests (at most ${LARGE_BODY_BUDGET / MiB} MiB ` +
+        'beyond their first 4 MiB at a time); send this one again in a few seconds',
+      RPC.serverError,
+      { 'retry-after': '2' },
     );
   } else {
     sendRpcError(res, 400, 'Parse error: the request body is not valid JSON', RPC.parseError);

@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ReferenceService, startReferenceService } from '../reference-service/index.js';
@@ -8,6 +9,7 @@ import {
   type HttpServerProcess,
   health,
   INITIALIZE,
+  MCP_HEADERS,
   openRawSession,
   postMcp,
   startHttpCli,
@@ -29,6 +31,7 @@ afterAll(async () => {
 
 const sessions = async (baseUrl: string) => (await health(baseUrl)).sessions;
 const LIST = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
+const MiB = 1024 * 1024;
 const inSession = (id: string) => ({ 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' });
 
 async function rpcError(res: Response): Promise<{ code: number; message: string }> {
@@ -89,11 +92,11 @@ describe('Streamable HTTP session lifecycle', () => {
 });
 
 describe('request bodies', () => {
-  it('answers 413 for a body over 4 MiB and stays up', async () => {
-    const big = JSON.stringify({ ...INITIALIZE, padding: 'x'.repeat(5 * 1024 * 1024) });
+  it('answers 413 for a body over 32 MiB and stays up', async () => {
+    const big = JSON.stringify({ ...INITIALIZE, padding: 'x'.repeat(33 * MiB) });
     const res = await postMcp(server.url, big);
     expect(res.status).toBe(413);
-    expect((await rpcError(res)).message).toMatch(/4 MiB.*file_path or url instead of data_base64/);
+    expect((await rpcError(res)).message).toMatch(/32 MiB.*file_path or url instead of data_base64/);
     const stream = await fetch(new URL('/sse', server.url), { headers: { accept: 'text/event-stream' } });
     const reader = stream.body!.getReader();
     const first = new TextDecoder().decode((await reader.read()).value);
@@ -106,6 +109,23 @@ describe('request bodies', () => {
     });
     expect(sse.status).toBe(413);
     await reader.cancel();
+    expect((await fetch(new URL('/healthz', server.url))).status).toBe(200);
+  });
+
+  it('reads large bodies at most two full-size ones at a time: a third gets 503 with Retry-After', async () => {
+    // Three bodies sent in two halves; the first halves (31.9 + 31.9 + 10 MiB) are more than two
+    // full-size bodies' worth, any two of them are not. So, whichever arrives last, exactly one
+    // is refused, and the other two are read to the end and answered.
+    const sizes = [31.9 * MiB, 31.9 * MiB, 10 * MiB].map(Math.floor);
+    const posts = sizes.map((size) => openPost(server.url, size));
+    await Promise.all(posts.map((p) => p.firstHalfSent));
+    const refused = await eventuallyAnswered(posts);
+    expect(refused.status).toBe(503);
+    expect(refused.headers['retry-after']).toBe('2');
+    expect(refused.body).toMatch(/reading other large requests.*again in a few seconds/);
+    const others = posts.filter((p) => p.answer !== refused);
+    for (const p of others) p.finish();
+    for (const p of others) expect([413, 503]).not.toContain((await p.answered).status);
     expect((await fetch(new URL('/healthz', server.url))).status).toBe(200);
   });
 
@@ -169,3 +189,50 @@ describe('session bounds', () => {
     }
   });
 });
+
+interface RawAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+interface OpenPost {
+  firstHalfSent: Promise<void>;
+  answered: Promise<RawAnswer>;
+  /** Set once answered. */
+  answer?: RawAnswer;
+  /** Sends the rest: the end of a valid JSON-RPC ping. */
+  finish(): void;
+}
+
+/** A POST /mcp whose body (a ping padded to `size` bytes) is held open after its first `size` bytes. */
+function openPost(baseUrl: string, size: number): OpenPost {
+  const head = '{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"';
+  const tail = '"}}';
+  const req = httpRequest(new URL('/mcp', baseUrl), { method: 'POST', headers: MCP_HEADERS });
+  req.on('error', () => undefined);
+  const post: OpenPost = {
+    firstHalfSent: new Promise((resolve) =>
+      req.write(head + 'x'.repeat(size - head.length), () => resolve()),
+    ),
+    answered: new Promise((resolve) =>
+      req.on('response', (res) => {
+        let body = '';
+        res.on('data', (chunk: Buffer) => {
+          body += chunk.toString();
+        });
+        res.on('end', () => {
+          post.answer = { status: res.statusCode ?? 0, headers: res.headers, body };
+          resolve(post.answer);
+        });
+      }),
+    ),
+    finish: () => req.end(tail),
+  };
+  return post;
+}
+
+/** The first of `posts` to be answered (while all are still open). */
+function eventuallyAnswered(posts: OpenPost[]): Promise<RawAnswer> {
+  return Promise.race(posts.map((p) => p.answered));
+}

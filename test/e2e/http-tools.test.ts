@@ -1,7 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { REQUIRED_META_KEY } from '../../src/registry.js';
-import { type ReferenceService, startReferenceService } from '../reference-service/index.js';
+import { type ReferenceService, startReferenceService, synthesizeAudio } from '../reference-service/index.js';
 import { runCli, structuredOf } from '../support/harness.js';
 import {
   connectHttp,
@@ -49,6 +49,22 @@ async function withClient<T>(
 }
 
 describe.each(HTTP_KINDS)('built server over %s', (kind) => {
+  it('takes audio_transcribe with 15 MiB of audio inline as data_base64', async () => {
+    // Different audio per transport: the same bytes would be answered from the transcript cache.
+    const audio = Buffer.concat([synthesizeAudio(`inline ${kind}`, 'mp3'), Buffer.alloc(15 * 1024 * 1024)]);
+    await withClient(server.url, kind, async (client) => {
+      const result = await client.callTool({
+        name: 'audio_transcribe',
+        arguments: { data_base64: audio.toString('base64'), model: 'groq/whisper-large-v3' },
+      });
+      expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
+    });
+    const upload = service.requests.filter((r) => r.route === 'transcriptions').at(-1)?.body as {
+      file: { size: number };
+    };
+    expect(upload.file.size).toBe(audio.length);
+  });
+
   it('lists the required tools, marked, and names them in the instructions', async () => {
     await withClient(server.url, kind, async (client) => {
       const { tools } = await client.listTools();
