@@ -30,6 +30,9 @@ export interface SubmitOptions {
   started: number;
 }
 
+/** How often a submit still waiting for the gateway's answer reports progress. */
+const SUBMIT_HEARTBEAT_MS = 5_000;
+
 const WHAT: Record<VideoSubmitKind, string> = {
   generations: 'video generation',
   edits: 'video edit',
@@ -40,11 +43,22 @@ export async function submitAndFollow(options: SubmitOptions, ctx: ToolContext):
   const { kind, tool, body } = options;
   const key = options.idempotencyKey ?? `gtm-${randomUUID()}`;
   const { client } = ctx.runtime.service;
+  const report = risingProgress((update) => ctx.progress(update));
+  // Accepting a job may take the gateway up to two minutes. Progress meanwhile shows what the call
+  // is waiting for, and keeps clients that time calls out unless they hear progress from
+  // cancelling one that may already be billed.
+  const sent = Date.now();
+  const heartbeat = setInterval(() => {
+    const waited = Math.floor((Date.now() - sent) / 1000);
+    void report(0, undefined, `waiting for the gateway to accept the ${WHAT[kind]} (${waited} s)`);
+  }, SUBMIT_HEARTBEAT_MS);
   let ref: JobRef;
   try {
     ref = await submitVideo(client, kind, body, key, ctx.signal);
   } catch (error) {
     return submitFailure(error, { ...options, key }, ctx);
+  } finally {
+    clearInterval(heartbeat);
   }
   if (!canEncode(ref)) {
     ctx.runtime.log.warn(`${tool}: accepted job has unusable ids ${JSON.stringify(ref)}`);
@@ -61,7 +75,6 @@ export async function submitAndFollow(options: SubmitOptions, ctx: ToolContext):
   const intro = `Started a new ${WHAT[kind]} (billed once, when the service accepted it). job_id: ${jobId}`;
   if (options.waitSeconds <= 0) return jobResult({ jobId, state: null, intro }, ctx);
 
-  const report = risingProgress((update) => ctx.progress(update));
   const outcome = await followJob(
     ref,
     { deadline: waitDeadline(options.started, options.waitSeconds), pollFirst: false },

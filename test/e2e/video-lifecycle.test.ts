@@ -128,6 +128,21 @@ describe('a video job from submit to file', () => {
     expect(textOf(result)).toMatch(/Started a new video generation.*is done/s);
   });
 
+  it('reports progress while the gateway takes its time to accept a submit, then follows the job', async () => {
+    gw.service.inject('videos.generations', { delayMs: 6_000 });
+    const { result, out, progress } = await callVideo(gw.conn.client, 'video_generate', {
+      prompt: 'slow accept',
+      wait_seconds: 0,
+    });
+    expect(result.isError, textOf(result)).toBeFalsy();
+    expect(out.job_id).toMatch(/^vj_/);
+    expect(progress.length).toBeGreaterThanOrEqual(1);
+    expect(progress[0]?.message).toMatch(
+      /^waiting for the gateway to accept the video generation \(\d+ s\)$/,
+    );
+    expect(gw.service.counters['videos.generations']).toBe(1);
+  });
+
   it('says the job is still running, with its progress, when the wait ends first', async () => {
     gw.service.setVideoTiming({ pollsUntilDone: 1000 });
     const { out } = await callVideo(gw.conn.client, 'video_generate', { prompt: 'p', wait_seconds: 0 });
