@@ -5,6 +5,7 @@ import {
   type BenchService,
   bundleBenchServer,
   bundleMinimalServer,
+  cpuMs,
   median,
   ROOT,
   startAndList,
@@ -19,6 +20,10 @@ export interface LatencyResult {
   directMs: number;
   /** The bare MCP round trip of an echo tool on the minimal server. */
   echoMs: number;
+  /** CPU time of our server per web_search call, in µs (NaN without /proc). */
+  toolCpuUs: number;
+  /** The same for the forwarding server. */
+  forwardingCpuUs: number;
 }
 
 async function timeOnce(fn: () => Promise<unknown>): Promise<number> {
@@ -64,12 +69,18 @@ export async function benchLatency(calls: number, service: BenchService): Promis
     direct: [] as number[],
     echo: [] as number[],
   };
+  const cpuBefore = [cpuMs(ours.pid), cpuMs(forwarding.pid)];
   for (let i = 0; i < calls; i++) for (const [name, fn] of paths) samples[name].push(await timeOnce(fn));
+  const [toolCpuUs, forwardingCpuUs] = [ours.pid, forwarding.pid].map(
+    (pid, i) => ((cpuMs(pid) - (cpuBefore[i] ?? Number.NaN)) * 1000) / calls,
+  );
   for (const server of [ours, minimal, forwarding]) await server.client.close();
   return {
     toolCallMs: median(samples.tool),
     forwardingMs: median(samples.forwarding),
     directMs: median(samples.direct),
     echoMs: median(samples.echo),
+    toolCpuUs: toolCpuUs ?? Number.NaN,
+    forwardingCpuUs: forwardingCpuUs ?? Number.NaN,
   };
 }

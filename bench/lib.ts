@@ -84,7 +84,7 @@ export interface StartSample {
 export async function startAndList(
   script: string,
   env: Record<string, string> = {},
-): Promise<StartSample & { client: Client; listBytes: number }> {
+): Promise<StartSample & { client: Client; listBytes: number; pid: number | null }> {
   const started = performance.now();
   const transport = new StdioClientTransport({
     command: process.execPath,
@@ -98,7 +98,21 @@ export async function startAndList(
   const ms = performance.now() - started;
   const pid = transport.pid;
   const peakRssKiB = pid ? readPeakRss(pid) : Number.NaN;
-  return { ms, peakRssKiB, client, listBytes: Buffer.byteLength(JSON.stringify(list)) };
+  return { ms, peakRssKiB, client, pid, listBytes: Buffer.byteLength(JSON.stringify(list)) };
+}
+
+/**
+ * CPU time (user + system) a process has used so far, in ms, from /proc/<pid>/stat (Linux; clock
+ * ticks of 10 ms, so read it across many calls). NaN where there is no /proc.
+ */
+export function cpuMs(pid: number | null): number {
+  if (!pid) return Number.NaN;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 function readPeakRss(pid: number): number {

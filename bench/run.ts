@@ -41,6 +41,12 @@ try {
       `${ratio(Math.max(floor, 0), latency.echoMs)} (for reference: what any SDK server pays here)`,
     ],
     [
+      'server CPU per call',
+      `${latency.toolCpuUs.toFixed(0)} µs (web_search, user + system)`,
+      `${latency.forwardingCpuUs.toFixed(0)} µs (the forwarding server)`,
+      `${ratio(latency.toolCpuUs, latency.forwardingCpuUs)} (for reference: CPU this server spends per call)`,
+    ],
+    [
       'tools/list catalog',
       `${size.catalogBytes} bytes`,
       '12 KB budget (12,000 bytes)',
