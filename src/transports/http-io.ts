@@ -26,7 +26,8 @@ export const RPC = {
 } as const;
 
 export type BodyResult =
-  | { kind: 'json'; value: unknown }
+  /** `held`: bytes of the large-body budget this body holds until release(held). */
+  | { kind: 'json'; value: unknown; held: number }
   | { kind: 'too-large' }
   | { kind: 'busy' }
   | { kind: 'invalid' };
@@ -36,7 +37,8 @@ export type BodyResult =
  * left of it is read and dropped (so the client sees the answer), up to a bound, then cut off.
  * Large bodies share a budget (LARGE_BODY_BUDGET), so memory stays bounded however many arrive at
  * once: one that would overdraw it is refused as `busy` (503, retry shortly). Bodies up to
- * SMALL_BODY_BYTES, which every ordinary call is, never wait for it.
+ * SMALL_BODY_BYTES, which every ordinary call is, never wait for it. A body read whole keeps its
+ * share until the caller releases it (see readBodyOrReply); any other outcome gives it back here.
  */
 export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<BodyResult> {
   if (Number(req.headers['content-length']) > limit) {
@@ -46,28 +48,30 @@ export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES)
   const chunks: Buffer[] = [];
   let size = 0;
   let held = 0;
+  const refuse = (kind: 'too-large' | 'busy' | 'invalid'): BodyResult => {
+    if (kind !== 'invalid') discardRest(req, size);
+    releaseLargeBody(held);
+    return { kind };
+  };
   try {
     for await (const chunk of req as AsyncIterable<Buffer>) {
       size += chunk.length;
-      if (size > limit) {
-        discardRest(req, size);
-        return { kind: 'too-large' };
-      }
+      if (size > limit) return refuse('too-large');
       const large = Math.max(0, size - SMALL_BODY_BYTES);
-      if (largeBytesHeld + large - held > LARGE_BODY_BUDGET) {
-        discardRest(req, size);
-        return { kind: 'busy' };
-      }
+      if (largeBytesHeld + large - held > LARGE_BODY_BUDGET) return refuse('busy');
       largeBytesHeld += large - held;
       held = large;
       chunks.push(chunk);
     }
-    return { kind: 'json', value: JSON.parse(Buffer.concat(chunks, size).toString('utf8')) };
+    const value: unknown = JSON.parse(Buffer.concat(chunks, size).toString('utf8'));
+    return { kind: 'json', value, held };
   } catch {
-    return { kind: 'invalid' };
-  } finally {
-    largeBytesHeld -= held;
+    return refuse('invalid');
   }
+}
+
+function releaseLargeBody(bytes: number): void {
+  largeBytesHeld -= bytes;
 }
 
 function discardRest(req: IncomingMessage, alreadyRead: number): void {
@@ -112,10 +116,18 @@ export function sendRpcError(
 
 export const NO_BODY = Symbol('no body');
 
-/** The parsed JSON body, or NO_BODY after answering 413 or 400 itself. */
+/**
+ * The parsed JSON body, or NO_BODY after answering 413, 503 or 400 itself. A large body keeps its
+ * share of the budget until its response is over: on Streamable HTTP that is when the call has
+ * been answered; a legacy SSE POST is answered (202) as soon as it is read.
+ */
 export async function readBodyOrReply(req: IncomingMessage, res: ServerResponse): Promise<unknown> {
   const body = await readJsonBody(req);
-  if (body.kind === 'json') return body.value;
+  if (body.kind === 'json') {
+    if (body.held > 0 && res.destroyed) releaseLargeBody(body.held);
+    else if (body.held > 0) res.once('close', () => releaseLargeBody(body.held));
+    return body.value;
+  }
   if (body.kind === 'too-large') {
     sendRpcError(
       res,

@@ -17,6 +17,7 @@ import {
 } from '../support/http-harness.js';
 
 const SECRET = 'sk-http-secret-abcdef123456';
+const MiB = 1024 * 1024;
 let service: ReferenceService;
 let env: Record<string, string>;
 let server: HttpServerProcess;
@@ -123,6 +124,34 @@ describe('built server over HTTP', () => {
     abort.abort();
     expect(await eventually(() => service.abandoned.search === 1)).toBe(true);
     expect(await eventually(async () => (await health(server.url)).in_flight === 0)).toBe(true);
+  });
+
+  it('holds large bodies against the shared budget until their calls are answered', async () => {
+    // Two inline transcriptions of 15 MiB (about 20 MiB as base64) hold 2 x 16 MiB of the 56 MiB
+    // budget while the service takes its time; a third body of almost 32 MiB does not fit then,
+    // and does once they are answered.
+    service.inject('transcriptions', { delayMs: 2_000, times: 2 });
+    const calls = ['budget one', 'budget two'].map((name) =>
+      withClient(server.url, 'streamable', (client) =>
+        client.callTool({
+          name: 'audio_transcribe',
+          arguments: {
+            data_base64: Buffer.concat([synthesizeAudio(name, 'mp3'), Buffer.alloc(15 * MiB)]).toString(
+              'base64',
+            ),
+            model: 'groq/whisper-large-v3',
+          },
+        }),
+      ),
+    );
+    expect(await eventually(() => service.counters.transcriptions === 2)).toBe(true);
+    const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', pad: 'x'.repeat(31.9 * MiB) });
+    const refused = await postMcp(server.url, big);
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('2');
+    for (const result of await Promise.all(calls)) expect(result.isError).toBeFalsy();
+    const accepted = await postMcp(server.url, big);
+    expect(accepted.status).not.toBe(503);
   });
 
   it('serves 20 concurrent sessions over both transports', async () => {
