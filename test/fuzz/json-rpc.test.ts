@@ -96,6 +96,14 @@ it('skips a line over 64 MiB with an Invalid Request answer, and goes on reading
   expect(session.server.stderr()).toMatch(/warn: skipped a \d+-byte line on stdin/);
 });
 
+it('reads CRLF-terminated lines and several messages in one write', async () => {
+  session.writeLine(`${JSON.stringify({ jsonrpc: '2.0', id: 'crlf', method: 'ping' })}\r`);
+  expect((await session.answerTo('crlf')).result).toEqual({});
+  const two = ['pair-1', 'pair-2'].map((id) => JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' }));
+  session.server.child.stdin.write(`${two.join('\n')}\n`);
+  for (const id of ['pair-1', 'pair-2']) expect((await session.answerTo(id)).result).toEqual({});
+});
+
 it('stays quiet on blank lines and exits 0 when stdin closes', async () => {
   const before = session.anonymousErrors().length;
   for (const blank of ['', ' ', '\t', '\r', ' \t'.repeat(10_000)]) session.writeLine(blank);
