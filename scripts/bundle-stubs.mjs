@@ -13,24 +13,6 @@ export const BUNDLE_STUBS = [
     contents: 'export { default as en } from "zod/v4/locales/en.js";',
   },
   {
-    // The SDK accepts zod 3 schemas too; every schema of this server is zod 4.
-    importer: /node_modules\/@modelcontextprotocol\/sdk\/dist\/esm\/server\/zod-compat\.js$/,
-    path: 'zod/v3',
-    contents: `export const object = ${refuse('zod 3')};`,
-  },
-  {
-    importer: /node_modules\/@modelcontextprotocol\/sdk\/dist\/esm\/server\/zod-json-schema-compat\.js$/,
-    path: 'zod-to-json-schema',
-    contents: `export const zodToJsonSchema = ${refuse('zod-to-json-schema (zod 3)')};`,
-  },
-  {
-    // Ajv validates elicitation answers; this server never elicits and passes its own validator
-    // (src/server.ts), so the SDK's default is never constructed.
-    importer: /node_modules\/@modelcontextprotocol\/sdk\/dist\/esm\/server\/index\.js$/,
-    path: '../validation/ajv-provider.js',
-    contents: `export class AjvJsonSchemaValidator { constructor() { (${refuse('Ajv')})(); } }`,
-  },
-  {
     // The legacy SSE transport reads a POST body with raw-body (and iconv-lite, ~540 KB) unless it
     // is handed the parsed body, which src/transports/http-sse.ts always does.
     importer: /node_modules\/@modelcontextprotocol\/sdk\/dist\/esm\/server\/sse\.js$/,

@@ -1,15 +1,8 @@
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import {
-  type CallToolRequest,
-  type CallToolResult,
-  ListToolsRequestSchema,
-  type ServerNotification,
-  type ServerRequest,
-} from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { catalogEntry } from './catalog.js';
 import { type Config, ConfigError } from './config.js';
+import { type RequestContext, type RequestHandler, RpcError } from './protocol.js';
 import type { Runtime } from './runtime.js';
 import { ALL_TOOLS } from './tools/index.js';
 import { failure, failureFrom } from './tools/support/results.js';
@@ -82,58 +75,68 @@ export function serverInstructions(
 }
 
 /**
- * Serves tools/list and tools/call for the selected tools: the only code that hands tools to the
- * SDK. Calls are validated against each tool's zod shapes here, synchronously (see toolSchemas()),
- * and every result is scrubbed of secrets before it leaves.
+ * The tools/list and tools/call handlers for the selected tools: the only code that hands tools to
+ * the protocol. Calls are validated against each tool's zod shapes here, synchronously (see
+ * toolSchemas()), and every result is scrubbed of secrets before it leaves.
  */
-export function registerTools(server: Server, runtime: Runtime, tools: readonly AnyToolDefinition[]): void {
+export function toolHandlers(
+  runtime: Runtime,
+  tools: readonly AnyToolDefinition[],
+): Record<'tools/list' | 'tools/call', RequestHandler> {
   const toolName = (base: string) => prefixed(runtime.config, base);
   // tools/list is served from a catalog converted once per process (catalog.ts).
   const catalog = tools.map((tool) => catalogEntry(tool, toolName(tool.name), toolMeta(tool)));
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: catalog }));
   const byName = new Map(tools.map((tool) => [toolName(tool.name), tool]));
-  server.setRequestHandler(TOOLS_CALL, async (request, extra) => {
-    // The SDK's Server has checked the request against CallToolRequestSchema by now.
-    const { params } = request as unknown as CallToolRequest;
-    const name = params.name;
-    const tool = byName.get(name);
-    if (!tool) return failure(`Unknown tool "${name}"; this server has ${[...byName.keys()].join(', ')}.`);
-    const schemas = toolSchemas(tool);
-    const args = schemas.input.safeParse(params.arguments ?? {});
-    if (!args.success) return failure(`Invalid arguments for ${name}: ${issuesOf(args.error)}`);
-    let result: CallToolResult;
-    try {
-      result = scrubResult(await tool.run(args.data, toolContext(runtime, extra, toolName)), runtime.secrets);
-    } catch (error) {
-      runtime.log.error(
-        `${tool.name} threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
-      );
-      return failureFrom(tool.title, error, runtime.scrub);
-    }
-    if (!result.isError) {
-      const checked = schemas.output.safeParse(result.structuredContent);
-      if (!checked.success) {
+  return {
+    'tools/list': () => ({ tools: catalog }),
+    'tools/call': async (params, context) => {
+      const { name, arguments: given } = params;
+      if (typeof name !== 'string') throw invalidCall('params.name must be a string');
+      if (given !== undefined && !isPlainObject(given))
+        throw invalidCall('params.arguments must be an object');
+      const tool = byName.get(name);
+      if (!tool) return failure(`Unknown tool "${name}"; this server has ${[...byName.keys()].join(', ')}.`);
+      const schemas = toolSchemas(tool);
+      const args = schemas.input.safeParse(given ?? {});
+      if (!args.success) return failure(`Invalid arguments for ${name}: ${issuesOf(args.error)}`);
+      let result: CallToolResult;
+      try {
+        result = scrubResult(
+          await tool.run(args.data, toolContext(runtime, context, toolName)),
+          runtime.secrets,
+        );
+      } catch (error) {
         runtime.log.error(
-          `${tool.name} gave structured content its schema refuses: ${issuesOf(checked.error)}`,
+          `${tool.name} threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
         );
-        return failureFrom(
-          tool.title,
-          new Error('its result did not match the output schema'),
-          runtime.scrub,
-        );
+        return failureFrom(tool.title, error, runtime.scrub);
       }
-    }
-    return result;
-  });
+      if (!result.isError) {
+        const checked = schemas.output.safeParse(result.structuredContent);
+        if (!checked.success) {
+          runtime.log.error(
+            `${tool.name} gave structured content its schema refuses: ${issuesOf(checked.error)}`,
+          );
+          return failureFrom(
+            tool.title,
+            new Error('its result did not match the output schema'),
+            runtime.scrub,
+          );
+        }
+      }
+      return result;
+    },
+  };
 }
 
-/**
- * The schema tools/call is registered with: the method alone. The SDK's Server checks every
- * tools/call against the full CallToolRequestSchema before the handler runs and answers a
- * malformed one with -32602 (Invalid params); registered with the full schema, the request would
- * be parsed once more before that check, and a failure there is answered -32603 (Internal error).
- */
-const TOOLS_CALL = z.looseObject({ method: z.literal('tools/call') });
+/** A tools/call whose params are malformed is a protocol error (-32602), not a tool result. */
+function invalidCall(problem: string): RpcError {
+  return new RpcError(ErrorCode.InvalidParams, `Invalid tools/call request: ${problem}`);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
 
 const compiled = new WeakMap<AnyToolDefinition, { input: z.ZodObject; output: z.ZodObject }>();
 
@@ -164,18 +167,18 @@ function toolMeta(tool: AnyToolDefinition): Record<string, unknown> | undefined 
 
 function toolContext(
   runtime: Runtime,
-  extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
+  context: RequestContext,
   toolName: (base: string) => string,
 ): ToolContext {
-  const token = extra._meta?.progressToken;
+  const token = context.progressToken;
   return {
     runtime,
-    signal: extra.signal,
+    signal: context.signal,
     toolName,
     async progress(update) {
-      if (token === undefined || extra.signal.aborted) return;
-      await extra
-        .sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...update } })
+      if (token === undefined || context.signal.aborted) return;
+      await context
+        .notify({ method: 'notifications/progress', params: { progressToken: token, ...update } })
         .catch((error: unknown) => runtime.log.debug(`progress notification not sent: ${String(error)}`));
     },
   };

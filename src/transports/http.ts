@@ -5,8 +5,8 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Server as McpServer } from '@modelcontextprotocol/sdk/server/index.js';
 import { ConfigError } from '../config.js';
+import type { McpProtocol } from '../protocol.js';
 import { closeRuntime, type Runtime } from '../runtime.js';
 import { createServer } from '../server.js';
 import { VERSION } from '../version.js';
@@ -24,7 +24,7 @@ import { handleMcp } from './http-streamable.js';
  */
 export interface HttpServerOptions {
   /** Builds the MCP server for a session; defaults to the project's createServer. */
-  makeServer?: (runtime: Runtime) => McpServer;
+  makeServer?: (runtime: Runtime) => McpProtocol;
 }
 
 export interface RunningHttpServer {

@@ -2,7 +2,6 @@ import type { JSONRPCMessage, Progress } from '@modelcontextprotocol/sdk/types.j
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { parseCommandLine } from '../../src/config.js';
-import { registerTools } from '../../src/registry.js';
 import { closeRuntime, createRuntime, type Runtime } from '../../src/runtime.js';
 import { createServer } from '../../src/server.js';
 import { success } from '../../src/tools/support/results.js';
@@ -45,11 +44,7 @@ async function serve(args: string[]): Promise<RunningHttpServer> {
   });
   const runtime = createRuntime(config);
   const http = await startHttpServer(runtime, {
-    makeServer: (rt) => {
-      const server = createServer(rt);
-      registerTools(server, rt, [probe]);
-      return server;
-    },
+    makeServer: (rt) => createServer(rt, [probe]),
   });
   served.push({ runtime, http });
   return http;

@@ -1,11 +1,10 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { parseCommandLine } from '../../src/config.js';
-import { registerTools } from '../../src/registry.js';
 import { closeRuntime, createRuntime, type Runtime } from '../../src/runtime.js';
+import { createServer } from '../../src/server.js';
 import { success } from '../../src/tools/support/results.js';
 import { defineTool } from '../../src/tools/types.js';
 import { tempDir, textOf } from '../support/harness.js';
@@ -41,8 +40,7 @@ beforeAll(async () => {
   const env = { GATEWAY_BASE_URL: 'http://127.0.0.1:9', GATEWAY_API_KEY: KEY, GATEWAY_LOG_LEVEL: 'error' };
   runtime = createRuntime(parseCommandLine([], env, tempDir()).config);
   runtime.log.error = (message) => logged.push(message);
-  const server = new Server({ name: 't', version: '1' }, { capabilities: { tools: {} } });
-  registerTools(server, runtime, tools);
+  const server = createServer(runtime, tools);
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   client = new Client({ name: 'c', version: '1' });
   await Promise.all([server.connect(serverSide), client.connect(clientSide)]);

@@ -1,0 +1,191 @@
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  ErrorCode,
+  type Implementation,
+  type JSONRPCMessage,
+  type JSONRPCRequest,
+  LATEST_PROTOCOL_VERSION,
+  type MessageExtraInfo,
+  type RequestId,
+  type ServerCapabilities,
+  type ServerNotification,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from './log.js';
+
+/** What a request handler gets besides the request's params. */
+export interface RequestContext {
+  requestId: RequestId;
+  /** Aborted when the client cancels the request or the connection closes. */
+  signal: AbortSignal;
+  /** The request's `_meta.progressToken`, when the client asked for progress. */
+  progressToken: string | number | undefined;
+  /** Sends a notification on the request's own stream (nothing once the request is cancelled). */
+  notify(notification: ServerNotification): Promise<void>;
+  /** What the transport knows about the message (HTTP headers, auth). */
+  transportInfo: MessageExtraInfo | undefined;
+}
+
+export type Params = Record<string, unknown>;
+export type RequestHandler = (params: Params, context: RequestContext) => unknown;
+
+/** A JSON-RPC error a handler means to send as it is (any other thrown error is -32603). */
+export class RpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface ProtocolOptions {
+  capabilities: ServerCapabilities;
+  instructions?: string;
+  /** Where a handler that throws (a bug) and an answer that could not be sent are reported. */
+  log: Pick<Logger, 'error' | 'debug'>;
+}
+
+/**
+ * The server side of one MCP connection: initialize, ping, cancellation and the handlers it is
+ * given (tools/list and tools/call), over any SDK transport. In place of the SDK's Server, whose
+ * request path (task bookkeeping, a zod parse of every request and every tool result, closures
+ * for server-to-client requests) cost more CPU per tool call than the rest of a web_search
+ * (docs/benchmarks.md); this server sends the client no requests, so it needs none of it.
+ */
+export class McpProtocol {
+  onclose?: () => void;
+
+  private transport: Transport | undefined;
+  private readonly handlers: Map<string, RequestHandler>;
+  /** Requests being served, by id: what notifications/cancelled and a closed connection abort. */
+  private readonly running = new Map<RequestId, AbortController>();
+
+  constructor(
+    private readonly serverInfo: Implementation,
+    private readonly options: ProtocolOptions,
+    handlers: Record<string, RequestHandler>,
+  ) {
+    this.handlers = new Map([
+      ['initialize', (params) => this.initialize(params)],
+      ['ping', () => ({})],
+      ...Object.entries(handlers),
+    ]);
+  }
+
+  /** Takes over the transport's callbacks (keeping any already set) and starts it. */
+  async connect(transport: Transport): Promise<void> {
+    if (this.transport) throw new Error('already connected: use one McpProtocol per connection');
+    this.transport = transport;
+    const { onclose, onmessage } = transport;
+    transport.onclose = () => {
+      onclose?.();
+      this.closed();
+    };
+    transport.onmessage = (message, extra) => {
+      onmessage?.(message, extra);
+      this.receive(message, extra);
+    };
+    await transport.start();
+  }
+
+  async close(): Promise<void> {
+    await this.transport?.close();
+  }
+
+  private receive(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
+    // Responses are not read: this server sends the client no requests.
+    if (!('method' in message)) return;
+    if ('id' in message) this.serve(message as JSONRPCRequest, extra);
+    else if (message.method === 'notifications/cancelled') {
+      const { requestId, reason } = (message.params ?? {}) as { requestId?: RequestId; reason?: unknown };
+      if (requestId !== undefined) this.running.get(requestId)?.abort(reason);
+    }
+  }
+
+  private serve(request: JSONRPCRequest, extra: MessageExtraInfo | undefined): void {
+    const transport = this.transport;
+    if (!transport) return;
+    const { id, method } = request;
+    const handler = this.handlers.get(method);
+    if (!handler) {
+      this.answer(transport, {
+        jsonrpc: '2.0',
+        id,
+        error: { code: ErrorCode.MethodNotFound, message: 'Method not found' },
+      });
+      return;
+    }
+    const controller = new AbortController();
+    this.running.set(id, controller);
+    const params = (request.params ?? {}) as Params;
+    const token = (params._meta as { progressToken?: unknown } | undefined)?.progressToken;
+    const context: RequestContext = {
+      requestId: id,
+      signal: controller.signal,
+      progressToken: typeof token === 'string' || typeof token === 'number' ? token : undefined,
+      notify: async (notification) => {
+        if (controller.signal.aborted) return;
+        await transport.send({ jsonrpc: '2.0', ...notification }, { relatedRequestId: id });
+      },
+      transportInfo: extra,
+    };
+    const done = () => {
+      if (this.running.get(id) === controller) this.running.delete(id);
+    };
+    new Promise((resolve) => resolve(handler(params, context))).then(
+      (result) => {
+        done();
+        // A cancelled request gets no answer.
+        if (!controller.signal.aborted)
+          this.answer(transport, { jsonrpc: '2.0', id, result } as JSONRPCMessage);
+      },
+      (error: unknown) => {
+        done();
+        if (!(error instanceof RpcError)) {
+          this.options.log.error(
+            `${method} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+          );
+        }
+        if (!controller.signal.aborted) this.answer(transport, { jsonrpc: '2.0', id, error: errorOf(error) });
+      },
+    );
+  }
+
+  private answer(transport: Transport, message: JSONRPCMessage): void {
+    transport.send(message).catch((error: unknown) => {
+      this.options.log.debug(
+        `an answer was not sent: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    });
+  }
+
+  private initialize(params: Params) {
+    const requested = params.protocolVersion;
+    if (typeof requested !== 'string') {
+      throw new RpcError(
+        ErrorCode.InvalidParams,
+        'Invalid initialize request: protocolVersion must be a string',
+      );
+    }
+    return {
+      protocolVersion: SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION,
+      capabilities: this.options.capabilities,
+      serverInfo: this.serverInfo,
+      ...(this.options.instructions ? { instructions: this.options.instructions } : {}),
+    };
+  }
+
+  private closed(): void {
+    this.transport = undefined;
+    for (const controller of this.running.values()) controller.abort(new Error('the connection closed'));
+    this.running.clear();
+    this.onclose?.();
+  }
+}
+
+/** An RpcError as it is; anything else is a bug, answered without its message (it is logged). */
+function errorOf(error: unknown): { code: number; message: string } {
+  if (error instanceof RpcError) return { code: error.code, message: error.message };
+  return { code: ErrorCode.InternalError, message: 'Internal error' };
+}
