@@ -95,7 +95,7 @@ export class LineTransport implements Transport {
       this.reply(ErrorCode.ParseError, 'Parse error: the line is not valid JSON.');
       return;
     }
-    const message = JSONRPCMessageSchema.safeParse(json);
+    const message = isPlainRequest(json) ? { success: true as const, data: json } : JSONRPCMessageSchema.safeParse(json);
     if (!message.success) {
       this.log.debug('a JSON line on stdin is not a JSON-RPC message');
       this.reply(
@@ -123,4 +123,31 @@ export class LineTransport implements Transport {
   private reply(code: number, message: string): void {
     void this.send({ jsonrpc: '2.0', error: { code, message } } as unknown as JSONRPCMessage);
   }
+}
+
+const REQUEST_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
+
+/**
+ * The common request or notification, recognised without the SDK's zod union: exact keys, a
+ * string method, an integer or string id, params absent or an object whose `_meta` is absent or
+ * carries only a valid progress token. Everything this accepts, JSONRPCMessageSchema accepts
+ * unchanged; everything else goes through that schema.
+ */
+export function isPlainRequest(json: unknown): json is JSONRPCMessage {
+  if (!isObject(json) || json.jsonrpc !== '2.0' || typeof json.method !== 'string') return false;
+  for (const key in json) if (!REQUEST_KEYS.has(key)) return false;
+  if ('id' in json && !(typeof json.id === 'string' || Number.isSafeInteger(json.id))) return false;
+  const params = json.params;
+  if (params === undefined) return true;
+  if (!isObject(params)) return false;
+  const meta = params._meta;
+  if (meta === undefined) return true;
+  if (!isObject(meta)) return false;
+  for (const key in meta) if (key !== 'progressToken') return false;
+  const token = meta.progressToken;
+  return token === undefined || typeof token === 'string' || Number.isSafeInteger(token);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { formatCount, oneLine, withoutControlChars } from '../../src/tools/support/text.js';
 
@@ -15,5 +16,19 @@ describe('text helpers', () => {
     expect(oneLine('a\n  b\tc')).toBe('a b c');
     expect(oneLine('x'.repeat(10), 5)).toBe('xxxx…');
     expect(withoutControlChars('a\u0000b\u001fc\u007f')).toBe('a b c');
+  });
+
+  it('leaves tidy text as it is and tidies every other kind of whitespace', () => {
+    const tidy = (text: string) => text.replace(/\s+/g, ' ').trim();
+    const spaces = [' ', '  ', '\t', '\n', '\r\n', '\u00a0', '\u2028', '\u3000', '\ufeff', '\v'];
+    const piece = fc.oneof(fc.constantFrom(...spaces), fc.string({ maxLength: 6 }));
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 12 }), (pieces) => {
+        const text = pieces.join('');
+        expect(oneLine(text, 10_000)).toBe(tidy(text));
+      }),
+      { seed: 11, numRuns: 3_000 },
+    );
+    expect(oneLine(' a b ')).toBe('a b');
   });
 });

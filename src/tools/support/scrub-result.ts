@@ -15,9 +15,16 @@ export function scrubResult(result: CallToolResult, secrets: readonly string[]):
 }
 
 function holdsSecret(value: unknown, secrets: readonly string[]): boolean {
-  if (typeof value === 'string') return secrets.some((secret) => value.includes(secret));
-  if (Array.isArray(value)) return value.some((v) => holdsSecret(v, secrets));
-  if (value && typeof value === 'object') return Object.values(value).some((v) => holdsSecret(v, secrets));
+  if (typeof value === 'string') {
+    for (const secret of secrets) if (value.includes(secret)) return true;
+    return false;
+  }
+  if (value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) {
+    for (const item of value) if (holdsSecret(item, secrets)) return true;
+    return false;
+  }
+  for (const key in value) if (holdsSecret((value as Record<string, unknown>)[key], secrets)) return true;
   return false;
 }
 

@@ -49,8 +49,8 @@ const params = fc.oneof(
   anyJson,
 );
 
-/** Objects shaped like JSON-RPC messages, each part sometimes right and sometimes wrong. */
-const messageLike = fc
+/** Objects shaped like JSON-RPC messages (as JSON text), each part sometimes right and sometimes wrong. */
+export const messageLike = fc
   .record(
     {
       jsonrpc: fc.oneof({ arbitrary: fc.constant('2.0'), weight: 6 }, fc.constantFrom('1.0', 2, null)),
