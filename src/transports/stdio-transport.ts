@@ -95,7 +95,9 @@ export class LineTransport implements Transport {
       this.reply(ErrorCode.ParseError, 'Parse error: the line is not valid JSON.');
       return;
     }
-    const message = isPlainRequest(json) ? { success: true as const, data: json } : JSONRPCMessageSchema.safeParse(json);
+    const message = isPlainRequest(json)
+      ? { success: true as const, data: json }
+      : JSONRPCMessageSchema.safeParse(json);
     if (!message.success) {
       this.log.debug('a JSON line on stdin is not a JSON-RPC message');
       this.reply(

@@ -133,19 +133,30 @@ export async function defaultModel(
 
 /** The model a setting names for the role, without asking the service; null when none is set. */
 export function configuredModel(role: ModelRole, config: Config): { id: string; setting: string } | null {
-  const value: Record<ModelRole, string | undefined> = {
-    chat: config.chatModel,
-    summary: config.summaryModel,
-    search: config.searchModel && bareProviderId(config.searchModel, 'search'),
-    fetch: config.fetchModel && bareProviderId(config.fetchModel, 'fetch'),
-    speech: config.speechModel,
-    transcription: config.transcribeModel,
-    video: config.videoModel,
-  };
-  if (value[role]) return { id: value[role], setting: MODEL_SETTING[role] };
+  const value = settingFor(role, config);
+  if (value) return { id: value, setting: MODEL_SETTING[role] };
   // A web_fetch prompt falls back to the chat model the user chose before guessing a small one.
   if (role === 'summary' && config.chatModel) return { id: config.chatModel, setting: MODEL_SETTING.chat };
   return null;
+}
+
+function settingFor(role: ModelRole, config: Config): string | undefined {
+  switch (role) {
+    case 'chat':
+      return config.chatModel;
+    case 'summary':
+      return config.summaryModel;
+    case 'search':
+      return config.searchModel && bareProviderId(config.searchModel, 'search');
+    case 'fetch':
+      return config.fetchModel && bareProviderId(config.fetchModel, 'fetch');
+    case 'speech':
+      return config.speechModel;
+    case 'transcription':
+      return config.transcribeModel;
+    case 'video':
+      return config.videoModel;
+  }
 }
 
 /** Names that mark a small, cheap model: right for answering a question about one page. */

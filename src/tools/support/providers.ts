@@ -1,6 +1,6 @@
 import { bareProviderId } from '../../service/models.js';
 import type { ToolContext } from '../types.js';
-import { defaultModel } from './default-models.js';
+import { configuredModel, defaultModel } from './default-models.js';
 
 export type WebKind = 'search' | 'fetch';
 
@@ -14,6 +14,9 @@ export async function resolveWebProvider(
   ctx: ToolContext,
 ): Promise<string | null> {
   if (explicit) return bareProviderId(explicit, kind);
+  // Asked on every call: a configured provider is answered without building the full choice.
+  const configured = configuredModel(kind, ctx.runtime.config);
+  if (configured) return configured.id;
   return (await defaultModel(kind, ctx.runtime, ctx.signal)).id;
 }
 
