@@ -130,25 +130,30 @@ export class McpProtocol {
       },
       transportInfo: extra,
     };
-    const done = () => {
+    const respond = (message: JSONRPCMessage) => {
       if (this.running.get(id) === controller) this.running.delete(id);
+      // A cancelled request gets no answer.
+      if (!controller.signal.aborted) this.answer(transport, message);
     };
-    new Promise((resolve) => resolve(handler(params, context))).then(
-      (result) => {
-        done();
-        // A cancelled request gets no answer.
-        if (!controller.signal.aborted)
-          this.answer(transport, { jsonrpc: '2.0', id, result } as JSONRPCMessage);
-      },
-      (error: unknown) => {
-        done();
-        if (!(error instanceof RpcError)) {
-          this.options.log.error(
-            `${method} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
-          );
-        }
-        if (!controller.signal.aborted) this.answer(transport, { jsonrpc: '2.0', id, error: errorOf(error) });
-      },
+    const fail = (error: unknown) => {
+      if (!(error instanceof RpcError)) {
+        this.options.log.error(
+          `${method} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+        );
+      }
+      respond({ jsonrpc: '2.0', id, error: errorOf(error) });
+    };
+    let outcome: unknown;
+    try {
+      outcome = handler(params, context);
+    } catch (error) {
+      return fail(error);
+    }
+    // Answered in a later microtask even when the handler returned at once: transports expect
+    // no answer from inside their own onmessage call.
+    Promise.resolve(outcome).then(
+      (result) => respond({ jsonrpc: '2.0', id, result } as JSONRPCMessage),
+      fail,
     );
   }
 

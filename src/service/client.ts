@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { Agent, Dispatcher } from 'undici';
-import { sleep, withDeadline } from './deadline.js';
+import { Deadline, sleep } from './deadline.js';
 import { parseErrorBody, ServiceError, seconds } from './errors.js';
 import {
   discardBody,
@@ -87,9 +87,16 @@ const NEVER_ABORTED = new AbortController().signal;
 /** Connection errors that prove nothing was sent. */
 const NEVER_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
+interface Http {
+  undici: typeof import('undici');
+  agent: Agent;
+  guarded: Agent;
+}
+
 export class ServiceClient {
   readonly baseUrl: string;
-  private http: Promise<{ undici: typeof import('undici'); agent: Agent; guarded: Agent }> | undefined;
+  private http: Http | undefined;
+  private loadingHttp: Promise<Http> | undefined;
   private readonly urlGuard: UrlGuard;
 
   constructor(private readonly options: ServiceClientOptions) {
@@ -98,18 +105,21 @@ export class ServiceClient {
   }
 
   /** undici is loaded on the first request, not at start-up: a server that is only listed stays light. */
-  private loadHttp() {
-    this.http ??= import('undici').then((undici) => ({
-      undici,
-      agent: new undici.Agent({ keepAliveTimeout: 10_000, connections: 32 }),
-      // Downloads from hosts other than the gateway: connections only to public addresses.
-      guarded: new undici.Agent({
-        keepAliveTimeout: 10_000,
-        connections: 8,
-        connect: { lookup: publicOnlyLookup },
-      }),
-    }));
-    return this.http;
+  private loadHttp(): Promise<Http> {
+    this.loadingHttp ??= import('undici').then((undici) => {
+      this.http = {
+        undici,
+        agent: new undici.Agent({ keepAliveTimeout: 10_000, connections: 32 }),
+        // Downloads from hosts other than the gateway: connections only to public addresses.
+        guarded: new undici.Agent({
+          keepAliveTimeout: 10_000,
+          connections: 8,
+          connect: { lookup: publicOnlyLookup },
+        }),
+      };
+      return this.http;
+    });
+    return this.loadingHttp;
   }
 
   get timeoutMs(): number {
@@ -178,8 +188,8 @@ export class ServiceClient {
   }
 
   async close(): Promise<void> {
-    if (!this.http) return;
-    const { agent, guarded } = await this.http;
+    if (!this.loadingHttp) return;
+    const { agent, guarded } = await this.loadingHttp;
     await Promise.all([agent.destroy().catch(() => undefined), guarded.destroy().catch(() => undefined)]);
   }
 
@@ -194,9 +204,12 @@ export class ServiceClient {
     for (let n = 0; ; n++) {
       const timeoutMs = req.timeoutMs ?? this.options.timeoutMs;
       // Streams get no whole-call timer: undici's header and body timeouts guard them instead.
-      const guard = wholeCallDeadline ? withDeadline(req.signal, timeoutMs) : undefined;
+      const guard = wholeCallDeadline ? new Deadline(req.signal, timeoutMs) : undefined;
       try {
-        return await attempt(guard?.signal ?? req.signal ?? NEVER_ABORTED);
+        const answer = attempt(guard?.signal ?? req.signal ?? NEVER_ABORTED);
+        // By now the request is on its way (see send()): the clock starts while the service works.
+        guard?.start();
+        return await answer;
       } catch (raw) {
         const error = this.toServiceError(raw, req, timeoutMs);
         const delay = this.retryDelay(error, req, n, Date.now() - started);
@@ -245,7 +258,8 @@ export class ServiceClient {
     } else if (req.contentType) headers['content-type'] = req.contentType;
 
     const timeoutMs = req.timeoutMs ?? this.options.timeoutMs;
-    const { undici, agent, guarded } = await this.loadHttp();
+    // Once undici is loaded the request is sent in this same turn, before send() first yields.
+    const { undici, agent, guarded } = this.http ?? (await this.loadHttp());
     const res = await undici.request(target.url, {
       method: req.method,
       headers,

@@ -4,7 +4,15 @@ import { ServiceError } from './errors.js';
 // Reading what the service sent: bodies, headers, redirect targets, Retry-After.
 
 export function parseJsonBody<T>(text: string, scrub: (t: string) => string = (t) => t): T {
-  const cleaned = (text.includes('[DONE]') ? text.replace(/\n?data: \[DONE\]\s*$/, '') : text).trim();
+  // The `data: [DONE]` line is removed only at the end of the body, so look only there.
+  const trimmed = text.trim();
+  return parseJson<T>(
+    trimmed.endsWith('[DONE]') ? trimmed.replace(/\n?data: \[DONE\]$/, '').trim() : trimmed,
+    scrub,
+  );
+}
+
+function parseJson<T>(cleaned: string, scrub: (t: string) => string): T {
   try {
     return JSON.parse(cleaned) as T;
   } catch {

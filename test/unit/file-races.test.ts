@@ -71,12 +71,16 @@ describe('races on files', () => {
   );
 
   it.runIf(process.platform === 'linux')(
-    'no file is ever created outside when the output directory itself is swapped for a symlink',
+    'no file is ever created outside the working directory when the output directory is swapped for a symlink',
     async () => {
+      // The rule (docs/security.md, finding 7): an output directory inside the working directory
+      // must really be inside it. A symlink to another place inside it is followed, so the place
+      // the swapper points at lies outside the working directory.
       const base = tempDir('gtm-race-outdir-');
-      const out = join(base, 'out');
+      const work = join(base, 'work');
+      const out = join(work, 'out');
       const outside = join(base, 'outside');
-      mkdirSync(out);
+      mkdirSync(out, { recursive: true });
       mkdirSync(outside);
       const stop = keepSwapping(async () => {
         await rename(out, `${out}.real`);
@@ -91,7 +95,7 @@ describe('races on files', () => {
         for (let i = 0; i < ATTEMPTS && Date.now() - started < BUDGET_MS; i++) {
           await saveStream(
             Readable.from([Buffer.from('FROM-THE-GATEWAY')]),
-            { outputDir: out, stem: 'speech', extension: 'mp3', workDir: base },
+            { outputDir: out, stem: 'speech', extension: 'mp3', workDir: work },
             100,
           ).then(
             () => saved++,
