@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { Agent, Dispatcher } from 'undici';
-import { Deadline, sleep } from './deadline.js';
+import { type CancelSignal, Deadline, sleep } from './deadline.js';
 import { parseErrorBody, ServiceError, seconds } from './errors.js';
 import {
   discardBody,
@@ -198,7 +198,7 @@ export class ServiceClient {
   private async withRetries<T>(
     req: ServiceRequest,
     wholeCallDeadline: boolean,
-    attempt: (signal: AbortSignal) => Promise<T>,
+    attempt: (signal: CancelSignal) => Promise<T>,
   ): Promise<T> {
     const started = Date.now();
     for (let n = 0; ; n++) {
@@ -242,7 +242,7 @@ export class ServiceClient {
 
   private async send(
     req: ServiceRequest,
-    signal: AbortSignal,
+    signal: CancelSignal,
     target: { url: string; auth: boolean; guarded?: boolean } = { url: this.url(req), auth: true },
   ): Promise<ServiceResponse> {
     const headers: Record<string, string> = {

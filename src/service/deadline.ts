@@ -1,4 +1,25 @@
+import { EventEmitter } from 'node:events';
 import { ServiceError } from './errors.js';
+
+/**
+ * What a request needs of a signal: undici takes an EventEmitter as well as an AbortSignal, and
+ * body readers only look at `aborted` and `reason`. A service call makes one per attempt, where an
+ * AbortController and its EventTarget listeners cost more than the rest of setting up a request.
+ */
+export class RequestSignal extends EventEmitter {
+  aborted = false;
+  reason: unknown;
+
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.emit('abort');
+  }
+}
+
+/** Either kind of signal a request can be sent with. */
+export type CancelSignal = AbortSignal | RequestSignal;
 
 /**
  * A signal that aborts when `parent` does or `ms` after start(), on a timer held here. Not
@@ -7,7 +28,7 @@ import { ServiceError } from './errors.js';
  * Call `clear()` when the guarded work is over.
  */
 export class Deadline {
-  private readonly controller = new AbortController();
+  readonly signal = new RequestSignal();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -15,11 +36,7 @@ export class Deadline {
     private readonly ms: number,
   ) {
     // Already cancelled: aborted now, so that nothing guarded by it is ever sent.
-    if (parent?.aborted) this.controller.abort(parent.reason);
-  }
-
-  get signal(): AbortSignal {
-    return this.controller.signal;
+    if (parent?.aborted) this.signal.abort(parent.reason);
   }
 
   /**
@@ -27,7 +44,7 @@ export class Deadline {
    * sent first: this set-up then overlaps the wait for the answer instead of delaying it.
    */
   start(): void {
-    if (this.controller.signal.aborted || this.timer) return;
+    if (this.signal.aborted || this.timer) return;
     this.parent?.addEventListener('abort', this.onParentAbort, { once: true });
     this.timer = setTimeout(this.onTimeout, this.ms);
   }
@@ -37,16 +54,22 @@ export class Deadline {
     this.parent?.removeEventListener('abort', this.onParentAbort);
   }
 
-  private readonly onParentAbort = () => this.controller.abort(this.parent?.reason);
+  private readonly onParentAbort = () => this.signal.abort(this.parent?.reason);
   private readonly onTimeout = () =>
-    this.controller.abort(new DOMException(`No answer within ${this.ms} ms`, 'TimeoutError'));
+    this.signal.abort(new DOMException(`No answer within ${this.ms} ms`, 'TimeoutError'));
 }
 
-/** A started Deadline. */
-export function withDeadline(parent: AbortSignal | undefined, ms: number): Deadline {
+/** A started deadline whose signal is an AbortSignal, for work that needs one. */
+export function withDeadline(
+  parent: AbortSignal | undefined,
+  ms: number,
+): { signal: AbortSignal; clear(): void } {
   const deadline = new Deadline(parent, ms);
+  const controller = new AbortController();
+  if (deadline.signal.aborted) controller.abort(deadline.signal.reason);
+  else deadline.signal.once('abort', () => controller.abort(deadline.signal.reason));
   deadline.start();
-  return deadline;
+  return { signal: controller.signal, clear: () => deadline.clear() };
 }
 
 /** Waits `ms`, or rejects as cancelled when `signal` aborts. */

@@ -34,7 +34,7 @@ function parseJson<T>(cleaned: string, scrub: (t: string) => string): T {
 export function readText(
   body: Dispatcher.ResponseData['body'],
   limit: number,
-  signal: AbortSignal,
+  signal: Pick<AbortSignal, 'aborted' | 'reason'>,
 ): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
