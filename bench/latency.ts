@@ -61,7 +61,9 @@ export async function benchLatency(calls: number, service: BenchService): Promis
   };
   const paths = Object.entries(measured) as [keyof typeof measured, () => Promise<unknown>][];
   // Warm every path (connections, JIT), then take the samples call by call in turn, so that a
-  // slow moment of this shared machine falls on every path alike.
+  // slow moment of this shared machine falls on every path alike. The order rotates every round:
+  // each path follows each other path equally often (a call right after one to the reference
+  // service finds that process warmer than a call after the echo).
   for (let i = 0; i < 20; i++) for (const [, fn] of paths) await fn();
   const samples = {
     tool: [] as number[],
@@ -70,7 +72,12 @@ export async function benchLatency(calls: number, service: BenchService): Promis
     echo: [] as number[],
   };
   const cpuBefore = [cpuMs(ours.pid), cpuMs(forwarding.pid)];
-  for (let i = 0; i < calls; i++) for (const [name, fn] of paths) samples[name].push(await timeOnce(fn));
+  for (let i = 0; i < calls; i++) {
+    for (let j = 0; j < paths.length; j++) {
+      const [name, fn] = paths[(i + j) % paths.length] as (typeof paths)[number];
+      samples[name].push(await timeOnce(fn));
+    }
+  }
   const [toolCpuUs, forwardingCpuUs] = [ours.pid, forwarding.pid].map(
     (pid, i) => ((cpuMs(pid) - (cpuBefore[i] ?? Number.NaN)) * 1000) / calls,
   );
