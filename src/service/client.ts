@@ -135,11 +135,11 @@ export class ServiceClient {
   }
 
   /** Sends a request and parses a JSON answer (tolerating a trailing `data: [DONE]`). */
-  async json<T>(req: ServiceRequest): Promise<JsonResponse<T>> {
+  json<T>(req: ServiceRequest): Promise<JsonResponse<T>> {
     return this.withRetries(req, true, async (signal) => {
       const res = await this.send(req, signal);
       const text = await readText(res.body, MAX_JSON_BYTES, signal);
-      return { data: parseJsonBody<T>(text, this.scrub.bind(this)), headers: res.headers };
+      return { data: parseJsonBody<T>(text, this.options.scrub), headers: res.headers };
     });
   }
 
@@ -147,7 +147,7 @@ export class ServiceClient {
    * Sends a request and hands back the open response for streaming (downloads, SSE, audio).
    * The caller must consume or destroy `body`. Timeouts apply to headers and to gaps in the body.
    */
-  async stream(req: ServiceRequest): Promise<ServiceResponse> {
+  stream(req: ServiceRequest): Promise<ServiceResponse> {
     return this.withRetries(req, false, (signal) => this.send(req, signal));
   }
 
