@@ -147,7 +147,7 @@ export class McpProtocol {
     try {
       outcome = handler(params, context);
     } catch (error) {
-      return fail(error);
+      outcome = Promise.reject(error);
     }
     // Answered in a later microtask even when the handler returned at once: transports expect
     // no answer from inside their own onmessage call.
