@@ -50,8 +50,8 @@ export interface ProtocolOptions {
  * The server side of one MCP connection: initialize, ping, cancellation and the handlers it is
  * given (tools/list and tools/call), over any SDK transport. In place of the SDK's Server, whose
  * request path (task bookkeeping, a zod parse of every request and every tool result, closures
- * for server-to-client requests) cost more CPU per tool call than the rest of a web_search
- * (docs/benchmarks.md); this server sends the client no requests, so it needs none of it.
+ * for server-to-client requests) was the largest cost of a tool call that bought this server
+ * nothing (docs/benchmarks.md): it sends the client no requests and checks its own results.
  */
 export class McpProtocol {
   onclose?: () => void;
@@ -187,6 +187,11 @@ export class McpProtocol {
     this.running.clear();
     this.onclose?.();
   }
+}
+
+/** A JSON object (not null, not an array): what params, arguments and `_meta` must be. */
+export function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** An RpcError as it is; anything else is a bug, answered without its message (it is logged). */

@@ -2,7 +2,7 @@ import { type CallToolResult, ErrorCode } from '@modelcontextprotocol/sdk/types.
 import { z } from 'zod';
 import { catalogEntry } from './catalog.js';
 import { type Config, ConfigError } from './config.js';
-import { type RequestContext, type RequestHandler, RpcError } from './protocol.js';
+import { isJsonObject, type RequestContext, type RequestHandler, RpcError } from './protocol.js';
 import type { Runtime } from './runtime.js';
 import { ALL_TOOLS } from './tools/index.js';
 import { failure, failureFrom } from './tools/support/results.js';
@@ -92,7 +92,7 @@ export function toolHandlers(
     'tools/call': async (params, context) => {
       const { name, arguments: given } = params;
       if (typeof name !== 'string') throw invalidCall('params.name must be a string');
-      if (given !== undefined && !isPlainObject(given))
+      if (given !== undefined && !isJsonObject(given))
         throw invalidCall('params.arguments must be an object');
       const tool = byName.get(name);
       if (!tool) return failure(`Unknown tool "${name}"; this server has ${[...byName.keys()].join(', ')}.`);
@@ -132,10 +132,6 @@ export function toolHandlers(
 /** A tools/call whose params are malformed is a protocol error (-32602), not a tool result. */
 function invalidCall(problem: string): RpcError {
   return new RpcError(ErrorCode.InvalidParams, `Invalid tools/call request: ${problem}`);
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 const compiled = new WeakMap<AnyToolDefinition, { input: z.ZodObject; output: z.ZodObject }>();

@@ -2,6 +2,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../log.js';
+import { isJsonObject } from '../protocol.js';
 
 /**
  * The longest JSON-RPC line read from stdin. A legitimate audio_transcribe call carries up to
@@ -136,20 +137,16 @@ const REQUEST_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
  * unchanged; everything else goes through that schema.
  */
 export function isPlainRequest(json: unknown): json is JSONRPCMessage {
-  if (!isObject(json) || json.jsonrpc !== '2.0' || typeof json.method !== 'string') return false;
+  if (!isJsonObject(json) || json.jsonrpc !== '2.0' || typeof json.method !== 'string') return false;
   for (const key in json) if (!REQUEST_KEYS.has(key)) return false;
   if ('id' in json && !(typeof json.id === 'string' || Number.isSafeInteger(json.id))) return false;
   const params = json.params;
   if (params === undefined) return true;
-  if (!isObject(params)) return false;
+  if (!isJsonObject(params)) return false;
   const meta = params._meta;
   if (meta === undefined) return true;
-  if (!isObject(meta)) return false;
+  if (!isJsonObject(meta)) return false;
   for (const key in meta) if (key !== 'progressToken') return false;
   const token = meta.progressToken;
   return token === undefined || typeof token === 'string' || Number.isSafeInteger(token);
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
