@@ -216,7 +216,9 @@ export class ServiceClient {
         if (delay === undefined) throw error;
         await sleep(delay, req.signal);
       } finally {
-        guard?.clear();
+        // Cleared once the answer has been handed on: the timer and the parent's listener cost
+        // time that would otherwise be spent before the caller sees the result.
+        if (guard) setImmediate(() => guard.clear());
       }
     }
   }
