@@ -62,8 +62,8 @@ export async function benchLatency(calls: number, service: BenchService): Promis
   const paths = Object.entries(measured) as [keyof typeof measured, () => Promise<unknown>][];
   // Warm every path (connections, JIT), then take the samples call by call in turn, so that a
   // slow moment of this shared machine falls on every path alike. The order rotates every round:
-  // each path follows each other path equally often (a call right after one to the reference
-  // service finds that process warmer than a call after the echo).
+  // each path follows each other path equally often (in a fixed order, one path is the only one
+  // never preceded by a call to the reference service).
   for (let i = 0; i < 20; i++) for (const [, fn] of paths) await fn();
   const samples = {
     tool: [] as number[],
