@@ -11,13 +11,14 @@ import {
   type ServerNotification,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
+import { RequestSignal } from './cancel.js';
 import type { Logger } from './log.js';
 
 /** What a request handler gets besides the request's params. */
 export interface RequestContext {
   requestId: RequestId;
   /** Aborted when the client cancels the request or the connection closes. */
-  signal: AbortSignal;
+  signal: RequestSignal;
   /** The request's `_meta.progressToken`, when the client asked for progress. */
   progressToken: string | number | undefined;
   /** Sends a notification on the request's own stream (nothing once the request is cancelled). */
@@ -59,7 +60,7 @@ export class McpProtocol {
   private transport: Transport | undefined;
   private readonly handlers: Map<string, RequestHandler>;
   /** Requests being served, by id: what notifications/cancelled and a closed connection abort. */
-  private readonly running = new Map<RequestId, AbortController>();
+  private readonly running = new Map<RequestId, RequestSignal>();
 
   constructor(
     private readonly serverInfo: Implementation,
@@ -116,24 +117,24 @@ export class McpProtocol {
       });
       return;
     }
-    const controller = new AbortController();
-    this.running.set(id, controller);
+    const signal = new RequestSignal();
+    this.running.set(id, signal);
     const params = (request.params ?? {}) as Params;
     const token = (params._meta as { progressToken?: unknown } | undefined)?.progressToken;
     const context: RequestContext = {
       requestId: id,
-      signal: controller.signal,
+      signal,
       progressToken: typeof token === 'string' || typeof token === 'number' ? token : undefined,
       notify: async (notification) => {
-        if (controller.signal.aborted) return;
+        if (signal.aborted) return;
         await transport.send({ jsonrpc: '2.0', ...notification }, { relatedRequestId: id });
       },
       transportInfo: extra,
     };
     const respond = (message: JSONRPCMessage) => {
-      if (this.running.get(id) === controller) this.running.delete(id);
+      if (this.running.get(id) === signal) this.running.delete(id);
       // A cancelled request gets no answer.
-      if (!controller.signal.aborted) this.answer(transport, message);
+      if (!signal.aborted) this.answer(transport, message);
     };
     const fail = (error: unknown) => {
       if (!(error instanceof RpcError)) {
@@ -183,7 +184,7 @@ export class McpProtocol {
 
   private closed(): void {
     this.transport = undefined;
-    for (const controller of this.running.values()) controller.abort(new Error('the connection closed'));
+    for (const signal of this.running.values()) signal.abort(new Error('the connection closed'));
     this.running.clear();
     this.onclose?.();
   }

@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import type { CancelSignal } from '../cancel.js';
 import { guardedBody } from './body-errors.js';
 import type { ServiceClient, ServiceResponse } from './client.js';
 import { ServiceError } from './errors.js';
@@ -33,7 +34,7 @@ export function speech(
   client: ServiceClient,
   req: SpeechRequest,
   format: SpeechFormat,
-  signal?: AbortSignal,
+  signal?: CancelSignal,
 ): Promise<ServiceResponse> {
   return client.stream({
     method: 'POST',
@@ -105,7 +106,7 @@ export async function speechAudio(
   client: ServiceClient,
   req: SpeechRequest,
   format: SpeechFormat,
-  signal?: AbortSignal,
+  signal?: CancelSignal,
 ): Promise<SpeechAudio> {
   const res = await speech(client, req, format, signal);
   const contentType = res.headers['content-type'];
@@ -161,7 +162,7 @@ export interface Voice {
 export async function listVoices(
   client: ServiceClient,
   provider: string,
-  signal?: AbortSignal,
+  signal?: CancelSignal,
 ): Promise<Voice[]> {
   const { data } = await client.json<unknown>({
     method: 'GET',

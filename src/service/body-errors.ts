@@ -1,3 +1,4 @@
+import type { CancelSignal } from '../cancel.js';
 import { ServiceError, seconds } from './errors.js';
 
 /**
@@ -12,7 +13,7 @@ export function bodyReadError(
   what: string,
   timeoutMs: number,
   scrub: (text: string) => string,
-  signal?: AbortSignal,
+  signal?: CancelSignal,
 ): ServiceError {
   if (error instanceof ServiceError) return error;
   if (signal?.aborted) {
@@ -40,7 +41,7 @@ export async function* guardedBody(
   what: string,
   timeoutMs: number,
   scrub: (text: string) => string,
-  signal?: AbortSignal,
+  signal?: CancelSignal,
 ): AsyncGenerator<Buffer> {
   try {
     for await (const chunk of body) yield Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { Agent, Dispatcher } from 'undici';
-import { type CancelSignal, Deadline, sleep } from './deadline.js';
+import type { CancelSignal } from '../cancel.js';
+import { Deadline, sleep } from './deadline.js';
 import { parseErrorBody, ServiceError, seconds } from './errors.js';
 import {
   discardBody,
@@ -53,7 +54,7 @@ export interface ServiceRequest {
   body?: Readable | Buffer | string;
   contentType?: string;
   headers?: Record<string, string>;
-  signal?: AbortSignal;
+  signal?: CancelSignal;
   retry: RetryPolicy;
   /** Overrides the configured per-request timeout. */
   timeoutMs?: number;
@@ -156,7 +157,11 @@ export class ServiceClient {
    * when the URL is on the service's own origin, never to third-party hosts; hosts other than
    * the gateway are reached only on public addresses (see url-guard.ts).
    */
-  async download(url: string, signal?: AbortSignal, options: DownloadOptions = {}): Promise<ServiceResponse> {
+  async download(
+    url: string,
+    signal?: CancelSignal,
+    options: DownloadOptions = {},
+  ): Promise<ServiceResponse> {
     const ownOrigin = new URL(this.baseUrl).origin;
     let target = new URL(url);
     // Redirects are followed here, not by undici, so the key and address decisions are made

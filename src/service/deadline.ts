@@ -1,25 +1,5 @@
-import { EventEmitter } from 'node:events';
+import { type CancelSignal, onAbort, RequestSignal } from '../cancel.js';
 import { ServiceError } from './errors.js';
-
-/**
- * What a request needs of a signal: undici takes an EventEmitter as well as an AbortSignal, and
- * body readers only look at `aborted` and `reason`. A service call makes one per attempt, where an
- * AbortController and its EventTarget listeners cost more than the rest of setting up a request.
- */
-export class RequestSignal extends EventEmitter {
-  aborted = false;
-  reason: unknown;
-
-  abort(reason: unknown): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.reason = reason;
-    this.emit('abort');
-  }
-}
-
-/** Either kind of signal a request can be sent with. */
-export type CancelSignal = AbortSignal | RequestSignal;
 
 /**
  * A signal that aborts when `parent` does or `ms` after start(), on a timer held here. Not
@@ -30,9 +10,10 @@ export type CancelSignal = AbortSignal | RequestSignal;
 export class Deadline {
   readonly signal = new RequestSignal();
   private timer: NodeJS.Timeout | undefined;
+  private unlink: (() => void) | undefined;
 
   constructor(
-    private readonly parent: AbortSignal | undefined,
+    private readonly parent: CancelSignal | undefined,
     private readonly ms: number,
   ) {
     // Already cancelled: aborted now, so that nothing guarded by it is ever sent.
@@ -45,47 +26,41 @@ export class Deadline {
    */
   start(): void {
     if (this.signal.aborted || this.timer) return;
-    this.parent?.addEventListener('abort', this.onParentAbort, { once: true });
+    const parent = this.parent;
+    if (parent) this.unlink = onAbort(parent, () => this.signal.abort(parent.reason));
     this.timer = setTimeout(this.onTimeout, this.ms);
   }
 
   clear(): void {
     clearTimeout(this.timer);
-    this.parent?.removeEventListener('abort', this.onParentAbort);
+    this.unlink?.();
   }
 
-  private readonly onParentAbort = () => this.signal.abort(this.parent?.reason);
   private readonly onTimeout = () =>
     this.signal.abort(new DOMException(`No answer within ${this.ms} ms`, 'TimeoutError'));
 }
 
-/** A started deadline whose signal is an AbortSignal, for work that needs one. */
-export function withDeadline(
-  parent: AbortSignal | undefined,
-  ms: number,
-): { signal: AbortSignal; clear(): void } {
+/** A started deadline. */
+export function withDeadline(parent: CancelSignal | undefined, ms: number): Deadline {
   const deadline = new Deadline(parent, ms);
-  const controller = new AbortController();
-  if (deadline.signal.aborted) controller.abort(deadline.signal.reason);
-  else deadline.signal.once('abort', () => controller.abort(deadline.signal.reason));
   deadline.start();
-  return { signal: controller.signal, clear: () => deadline.clear() };
+  return deadline;
 }
 
 /** Waits `ms`, or rejects as cancelled when `signal` aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+export function sleep(ms: number, signal?: CancelSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(abortError());
-    const timer = setTimeout(done, ms);
-    function done() {
-      signal?.removeEventListener('abort', onAbort);
+    const stop = signal
+      ? onAbort(signal, () => {
+          clearTimeout(timer);
+          reject(abortError());
+        })
+      : undefined;
+    const timer = setTimeout(() => {
+      stop?.();
       resolve();
-    }
-    function onAbort() {
-      clearTimeout(timer);
-      reject(abortError());
-    }
-    signal?.addEventListener('abort', onAbort, { once: true });
+    }, ms);
   });
 }
 
@@ -97,11 +72,10 @@ function abortError(): ServiceError {
  * Waits for `work` unless `signal` aborts first, then rejects as cancelled. The work itself goes
  * on (for shared loads, such as a page other callers also wait for).
  */
-export function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+export function abortable<T>(work: Promise<T>, signal: CancelSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(abortError());
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortError());
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    const stop = onAbort(signal, () => reject(abortError()));
+    work.then(resolve, reject).finally(stop);
   });
 }

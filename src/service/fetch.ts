@@ -1,3 +1,4 @@
+import type { CancelSignal } from '../cancel.js';
 import type { ServiceClient } from './client.js';
 import { asObject, asString } from './normalize.js';
 
@@ -22,7 +23,7 @@ export interface FetchedPage {
 export async function fetchPage(
   client: ServiceClient,
   req: FetchRequest,
-  signal?: AbortSignal,
+  signal?: CancelSignal,
 ): Promise<FetchedPage> {
   const { data } = await client.json<unknown>({
     method: 'POST',

@@ -1,3 +1,4 @@
+import type { CancelSignal } from '../cancel.js';
 import type { ServiceClient } from './client.js';
 import { ServiceError } from './errors.js';
 
@@ -6,7 +7,7 @@ import { ServiceError } from './errors.js';
  * `missing` for 404 (other gateways have no such route), or throws the ServiceError for
  * anything else (unreachable, timeout, other status).
  */
-export async function checkHealth(client: ServiceClient, signal?: AbortSignal): Promise<'ok' | 'missing'> {
+export async function checkHealth(client: ServiceClient, signal?: CancelSignal): Promise<'ok' | 'missing'> {
   try {
     await client.json<unknown>({ method: 'GET', path: '/api/health', signal, retry: 'safe' });
     return 'ok';

@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici';
+import type { CancelSignal } from '../cancel.js';
 import { ServiceError } from './errors.js';
 
 // Reading what the service sent: bodies, headers, redirect targets, Retry-After.
@@ -34,7 +35,7 @@ function parseJson<T>(cleaned: string, scrub: (t: string) => string): T {
 export function readText(
   body: Dispatcher.ResponseData['body'],
   limit: number,
-  signal: Pick<AbortSignal, 'aborted' | 'reason'>,
+  signal: Pick<CancelSignal, 'aborted' | 'reason'>,
 ): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];

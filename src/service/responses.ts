@@ -1,3 +1,4 @@
+import type { CancelSignal } from '../cancel.js';
 import type { ServiceClient } from './client.js';
 import { ServiceError, seconds } from './errors.js';
 import { parseJsonBody } from './http-body.js';
@@ -33,7 +34,7 @@ export interface ModelAnswer {
 }
 
 export interface ResponsesOptions {
-  signal?: AbortSignal;
+  signal?: CancelSignal;
   /** Called with each text delta as it streams in. */
   onDelta?: (delta: string, textSoFar: string) => void;
 }
@@ -152,7 +153,7 @@ function tooLarge(limit: number): ServiceError {
 /** An error while reading the body: cancellation, a stalled stream, or a dropped connection. */
 function streamFailure(
   error: unknown,
-  signal: AbortSignal | undefined,
+  signal: CancelSignal | undefined,
   received: number,
   client: ServiceClient,
 ): ServiceError {

@@ -1,3 +1,4 @@
+import type { CancelSignal } from '../cancel.js';
 import type { ServiceClient } from './client.js';
 import { asArray, asObject, asString } from './normalize.js';
 
@@ -32,7 +33,7 @@ export interface SearchResponse {
 export async function search(
   client: ServiceClient,
   req: SearchRequest,
-  signal?: AbortSignal,
+  signal?: CancelSignal,
 ): Promise<SearchResponse> {
   const { data } = await client.json<unknown>({
     method: 'POST',

@@ -1,5 +1,6 @@
 // POST /v1/audio/transcriptions: a streamed multipart upload, and the transcript in any format.
 import type { Readable } from 'node:stream';
+import type { CancelSignal } from '../cancel.js';
 import { bodyReadError } from './body-errors.js';
 import type { ServiceClient } from './client.js';
 import { parseJsonBody, readText } from './http-body.js';
@@ -39,7 +40,7 @@ export const TRANSCRIBE_TIMEOUT_FACTOR = 5;
 export async function transcribe(
   client: ServiceClient,
   req: TranscriptionRequest,
-  signal?: AbortSignal,
+  signal?: CancelSignal,
 ): Promise<Transcript> {
   const format = req.response_format ?? 'json';
   const body = multipartBody(

@@ -1,3 +1,4 @@
+import type { CancelSignal } from '../cancel.js';
 import { guardedBody } from './body-errors.js';
 import type { ServiceClient } from './client.js';
 import { ServiceError } from './errors.js';
@@ -52,7 +53,7 @@ export async function submitVideo(
   kind: VideoSubmitKind,
   body: VideoSubmitRequest,
   idempotencyKey: string,
-  signal?: AbortSignal,
+  signal?: CancelSignal,
 ): Promise<VideoSubmitted> {
   const { data, headers } = await client.json<unknown>({
     method: 'POST',
@@ -86,7 +87,7 @@ export async function pollVideo(
   client: ServiceClient,
   requestId: string,
   connectionId: string | null,
-  signal?: AbortSignal,
+  signal?: CancelSignal,
 ): Promise<VideoJobState> {
   const { data } = await client.json<unknown>({
     method: 'GET',
@@ -190,7 +191,7 @@ export interface VideoDownload {
 export async function openVideoDownload(
   client: ServiceClient,
   url: string,
-  signal?: AbortSignal,
+  signal?: CancelSignal,
 ): Promise<VideoDownload> {
   const response = await client.download(url, signal);
   const length = Number(response.headers['content-length']);

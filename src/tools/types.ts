@@ -1,5 +1,6 @@
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
+import type { CancelSignal } from '../cancel.js';
 import type { Runtime } from '../runtime.js';
 
 export type ToolGroup = 'search' | 'fetch' | 'video' | 'audio' | 'models' | 'chat';
@@ -15,7 +16,7 @@ export interface Progress {
 export interface ToolContext {
   runtime: Runtime;
   /** Aborted when the client cancels the call or the server shuts down. */
-  signal: AbortSignal;
+  signal: CancelSignal;
   /** Sends a progress notification when the client asked for them; otherwise does nothing. */
   progress(update: Progress): Promise<void>;
   /** A tool's public name under the configured prefix, for hints such as "call video_status". */

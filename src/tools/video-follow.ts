@@ -1,4 +1,5 @@
 import { extname } from 'node:path';
+import type { CancelSignal } from '../cancel.js';
 import { ServiceError } from '../service/errors.js';
 import { openVideoDownload, pollVideo, type VideoJobState } from '../service/videos.js';
 import { formatBytes, type SavedFile, saveStream } from './support/files.js';
@@ -14,7 +15,7 @@ export const MAX_VIDEO_DOWNLOAD_BYTES = 2 * 1024 ** 3;
 const DOWNLOAD_PROGRESS_EVERY_MS = 1_000;
 
 /** One free status read. A finished job's video URL is kept only when it is http(s). */
-export async function readJob(ref: JobRef, ctx: ToolContext, signal: AbortSignal): Promise<VideoJobState> {
+export async function readJob(ref: JobRef, ctx: ToolContext, signal: CancelSignal): Promise<VideoJobState> {
   const state = await pollVideo(ctx.runtime.service.client, ref.requestId, ref.connectionId, signal);
   return state.videoUrl && !isHttpUrl(state.videoUrl) ? { ...state, videoUrl: null } : state;
 }

@@ -47,7 +47,7 @@ async function connect(): Promise<Harness> {
       'test/slow': (_params, context) =>
         new Promise((resolve) => {
           slowCalls.push(context);
-          context.signal.addEventListener('abort', () => resolve({ late: true }));
+          context.signal.once('abort', () => resolve({ late: true }));
         }),
     },
   );

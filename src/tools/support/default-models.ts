@@ -1,3 +1,4 @@
+import type { CancelSignal } from '../../cancel.js';
 import type { Config } from '../../config.js';
 import type { Service } from '../../service/index.js';
 import { bareProviderId, type ModelEntry, type ModelListKind } from '../../service/models.js';
@@ -70,7 +71,7 @@ export interface ModelDeps {
 export async function modelsFor(
   capability: Capability,
   deps: ModelDeps,
-  signal?: AbortSignal,
+  signal?: CancelSignal,
 ): Promise<CapabilityModel[] | null> {
   if (capability === 'video') {
     const ids = [...new Set([deps.config.videoModel, KNOWN_VIDEO_MODEL])];
@@ -107,7 +108,7 @@ export interface ModelChoice {
 export async function defaultModel(
   role: ModelRole,
   deps: ModelDeps,
-  signal?: AbortSignal,
+  signal?: CancelSignal,
 ): Promise<ModelChoice> {
   const { config } = deps;
   const configured = configuredModel(role, config);

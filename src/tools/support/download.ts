@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { type CancelSignal, toAbortSignal } from '../../cancel.js';
 import { guardedBody } from '../../service/body-errors.js';
 import type { ServiceClient } from '../../service/client.js';
 import { ServiceError } from '../../service/errors.js';
@@ -32,7 +33,7 @@ export async function downloadToTemp(
   url: string,
   client: ServiceClient,
   maxBytes: number,
-  signal: AbortSignal,
+  signal: CancelSignal,
   onBytes?: (bytes: number) => void,
 ): Promise<TempDownload> {
   // client.download follows redirects itself, checking every hop's destination.
@@ -62,7 +63,7 @@ export async function downloadToTemp(
   });
   try {
     const body = guardedBody(res.body, 'the file', client.timeoutMs, (t) => client.scrub(t), signal);
-    await pipeline(body, limiter, createWriteStream(path), { signal });
+    await pipeline(body, limiter, createWriteStream(path), { signal: toAbortSignal(signal) });
   } catch (error) {
     await cleanup();
     throw error instanceof UserError || signal.aborted ? error : downloadError(finalUrl, error);

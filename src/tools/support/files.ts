@@ -4,6 +4,7 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { pathToFileURL } from 'node:url';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { type CancelSignal, toAbortSignal } from '../../cancel.js';
 import { gcPacer } from '../../service/transfer-gc.js';
 import { assertCreatedInside, isInsideDir, realOutputDir } from './fs-guards.js';
 import { UserError } from './results.js';
@@ -119,7 +120,7 @@ export async function saveStream(
   source: NodeJS.ReadableStream | AsyncIterable<Uint8Array>,
   target: { outputDir: string; stem: string; extension: string; workDir?: string },
   maxBytes: number,
-  signal?: AbortSignal,
+  signal?: CancelSignal,
 ): Promise<SavedFile> {
   const { path, handle } = await createOutputFile(
     target.outputDir,
@@ -138,7 +139,7 @@ export async function saveStream(
     },
   });
   try {
-    await pipeline(source, limiter, handle.createWriteStream(), { signal });
+    await pipeline(source, limiter, handle.createWriteStream(), { signal: toAbortSignal(signal) });
     return { path, bytes };
   } catch (error) {
     await handle.close().catch(() => undefined);

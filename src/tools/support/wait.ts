@@ -1,3 +1,4 @@
+import type { CancelSignal } from '../../cancel.js';
 import { sleep, withDeadline } from '../../service/deadline.js';
 import { ServiceError } from '../../service/errors.js';
 import type { Progress } from '../types.js';
@@ -24,14 +25,14 @@ const MAX_POLLS = 500;
 
 export interface WaitOptions<S> {
   /** Reads the job's state once; `signal` aborts the read in flight. */
-  poll(signal: AbortSignal): Promise<S>;
+  poll(signal: CancelSignal): Promise<S>;
   isFinished(state: S): boolean;
   /** Called after every state read (progress notifications go here). */
   onState?(state: S): Promise<void> | void;
   /** Epoch ms when the wait ends. A deadline in the past still allows the first poll. */
   deadline: number;
   /** The call's signal: aborted when the client cancels. */
-  signal: AbortSignal;
+  signal: CancelSignal;
   /** Poll at once (status checks), or first wait FIRST_POLL_DELAY_MS (just after a submit). */
   pollFirst: boolean;
 }
