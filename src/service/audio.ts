@@ -9,9 +9,6 @@ import { asArray, asObject, asString } from './normalize.js';
 // Transcription lives beside speech; re-exported so `service/audio` stays the one audio import.
 export * from './transcriptions.js';
 
-/** For reads whose cancellation is already carried by the request's own signal. */
-const NEVER_ABORTED = new AbortController().signal;
-
 export type SpeechFormat = 'mp3' | 'wav' | 'opus' | 'aac' | 'flac' | 'pcm';
 
 export interface SpeechRequest {
@@ -112,7 +109,7 @@ export async function speechAudio(
   const contentType = res.headers['content-type'];
   const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
   if (/json/.test(type)) {
-    const json = decodeJsonSpeech(await readText(res.body, MAX_JSON_SPEECH_BYTES, signal ?? NEVER_ABORTED));
+    const json = decodeJsonSpeech(await readText(res.body, MAX_JSON_SPEECH_BYTES, signal));
     if (!json) throw notAudio('JSON without an "audio" field');
     const sent = isSpeechFormat(json.format) ? json.format : format;
     return { mimeType: SPEECH_MIME[sent], extension: sent, body: Readable.from([json.audio]) };

@@ -84,7 +84,6 @@ const MAX_JSON_BYTES = 64 * 1024 * 1024;
 const MAX_ERROR_BYTES = 64 * 1024;
 const REDIRECT_STATUS = new Set([301, 302, 303, 307, 308]);
 const MAX_REDIRECTS = 5;
-const NEVER_ABORTED = new AbortController().signal;
 /** Connection errors that prove nothing was sent. */
 const NEVER_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
@@ -203,7 +202,7 @@ export class ServiceClient {
   private async withRetries<T>(
     req: ServiceRequest,
     wholeCallDeadline: boolean,
-    attempt: (signal: CancelSignal) => Promise<T>,
+    attempt: (signal: CancelSignal | undefined) => Promise<T>,
   ): Promise<T> {
     const started = Date.now();
     for (let n = 0; ; n++) {
@@ -211,7 +210,7 @@ export class ServiceClient {
       // Streams get no whole-call timer: undici's header and body timeouts guard them instead.
       const guard = wholeCallDeadline ? new Deadline(req.signal, timeoutMs) : undefined;
       try {
-        const answer = attempt(guard?.signal ?? req.signal ?? NEVER_ABORTED);
+        const answer = attempt(guard?.signal ?? req.signal);
         // By now the request is on its way (see send()): the clock starts while the service works.
         guard?.start();
         return await answer;
@@ -249,7 +248,7 @@ export class ServiceClient {
 
   private async send(
     req: ServiceRequest,
-    signal: CancelSignal,
+    signal: CancelSignal | undefined,
     target: { url: string; auth: boolean; guarded?: boolean } = { url: this.url(req), auth: true },
   ): Promise<ServiceResponse> {
     const headers: Record<string, string> = {

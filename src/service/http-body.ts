@@ -35,7 +35,7 @@ function parseJson<T>(cleaned: string, scrub: (t: string) => string): T {
 export function readText(
   body: Dispatcher.ResponseData['body'],
   limit: number,
-  signal: Pick<CancelSignal, 'aborted' | 'reason'>,
+  signal?: Pick<CancelSignal, 'aborted' | 'reason'>,
 ): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -47,7 +47,7 @@ export function readText(
       reject(error);
     };
     const onData = (chunk: Buffer) => {
-      if (signal.aborted) return stop(signal.reason ?? new Error('aborted'));
+      if (signal?.aborted) return stop(signal.reason ?? new Error('aborted'));
       size += chunk.length;
       if (size > limit) {
         return stop(

@@ -7,9 +7,6 @@ import { parseJsonBody, readText } from './http-body.js';
 import { multipartBody } from './multipart.js';
 import { asArray, asObject, asString } from './normalize.js';
 
-/** For reads whose cancellation is already carried by the request's own signal. */
-const NEVER_ABORTED = new AbortController().signal;
-
 export type TranscriptFormat = 'json' | 'text' | 'verbose_json' | 'srt' | 'vtt';
 
 export interface TranscriptionRequest {
@@ -65,7 +62,7 @@ export async function transcribe(
     retry: 'submit',
     timeoutMs,
   });
-  const raw = await readText(res.body, MAX_TRANSCRIPT_BYTES, signal ?? NEVER_ABORTED).catch((error) => {
+  const raw = await readText(res.body, MAX_TRANSCRIPT_BYTES, signal).catch((error) => {
     throw bodyReadError(error, 'the transcript', timeoutMs, (t) => client.scrub(t), signal);
   });
   const contentType = res.headers['content-type'];
