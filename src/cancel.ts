@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 /**
  * A cancellation signal that costs next to nothing when it is never used: the server makes one
  * for every request and one for every service attempt, where an AbortController (an EventTarget,
- * with its listeners) cost more than the rest of a web_search's own work (docs/benchmarks.md).
+ * with its listeners) cost about 20 µs of a web_search's time (docs/benchmarks.md).
  * undici accepts it as a request signal; code that needs a real AbortSignal (streams, fs) asks
  * for one with toAbortSignal().
  */

@@ -108,15 +108,7 @@ export class McpProtocol {
     const transport = this.transport;
     if (!transport) return;
     const { id, method } = request;
-    const handler = this.handlers.get(method);
-    if (!handler) {
-      this.answer(transport, {
-        jsonrpc: '2.0',
-        id,
-        error: { code: ErrorCode.MethodNotFound, message: 'Method not found' },
-      });
-      return;
-    }
+    const handler = this.handlers.get(method) ?? methodNotFound;
     const signal = new RequestSignal();
     this.running.set(id, signal);
     const params = (request.params ?? {}) as Params;
@@ -188,6 +180,10 @@ export class McpProtocol {
     this.running.clear();
     this.onclose?.();
   }
+}
+
+function methodNotFound(): never {
+  throw new RpcError(ErrorCode.MethodNotFound, 'Method not found');
 }
 
 /** A JSON object (not null, not an array): what params, arguments and `_meta` must be. */
