@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { type SearchResponse, search } from '../service/search.js';
 import { noProviderMessage, resolveWebProvider } from './support/providers.js';
 import { failure, failureFrom, success } from './support/results.js';
-import { oneLine, withoutControlChars } from './support/text.js';
+import { displayDate, oneLine, withoutControlChars } from './support/text.js';
 import { defineTool } from './types.js';
 
 const domain = z
@@ -103,7 +103,7 @@ function formatResults(found: SearchResponse, results: SearchResponse['results']
   const lines: string[] = [];
   if (found.answer) lines.push(`Answer: ${oneLine(found.answer, 1200)}`, '');
   results.forEach((r, i) => {
-    const date = r.published_at ? ` — ${r.published_at.slice(0, 10)}` : '';
+    const date = r.published_at ? ` — ${displayDate(r.published_at)}` : '';
     lines.push(`${i + 1}. ${oneLine(r.title, 200)} — ${r.url}${date}`);
     if (r.snippet) lines.push(oneLine(r.snippet));
   });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatCount, oneLine, withoutControlChars } from '../../src/tools/support/text.js';
+import { displayDate, formatCount, oneLine, withoutControlChars } from '../../src/tools/support/text.js';
 
 describe('text helpers', () => {
   it('groups thousands without locale data', () => {
@@ -30,5 +30,21 @@ describe('text helpers', () => {
       { seed: 11, numRuns: 3_000 },
     );
     expect(oneLine(' a b ')).toBe('a b');
+  });
+
+  it('shows every provider date format whole, calendar dates as YYYY-MM-DD', () => {
+    const cases: [string, string][] = [
+      ['2026-01-15', '2026-01-15'],
+      ['2026-01-15T09:30:00.000Z', '2026-01-15'],
+      ['2026-01-15T08:00:00', '2026-01-15'],
+      ['Jan 15, 2026', '2026-01-15'],
+      ['January 15, 2026', '2026-01-15'],
+      ['15 Jan 2026', '2026-01-15'],
+      ['Dec 1st, 2025', '2025-12-01'],
+      ['2 days ago', '2 days ago'],
+      ['3 hours ago', '3 hours ago'],
+      ['Jan 2026 maybe? not a date at all, and long', 'Jan 2026 maybe? not a date at all, and …'],
+    ];
+    for (const [raw, shown] of cases) expect(displayDate(raw), raw).toBe(shown);
   });
 });

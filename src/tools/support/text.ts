@@ -18,3 +18,24 @@ export function withoutControlChars(text: string): string {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: removing them is the point
   return text.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
 }
+
+const MONTH_NAME = /\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\b/i;
+const YEAR = /\b(19|20)\d{2}\b/;
+
+/**
+ * A result's date for the text list: providers send `2026-01-15`, ISO timestamps, `Jan 15, 2026`,
+ * `15 January 2026` or `2 days ago`. Calendar dates become `2026-01-15`; anything else is shown
+ * whole (a relative age says more than a guess would).
+ */
+export function displayDate(raw: string): string {
+  const text = oneLine(raw, 40);
+  if (/^\d{4}-\d{2}-\d{2}/.test(text)) return text.slice(0, 10);
+  if (MONTH_NAME.test(text) && YEAR.test(text)) {
+    const parsed = new Date(text.replace(/(\d)(st|nd|rd|th)\b/, '$1'));
+    if (!Number.isNaN(parsed.getTime())) {
+      const pad = (n: number) => String(n).padStart(2, '0');
+      return `${parsed.getFullYear()}-${pad(parsed.getMonth() + 1)}-${pad(parsed.getDate())}`;
+    }
+  }
+  return text;
+}
