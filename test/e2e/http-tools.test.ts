@@ -130,7 +130,10 @@ describe('built server over HTTP', () => {
     // Two inline transcriptions of 15 MiB (about 20 MiB as base64) hold 2 x 16 MiB of the 56 MiB
     // budget while the service takes its time; a third body of almost 32 MiB does not fit then,
     // and does once they are answered.
-    service.inject('transcriptions', { delayMs: 2_000, times: 2 });
+    // The big body is built first, and the service holds the two calls long enough that a loaded
+    // machine still sends it while they are held.
+    const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', pad: 'x'.repeat(31.9 * MiB) });
+    service.inject('transcriptions', { delayMs: 5_000, times: 2 });
     const calls = ['budget one', 'budget two'].map((name) =>
       withClient(server.url, 'streamable', (client) =>
         client.callTool({
@@ -145,7 +148,6 @@ describe('built server over HTTP', () => {
       ),
     );
     expect(await eventually(() => service.counters.transcriptions === 2)).toBe(true);
-    const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', pad: 'x'.repeat(31.9 * MiB) });
     const refused = await postMcp(server.url, big);
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('2');
