@@ -66,6 +66,9 @@ describe('web_fetch against 9router', () => {
       const out = structuredOf<FetchOut>(result);
       expect(out.url).toBe(url);
       expect(out.content).toContain(`The text of ${url}.`);
+      // The page itself, without the reader's header lines (jina's Title:, URL Source:, ...).
+      expect(out.content).toMatch(/^# Page \//);
+      expect(out.content).not.toMatch(/^(Title|URL Source|Markdown Content):/m);
       // Tavily's extract API has no title; the others name the page.
       const title = provider === 'tavily' ? null : `Page ${new URL(url).pathname}`;
       expect(out.title).toBe(title);
