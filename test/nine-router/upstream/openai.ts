@@ -1,14 +1,17 @@
-// OpenAI-shaped upstreams: api.openai.com, groq's /openai/v1, the OpenAI-compatible provider nodes
-// and the self-hosted speech and transcription servers on the loopback port. Chat and Responses
-// echo the last input ("Echo: ..."), as JSON or as SSE when the body asks to stream; speech
-// answers audio bytes; transcription answers in the format asked for, reading the words after
-// `SPOKEN:` in the uploaded file (tests write their fake audio that way).
+// OpenAI-shaped upstreams: api.openai.com, groq's /openai/v1, xAI's chat (the gateway lists grok
+// models first), the OpenAI-compatible provider nodes and the self-hosted speech and
+// transcription servers on the loopback port. Chat and Responses echo the last input
+// ("Echo: ..."), as JSON or as SSE when the body asks to stream; speech answers audio bytes;
+// transcription answers in the format asked for, reading the words after `SPOKEN:` in the
+// uploaded file (tests write their fake audio that way).
 import type { ServerResponse } from 'node:http';
 import { answerFault, json } from './answer.js';
 import { type FilePart, readMultipart } from './multipart.js';
 import type { Route, UpstreamRequest } from './types.js';
 
 const HOSTS = new Set(['api.openai.com', 'api.groq.com', 'local']);
+/** xAI serves chat and Responses the OpenAI way, but no speech or transcription. */
+const CHAT_HOSTS = new Set([...HOSTS, 'api.x.ai']);
 
 function textOfContent(content: unknown): string {
   if (typeof content === 'string') return content;
@@ -48,7 +51,7 @@ function pieces(text: string): string[] {
 }
 
 const chat: Route = (req, res) => {
-  if (!HOSTS.has(req.host) || !req.path.endsWith('/chat/completions')) return false;
+  if (!CHAT_HOSTS.has(req.host) || !req.path.endsWith('/chat/completions')) return false;
   if (answerFault(req, res)) return true;
   const model = String(req.json?.model ?? 'fake');
   const text = `Echo: ${lastUserText(req)}`;
@@ -81,7 +84,7 @@ const chat: Route = (req, res) => {
 };
 
 const responses: Route = (req, res) => {
-  if (!HOSTS.has(req.host) || !req.path.endsWith('/responses')) return false;
+  if (!CHAT_HOSTS.has(req.host) || !req.path.endsWith('/responses')) return false;
   if (answerFault(req, res)) return true;
   const model = String(req.json?.model ?? 'fake');
   const text = `Echo: ${lastUserText(req)}`;
