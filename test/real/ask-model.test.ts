@@ -126,3 +126,17 @@ describe('ask_model against 9router', () => {
     expect(await modelCalls()).toHaveLength(1);
   });
 });
+
+describe('ask_model when the model answers nothing', () => {
+  for (const model of ['fakechat/small', 'openai/gpt-4o-mini', 'fakeresp/big']) {
+    it(`says ${model} returned no text, after one try without streaming`, async () => {
+      const { result } = await ask({ prompt: `${unique('Nothing')} empty-answer`, model });
+      expect(result.isError).toBe(true);
+      expect(textOf(result)).toBe(
+        `${model} returned no text (streamed and non-streamed). Retry, or ask another model (see list_models).`,
+      );
+      const calls = await modelCalls();
+      expect(calls.map((e) => (e.body as { stream?: boolean }).stream)).toEqual([true, false]);
+    });
+  }
+});
