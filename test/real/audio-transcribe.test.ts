@@ -187,6 +187,16 @@ describe('audio_transcribe against 9router', () => {
     expect(await gw.upstream()).toEqual([]);
   });
 
+  it('sends an upload once, even when the provider fails it', async () => {
+    const result = await transcribe({
+      file_path: audioFile(unique('lost fault-503')),
+      model: 'groq/whisper-large-v3',
+    });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(/groq/);
+    expect(uploads(await gw.upstream())).toHaveLength(1);
+  });
+
   it('refuses a file outside the input roots, sending nothing', async () => {
     const outside = join(tempDir('gtm-real-stt-outside-'), 'secret.mp3');
     writeFileSync(outside, spokenAudio('private'));

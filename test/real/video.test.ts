@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { decodeJobHandle } from '../../src/tools/support/job-handle.js';
@@ -7,8 +7,9 @@ import { type JournalEntry, unique, useRealGateway } from '../nine-router/use.js
 import { tempDir, textOf } from '../support/harness.js';
 import { callVideo } from '../support/video.js';
 
-const outputDir = join(tempDir('gtm-real-video-'), 'out');
-const gw = useRealGateway({ env: { GATEWAY_OUTPUT_DIR: outputDir } });
+const cwd = tempDir('gtm-real-video-');
+const outputDir = join(cwd, 'out');
+const gw = useRealGateway({ env: { CWD: cwd, GATEWAY_OUTPUT_DIR: outputDir } });
 
 const call = (name: string, args: Record<string, unknown>) => callVideo(gw.conn.client, name, args);
 
@@ -99,6 +100,22 @@ describe('video_generate against 9router', () => {
     expect(result.isError, textOf(result)).toBeFalsy();
     const [submit] = submitsIn(await gw.upstream());
     expect(submit?.body).toMatchObject({ image: { url: image } });
+  });
+
+  it('sends a local image under the input roots as a data URL', async () => {
+    const png = Buffer.concat([
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+      Buffer.alloc(64, 7),
+    ]);
+    writeFileSync(join(cwd, 'start.png'), png);
+    const { result } = await call('video_generate', {
+      prompt: unique('from-file'),
+      image_path: 'start.png',
+      wait_seconds: 0,
+    });
+    expect(result.isError, textOf(result)).toBeFalsy();
+    const [submit] = submitsIn(await gw.upstream());
+    expect(submit?.body).toMatchObject({ image: { url: `data:image/png;base64,${png.toString('base64')}` } });
   });
 
   it('reports a job that fails as FAILED with the reason, without an error result', async () => {

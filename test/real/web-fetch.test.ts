@@ -79,6 +79,13 @@ describe('web_fetch against 9router', () => {
     });
   }
 
+  it('takes a provider id as the gateway lists it (jina-reader/fetch)', async () => {
+    const url = pageUrl('listed-id');
+    const result = await fetchPage({ url, provider: 'jina-reader/fetch' });
+    expect(result.isError, textOf(result)).toBeFalsy();
+    expect((await gw.upstream()).map((e) => e.host)).toEqual(['r.jina.ai']);
+  });
+
   it('leaves the title out when the page has none', async () => {
     const url = `${pageUrl('untitled')}/untitled`;
     // (For jina the gateway takes the first heading as the title when the page names none.)
