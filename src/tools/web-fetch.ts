@@ -85,7 +85,7 @@ export const webFetch = defineTool({
       const structured = { url: page.url, title: page.title, ...slice };
       return success(formatPage(structured, ctx.toolName('web_fetch')), structured);
     } catch (error) {
-      const blocked = blockedUrlMessage(error, args.url);
+      const blocked = blockedUrlMessage(error, args.url, ctx.toolName('web_fetch'));
       return blocked
         ? failure(ctx.runtime.scrub(blocked))
         : failureFrom('Web fetch', error, ctx.runtime.scrub);
@@ -127,12 +127,12 @@ function loadShared(provider: string, url: string, asked: PageFormat, ctx: ToolC
  * The gateway's refusal of a target URL (400 "Blocked URL: ..."), said as what it is: not a
  * wrong argument to fix by trial, but an address the gateway will not read. Null for any other error.
  */
-function blockedUrlMessage(error: unknown, url: string): string | null {
+function blockedUrlMessage(error: unknown, url: string, fetchTool: string): string | null {
   if (!(error instanceof ServiceError) || error.status !== 400) return null;
   const reason = /Blocked URL:[^.]*/i.exec(error.message)?.[0];
   if (!reason) return null;
   const why = /internal host/i.test(reason)
-    ? ' it does not fetch loopback, private or internal addresses. web_fetch reads public pages only.'
+    ? ` it does not fetch loopback, private or internal addresses. ${fetchTool} reads public pages only.`
     : '';
   return `Web fetch refused: the gateway blocked ${url} (${reason}, HTTP 400)${why ? `:${why}` : '.'}`;
 }
