@@ -35,7 +35,8 @@ export async function fetchPage(
   const body = asObject(data);
   const content = body.content;
   // Tolerate `content` as an object {format, text, length} or as a bare string.
-  const text = typeof content === 'string' ? content : (asString(asObject(content).text) ?? '');
+  const raw = typeof content === 'string' ? content : (asString(asObject(content).text) ?? '');
+  const text = withoutReaderHeader(raw);
   const format = asString(asObject(content).format);
   return {
     provider: asString(body.provider) ?? req.model,
@@ -45,4 +46,18 @@ export async function fetchPage(
       format === 'text' || format === 'html' || format === 'markdown' ? format : (req.format ?? 'markdown'),
     text,
   };
+}
+
+/**
+ * Jina's reader answers plain text that opens with header lines (`Title: ...`, `URL Source: ...`,
+ * sometimes `Published Time: ...`, then `Markdown Content:`) and the gateway passes them on as
+ * page text. The title and URL are fields of their own, so the header only repeats them.
+ */
+const READER_HEADER =
+  /^(?:Title: [^\n]*\n\n)?URL Source: [^\n]*\n\n(?:[A-Z][A-Za-z ]{0,30}: [^\n]*\n\n)*Markdown Content:\n/;
+
+function withoutReaderHeader(text: string): string {
+  return text.startsWith('Title: ') || text.startsWith('URL Source: ')
+    ? text.replace(READER_HEADER, '')
+    : text;
 }

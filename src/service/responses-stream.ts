@@ -123,12 +123,23 @@ export function answerFromResponse(data: unknown, requestedModel: string): Model
   const status = asString(obj.status) ?? 'completed';
   return {
     text: parts.join(''),
-    model: asString(obj.model) ?? requestedModel,
+    model: answeringModel(asString(obj.model), requestedModel),
     usage: usageOf(obj.usage),
     status,
     incompleteReason:
       status === 'incomplete' ? (asString(asObject(obj.incomplete_details).reason) ?? null) : null,
   };
+}
+
+/**
+ * The model that answered, as an id the caller can pass again: a gateway names the upstream's
+ * own model (`small` for `fakeresp/small`), which alone routes nowhere, so when it is the asked
+ * model without its provider prefix the asked id is kept. A different name (a dated version of
+ * the model, or another model a combo chose) is reported as the gateway gives it.
+ */
+function answeringModel(reported: string | undefined, requested: string): string {
+  if (!reported || requested.endsWith(`/${reported}`)) return requested;
+  return reported;
 }
 
 /** Token counts as reported (they may include a fixed gateway overhead); total summed if absent. */

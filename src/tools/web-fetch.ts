@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { abortable } from '../service/deadline.js';
-import { fetchPage } from '../service/fetch.js';
+import { ServiceError } from '../service/errors.js';
+import { fetchPage, type PageFormat } from '../service/fetch.js';
 import { defaultModel } from './support/default-models.js';
 import { type CachedPage, PageCache } from './support/page-cache.js';
 import { pageOf, pagingInput, pagingOutput, rangeText } from './support/paging.js';
@@ -84,7 +85,10 @@ export const webFetch = defineTool({
       const structured = { url: page.url, title: page.title, ...slice };
       return success(formatPage(structured, ctx.toolName('web_fetch')), structured);
     } catch (error) {
-      return failureFrom('Web fetch', error, ctx.runtime.scrub);
+      const blocked = blockedUrlMessage(error, args.url, ctx.toolName('web_fetch'));
+      return blocked
+        ? failure(ctx.runtime.scrub(blocked))
+        : failureFrom('Web fetch', error, ctx.runtime.scrub);
     }
   },
 });
@@ -96,17 +100,18 @@ export const webFetch = defineTool({
 export function loadPage(
   provider: string,
   url: string,
-  format: string,
+  format: PageFormat,
   ctx: ToolContext,
 ): Promise<CachedPage> {
   return abortable(loadShared(provider, url, format, ctx), ctx.signal);
 }
 
-function loadShared(provider: string, url: string, format: string, ctx: ToolContext): Promise<CachedPage> {
+function loadShared(provider: string, url: string, asked: PageFormat, ctx: ToolContext): Promise<CachedPage> {
+  const format = formatFor(provider, asked);
   return ctx.runtime.pages.get(PageCache.key(provider, format, url), async () => {
     const fetched = await fetchPage(
       ctx.runtime.service.client,
-      { model: provider, url, format: format as 'markdown' | 'text' | 'html' },
+      { model: provider, url, format },
       // The load is shared by concurrent callers, so one caller's cancellation must not abort it.
       undefined,
     );
@@ -116,6 +121,29 @@ function loadShared(provider: string, url: string, format: string, ctx: ToolCont
         : fetched.text;
     return { url: fetched.url, title: fetched.title, provider: fetched.provider, text };
   });
+}
+
+/**
+ * The gateway's refusal of a target URL (400 "Blocked URL: ..."), said as what it is: not a
+ * wrong argument to fix by trial, but an address the gateway will not read. Null for any other error.
+ */
+function blockedUrlMessage(error: unknown, url: string, fetchTool: string): string | null {
+  if (!(error instanceof ServiceError) || error.status !== 400) return null;
+  const reason = /Blocked URL:[^.]*/i.exec(error.message)?.[0];
+  if (!reason) return null;
+  const why = /internal host/i.test(reason)
+    ? ` it does not fetch loopback, private or internal addresses. ${fetchTool} reads public pages only.`
+    : '';
+  return `Web fetch refused: the gateway blocked ${url} (${reason}, HTTP 400)${why ? `:${why}` : '.'}`;
+}
+
+/**
+ * The format to ask the provider for. The gateway passes the format on to firecrawl as is, and
+ * firecrawl has no `text` format: it refuses the request, and the gateway then locks its account
+ * for every caller. Markdown is the nearest plain text it has.
+ */
+function formatFor(provider: string, asked: PageFormat): PageFormat {
+  return asked === 'text' && provider === 'firecrawl' ? 'markdown' : asked;
 }
 
 function formatPage(

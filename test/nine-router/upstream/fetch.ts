@@ -1,7 +1,7 @@
 // Page readers in the shapes 9router reads: jina (plain text with a Title: line, the URL posted
-// as JSON), tavily extract,
-// firecrawl scrape, exa contents. The page's text is made from its URL; `long-page` in the URL
-// makes it about 60,000 characters, `untitled` leaves the title out.
+// as JSON), tavily extract, firecrawl scrape (markdown or html, as asked; an unknown format is
+// refused), exa contents. The page's text is made from its URL; `long-page` in the URL makes it
+// about 60,000 characters, `untitled` leaves the title out.
 import { answerFault, json } from './answer.js';
 import type { Route } from './types.js';
 
@@ -39,14 +39,29 @@ const tavily: Route = (req, res) => {
   });
 };
 
+/** The formats firecrawl's scrape API takes; anything else is refused, as firecrawl does. */
+const FIRECRAWL_FORMATS = new Set(['markdown', 'html', 'rawHtml', 'links', 'summary', 'images']);
+
 const firecrawl: Route = (req, res) => {
   if (req.host !== 'api.firecrawl.dev' || !req.path.endsWith('/scrape')) return false;
   if (answerFault(req, res, (_s, message) => ({ success: false, error: message }))) return true;
   const url = String(req.json?.url ?? '');
-  return json(res, 200, {
-    success: true,
-    data: { markdown: pageText(url), metadata: { title: pageTitle(url), sourceURL: url, statusCode: 200 } },
-  });
+  const formats = (req.json?.formats as unknown[] | undefined) ?? ['markdown'];
+  const unknown = formats.find((f) => !FIRECRAWL_FORMATS.has(String(f)));
+  if (unknown !== undefined) {
+    return json(res, 400, {
+      success: false,
+      error: 'Bad Request',
+      details: [{ code: 'invalid_enum_value', path: ['formats', 0], message: `Invalid format "${unknown}"` }],
+    });
+  }
+  const title = pageTitle(url);
+  const data: Record<string, unknown> = { metadata: { title, sourceURL: url, statusCode: 200 } };
+  if (formats.includes('markdown')) data.markdown = pageText(url);
+  if (formats.includes('html')) {
+    data.html = `<html><body><h1>${title ?? 'Untitled'}</h1><p>The text of ${url}.</p></body></html>`;
+  }
+  return json(res, 200, { success: true, data });
 };
 
 const exa: Route = (req, res) => {

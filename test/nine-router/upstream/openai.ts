@@ -1,14 +1,17 @@
-// OpenAI-shaped upstreams: api.openai.com, groq's /openai/v1, the OpenAI-compatible provider nodes
-// and the self-hosted speech and transcription servers on the loopback port. Chat and Responses
-// echo the last input ("Echo: ..."), as JSON or as SSE when the body asks to stream; speech
-// answers audio bytes; transcription answers in the format asked for, reading the words after
-// `SPOKEN:` in the uploaded file (tests write their fake audio that way).
+// OpenAI-shaped upstreams: api.openai.com, groq's /openai/v1, xAI's chat (the gateway lists grok
+// models first), the OpenAI-compatible provider nodes and the self-hosted speech and
+// transcription servers on the loopback port. Chat and Responses echo the last input
+// ("Echo: ..."; nothing at all for `empty-answer`), as JSON or as SSE when the body asks to
+// stream; speech answers audio bytes; transcription answers in the format asked for, reading the
+// words after `SPOKEN:` in the uploaded file (tests write their fake audio that way).
 import type { ServerResponse } from 'node:http';
 import { answerFault, json } from './answer.js';
 import { type FilePart, readMultipart } from './multipart.js';
 import type { Route, UpstreamRequest } from './types.js';
 
 const HOSTS = new Set(['api.openai.com', 'api.groq.com', 'local']);
+/** xAI serves chat and Responses the OpenAI way, but no speech or transcription. */
+const CHAT_HOSTS = new Set([...HOSTS, 'api.x.ai']);
 
 function textOfContent(content: unknown): string {
   if (typeof content === 'string') return content;
@@ -31,6 +34,12 @@ function lastUserText(req: UpstreamRequest): string {
   return '';
 }
 
+/** The echo of the last input; `empty-answer` in it makes the model answer nothing at all. */
+function answerTo(req: UpstreamRequest): string {
+  const input = lastUserText(req);
+  return /\bempty-answer\b/.test(input) ? '' : `Echo: ${input}`;
+}
+
 function sse(res: ServerResponse, events: unknown[], done: boolean): true {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   for (const event of events) {
@@ -48,10 +57,10 @@ function pieces(text: string): string[] {
 }
 
 const chat: Route = (req, res) => {
-  if (!HOSTS.has(req.host) || !req.path.endsWith('/chat/completions')) return false;
+  if (!CHAT_HOSTS.has(req.host) || !req.path.endsWith('/chat/completions')) return false;
   if (answerFault(req, res)) return true;
   const model = String(req.json?.model ?? 'fake');
-  const text = `Echo: ${lastUserText(req)}`;
+  const text = answerTo(req);
   const usage = { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 };
   if (req.json?.stream !== true) {
     return json(res, 200, {
@@ -81,10 +90,10 @@ const chat: Route = (req, res) => {
 };
 
 const responses: Route = (req, res) => {
-  if (!HOSTS.has(req.host) || !req.path.endsWith('/responses')) return false;
+  if (!CHAT_HOSTS.has(req.host) || !req.path.endsWith('/responses')) return false;
   if (answerFault(req, res)) return true;
   const model = String(req.json?.model ?? 'fake');
-  const text = `Echo: ${lastUserText(req)}`;
+  const text = answerTo(req);
   const message = {
     type: 'message',
     id: 'msg_fake',
