@@ -30,7 +30,7 @@ const inputSchema = {
     .trim()
     .regex(/^[A-Za-z0-9._:/@+-]{1,200}$/, 'model must be an id such as openai/tts-1 or openai/tts-1/alloy')
     .optional()
-    .describe('provider/model from list_models speech (with `voice`), or provider/model/voice'),
+    .describe('provider/model (+ `voice`), or provider/model/voice'),
   voice: z
     .string()
     .trim()
@@ -39,11 +39,9 @@ const inputSchema = {
       'voice must be a voice name such as alloy or en-US-AriaNeural (no /)',
     )
     .optional()
-    .describe("e.g. alloy; default: alloy for openai, else the provider's own"),
-  format: z
-    .enum(FORMATS)
-    .default('mp3')
-    .describe('Asked of the provider; some send mp3 regardless (the result says so)'),
+    .describe('e.g. alloy'),
+  // Some providers send mp3 whatever is asked; the result then says so.
+  format: z.enum(FORMATS).default('mp3'),
   return_audio: z
     .boolean()
     .default(false)
@@ -60,7 +58,7 @@ const outputSchema = {
   voice: z.string().nullable(),
   /** What was delivered (the file's extension), and what was asked for. */
   format: z.string(),
-  requested_format: z.enum(FORMATS),
+  requested_format: z.string(),
 };
 
 export const audioSpeech = defineTool({
