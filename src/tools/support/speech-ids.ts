@@ -9,7 +9,7 @@
  * Some gateways list voices instead (`openai/tts-1/alloy`, `openai/tts-1/nova`); a listed id whose
  * last part is a known voice name is read that way, and its siblings are accepted too.
  */
-export const OPENAI_VOICES = [
+const OPENAI_VOICES = [
   'alloy',
   'ash',
   'ballad',
@@ -114,7 +114,7 @@ export function describeSpeechDefault(id: string, listed: readonly string[] | nu
 }
 
 /** The voice a model gets when none is given; null when the provider chooses. */
-export function defaultVoiceOf(model: string): string | null {
+function defaultVoiceOf(model: string): string | null {
   return DEFAULT_VOICE[providerOf(model)] ?? null;
 }
 
