@@ -4,7 +4,7 @@ import { guardedBody } from './body-errors.js';
 import type { ServiceClient, ServiceResponse } from './client.js';
 import { ServiceError } from './errors.js';
 import { readText } from './http-body.js';
-import { asArray, asObject, asString } from './normalize.js';
+import { asObject, asString } from './normalize.js';
 
 // Transcription lives beside speech; re-exported so `service/audio` stays the one audio import.
 export * from './transcriptions.js';
@@ -147,40 +147,4 @@ export function decodeJsonSpeech(text: string): { audio: Buffer; format: string 
   } catch {
     return null;
   }
-}
-
-export interface Voice {
-  id: string;
-  name: string | null;
-  lang: string | null;
-  model: string | null;
-}
-
-export async function listVoices(
-  client: ServiceClient,
-  provider: string,
-  signal?: CancelSignal,
-): Promise<Voice[]> {
-  const { data } = await client.json<unknown>({
-    method: 'GET',
-    path: '/v1/audio/voices',
-    query: { provider },
-    signal,
-    retry: 'safe',
-  });
-  const body = asObject(data);
-  return asArray(Array.isArray(data) ? data : (body.voices ?? body.data)).flatMap((raw) => {
-    const v = asObject(raw);
-    const id = asString(v.id);
-    return id
-      ? [
-          {
-            id,
-            name: asString(v.name) ?? null,
-            lang: asString(v.lang) ?? null,
-            model: asString(v.model) ?? null,
-          },
-        ]
-      : [];
-  });
 }

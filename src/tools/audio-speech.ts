@@ -1,9 +1,11 @@
 import { rm } from 'node:fs/promises';
 import { z } from 'zod';
 import { notAudio, type SpeechFormat, speechAudio } from '../service/audio.js';
-import { audioFailure, chooseSpeechModel, type ModelChoice } from './support/audio-models.js';
+import { audioFailure, chooseSpeechModel, type SpeechChoice } from './support/audio-models.js';
 import { fileLink, formatBytes, type SavedFile, saveStream } from './support/files.js';
 import { failure, success } from './support/results.js';
+import { deliveredAudio, peekHead } from './support/speech-format.js';
+import type { SpeechId } from './support/speech-ids.js';
 import { formatCount } from './support/text.js';
 import { defineTool, type ToolContext } from './types.js';
 
@@ -28,7 +30,7 @@ const inputSchema = {
     .trim()
     .regex(/^[A-Za-z0-9._:/@+-]{1,200}$/, 'model must be an id such as openai/tts-1 or openai/tts-1/alloy')
     .optional()
-    .describe('provider/model (with voice) or provider/model/voice'),
+    .describe('provider/model (+ `voice`), or provider/model/voice'),
   voice: z
     .string()
     .trim()
@@ -37,7 +39,8 @@ const inputSchema = {
       'voice must be a voice name such as alloy or en-US-AriaNeural (no /)',
     )
     .optional()
-    .describe('e.g. alloy, en-US-AriaNeural'),
+    .describe('e.g. alloy'),
+  // Some providers send mp3 whatever is asked; the result then says so.
   format: z.enum(FORMATS).default('mp3'),
   return_audio: z
     .boolean()
@@ -49,7 +52,13 @@ const outputSchema = {
   file_path: z.string(),
   mime_type: z.string(),
   bytes: z.number().int(),
+  /** The id sent: provider/model/voice, or provider/model when the provider chose the voice. */
   model: z.string(),
+  /** null: the provider's own default voice. */
+  voice: z.string().nullable(),
+  /** What was delivered (the file's extension), and what was asked for. */
+  format: z.string(),
+  requested_format: z.string(),
 };
 
 export const audioSpeech = defineTool({
@@ -63,22 +72,31 @@ export const audioSpeech = defineTool({
   outputSchema,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   async run(args, ctx) {
-    let choice: ModelChoice | undefined;
+    let choice: SpeechChoice | undefined;
     try {
       choice = await chooseSpeechModel(args.model, args.voice, ctx);
       if (!choice.ok) return failure(choice.message);
-      const saved = await synthesize(choice.model, args.text, args.format, args.return_audio, ctx);
+      const saved = await synthesize(choice, args.text, args.format, args.return_audio, ctx);
       const structured = {
         file_path: saved.path,
         mime_type: saved.mimeType,
         bytes: saved.bytes,
-        model: choice.model,
+        model: choice.id,
+        voice: choice.voice,
+        format: saved.extension,
+        requested_format: args.format,
       };
       const lines = [
-        `Saved speech to ${saved.path} (${saved.mimeType}, ${formatBytes(saved.bytes)}, model ${choice.model}).`,
+        `Saved speech to ${saved.path} (${saved.mimeType}, ${formatBytes(saved.bytes)}, model ${choice.id}).`,
         ...choice.notes,
       ];
-      const extra = [fileLink(saved.path, saved.mimeType, `Speech by ${choice.model}`)];
+      if (saved.extension !== args.format) {
+        lines.push(
+          `Asked for ${args.format}, but the gateway sent ${saved.extension}: saved as .${saved.extension}; ` +
+            `no ${args.format} was delivered.`,
+        );
+      }
+      const extra = [fileLink(saved.path, saved.mimeType, `Speech by ${choice.id}`)];
       if (args.return_audio) {
         if (saved.inline) {
           extra.push({ type: 'audio', data: saved.inline.toString('base64'), mimeType: saved.mimeType });
@@ -98,23 +116,27 @@ export const audioSpeech = defineTool({
 });
 
 /**
- * Sends the text and streams the audio into a new file in the output directory. With `keepInline`,
- * audio up to the inline limit is also kept in memory as it streams: the file is never read
- * back by name, so nothing swapped in under that name can end up in the result.
+ * Sends the text and streams the audio into a new file in the output directory, named after what
+ * the first bytes show was delivered. With `keepInline`, audio up to the inline limit is also kept
+ * in memory as it streams: the file is never read back by name, so nothing swapped in under that
+ * name can end up in the result.
  */
 async function synthesize(
-  model: string,
+  choice: SpeechId,
   text: string,
   format: SpeechFormat,
   keepInline: boolean,
   ctx: ToolContext,
-): Promise<SavedFile & { mimeType: string; inline: Buffer | null }> {
-  const audio = await speechAudio(ctx.runtime.service.client, { model, input: text }, format, ctx.signal);
+): Promise<SavedFile & { mimeType: string; extension: string; inline: Buffer | null }> {
+  const { client } = ctx.runtime.service;
+  const audio = await speechAudio(client, { model: choice.id, input: text }, format, ctx.signal);
+  const { head, body } = await peekHead(audio.body);
+  const delivered = deliveredAudio(head, audio, format);
   const target = {
     outputDir: ctx.runtime.config.outputDir,
     workDir: ctx.runtime.config.cwd,
-    stem: `speech-${voiceOf(model)}`,
-    extension: audio.extension,
+    stem: `speech-${fileStem(choice)}`,
+    extension: delivered.extension,
   };
   const kept: Buffer[] = [];
   let keptBytes = 0;
@@ -125,16 +147,16 @@ async function synthesize(
       yield chunk;
     }
   }
-  const saved = await saveStream(tee(audio.body), target, MAX_SPEECH_FILE_BYTES, ctx.signal);
+  const saved = await saveStream(tee(body), target, MAX_SPEECH_FILE_BYTES, ctx.signal);
   if (saved.bytes === 0) {
     await rm(saved.path, { force: true });
     throw notAudio('an empty body');
   }
   const inline = keepInline && saved.bytes <= MAX_INLINE_AUDIO_BYTES ? Buffer.concat(kept) : null;
-  return { ...saved, mimeType: audio.mimeType, inline };
+  return { ...saved, ...delivered, inline };
 }
 
-/** The voice, for the file name (dots would read as an extension and be cut). */
-function voiceOf(model: string): string {
-  return model.slice(model.lastIndexOf('/') + 1).replace(/\./g, '-');
+/** The voice, else the model, for the file name (dots would read as an extension and be cut). */
+function fileStem(choice: SpeechId): string {
+  return (choice.voice ?? choice.model.slice(choice.model.lastIndexOf('/') + 1)).replace(/\./g, '-');
 }

@@ -10,6 +10,7 @@ import {
   modelsFor,
 } from './support/default-models.js';
 import { failureFrom, success } from './support/results.js';
+import { resolveSpeechId, voiceHelp } from './support/speech-ids.js';
 import { defineTool, type ToolContext } from './types.js';
 
 /** Ids shown per capability in the text; structuredContent always carries every model. */
@@ -97,7 +98,7 @@ function heading(capability: Capability, tool: (name: string) => string): string
     case 'fetch':
       return `fetch (${tool('web_fetch')} \`provider\`, bare ids)`;
     case 'speech':
-      return `speech (${tool('audio_speech')} \`model\`; the voice is part of the id)`;
+      return `speech (${tool('audio_speech')} \`model\` as provider/model with \`voice\`, or provider/model/voice)`;
     case 'transcription':
       return `transcription (${tool('audio_transcribe')} \`model\`)`;
     case 'video':
@@ -114,18 +115,33 @@ function formatSections(sections: Section[], ctx: ToolContext): string {
     if (!models) lines.push(`Not available: ${reasonOf(s, ctx)}`);
     else if (models.length === 0) lines.push('None listed.');
     else {
+      const ids = models.map((m) => m.id);
       const shown = models.slice(0, MAX_IDS_IN_TEXT).map((m) => {
-        const marks = [m.owned_by === 'combo' ? 'combo' : '', m.id === s.defaultId ? 'default' : '']
+        const isDefault = m.id === s.defaultId;
+        const marks = [
+          m.owned_by === 'combo' ? 'combo' : '',
+          isDefault ? 'default' : '',
+          isDefault && s.capability === 'speech' ? defaultVoiceMark(m.id, ids) : '',
+        ]
           .filter(Boolean)
           .join(', ');
         return marks ? `${m.id} (${marks})` : m.id;
       });
       const more = models.length > MAX_IDS_IN_TEXT ? `, … and ${models.length - MAX_IDS_IN_TEXT} more` : '';
       lines.push(`${shown.join(', ')}${more}`);
+      if (s.capability === 'speech') lines.push(`Voices: ${voiceHelp(ids)}.`);
     }
     if (s.defaultId && !models?.some((m) => m.id === s.defaultId))
       lines.push(`Default: ${s.defaultId} (configured)`);
     lines.push('');
   }
   return lines.join('\n').trim();
+}
+
+/** `voice alloy` for the default speech model, or whose default voice applies. */
+function defaultVoiceMark(id: string, ids: readonly string[]): string {
+  const resolved = resolveSpeechId(id, undefined, ids);
+  if (!resolved) return '';
+  if (resolved.voice === null) return "the provider's default voice";
+  return resolved.id === id ? '' : `voice ${resolved.voice}`;
 }

@@ -21,7 +21,12 @@ interface SpeechOut {
   mime_type: string;
   bytes: number;
   model: string;
+  voice: string | null;
+  format: string;
+  requested_format: string;
 }
+
+const SPEECH_MODELS = 'openai/tts-1, openai/tts-1-hd, openai/gpt-4o-mini-tts, selfhosted-tts/kokoro';
 
 /** A server with extra settings, same gateway and output directory. */
 function connectWith(env: Record<string, string>) {
@@ -51,7 +56,13 @@ describe('audio_speech', () => {
     const result = await speak({ text: 'Hello there', model: 'openai/tts-1/alloy' });
     expect(result.isError).toBeFalsy();
     const out = structuredOf<SpeechOut>(result);
-    expect(out).toMatchObject({ mime_type: 'audio/mpeg', model: 'openai/tts-1/alloy' });
+    expect(out).toMatchObject({
+      mime_type: 'audio/mpeg',
+      model: 'openai/tts-1/alloy',
+      voice: 'alloy',
+      format: 'mp3',
+      requested_format: 'mp3',
+    });
     expect(dirname(out.file_path)).toBe(outputDir);
     expect(out.file_path).toMatch(/speech-alloy-[\d-]+\.mp3$/);
     const saved = readFileSync(out.file_path);
@@ -76,7 +87,7 @@ describe('audio_speech', () => {
     for (const name of readdirSync(outputDir)) expect(existsSync(join(outputDir, name))).toBe(true);
   });
 
-  it('saves each format with its own extension and media type', async () => {
+  it('saves each format a provider honours with its own extension and media type', async () => {
     const cases = [
       ['wav', 'audio/wav', /\.wav$/, 'RIFF'],
       ['opus', 'audio/ogg', /\.opus$/, 'OggS'],
@@ -85,35 +96,56 @@ describe('audio_speech', () => {
       ['pcm', 'audio/pcm', /\.pcm$/, undefined],
     ] as const;
     for (const [format, mime, extension, magic] of cases) {
-      const result = await speak({ text: 'Hi', model: 'edge-tts/en-US-AriaNeural', format });
+      const result = await speak({ text: 'Hi', model: 'selfhosted-tts/kokoro', format });
       const out = structuredOf<SpeechOut>(result);
       expect(out.mime_type, format).toBe(mime);
+      expect(out, format).toMatchObject({ format, requested_format: format });
+      expect(textOf(result), format).not.toMatch(/Asked for/);
       expect(out.file_path, format).toMatch(extension);
       expect(speechRequests().at(-1)?.query.response_format).toBe(format);
       if (magic) expect(readFileSync(out.file_path).subarray(0, 4).toString('latin1')).toBe(magic);
     }
   });
 
-  it('composes provider/model and voice into the model id the service receives', async () => {
-    const cases: [Record<string, unknown>, string, RegExp | null][] = [
-      [{ model: 'openai/tts-1', voice: 'shimmer' }, 'openai/tts-1/shimmer', null],
-      [{ model: 'openai/tts-1/alloy', voice: 'nova' }, 'openai/tts-1/nova', /nova replaces alloy/],
-      [{ model: 'openai/tts-1/alloy', voice: 'alloy' }, 'openai/tts-1/alloy', null],
-      [{ model: 'openai/tts-1' }, 'openai/tts-1/alloy', /No voice given: using openai\/tts-1\/alloy/],
-      [{ model: 'edge-tts', voice: 'en-US-GuyNeural' }, 'edge-tts/en-US-GuyNeural', null],
+  it('says when the provider delivered another format than the one asked for', async () => {
+    const result = await speak({ text: 'Hi', model: 'openai/tts-1', voice: 'nova', format: 'wav' });
+    expect(result.isError, textOf(result)).toBeFalsy();
+    const out = structuredOf<SpeechOut>(result);
+    expect(out).toMatchObject({ mime_type: 'audio/mpeg', format: 'mp3', requested_format: 'wav' });
+    expect(out.file_path).toMatch(/\.mp3$/);
+    expect(readFileSync(out.file_path).equals(synthesizeAudio('Hi', 'mp3'))).toBe(true);
+    expect(textOf(result)).toContain(
+      'Asked for wav, but the gateway sent mp3: saved as .mp3; no wav was delivered.',
+    );
+  });
+
+  it('composes provider/model and voice into the provider/model/voice id the service receives', async () => {
+    const cases: [Record<string, unknown>, string, string | null, RegExp | null][] = [
+      [{ model: 'openai/tts-1', voice: 'shimmer' }, 'openai/tts-1/shimmer', 'shimmer', null],
+      [{ model: 'openai/tts-1/alloy', voice: 'nova' }, 'openai/tts-1/nova', 'nova', /nova replaces alloy/],
+      [{ model: 'openai/tts-1/alloy', voice: 'alloy' }, 'openai/tts-1/alloy', 'alloy', null],
+      [{ model: 'openai/tts-1' }, 'openai/tts-1/alloy', 'alloy', /No voice given: using alloy/],
+      [{ model: 'openai/tts-1-hd/echo' }, 'openai/tts-1-hd/echo', 'echo', null],
       [
-        { model: 'edge-tts/en-US-AriaNeural', voice: 'de-DE-KatjaNeural' },
-        'edge-tts/de-DE-KatjaNeural',
+        { model: 'selfhosted-tts/kokoro', voice: 'bf_emma' },
+        'selfhosted-tts/kokoro/bf_emma',
+        'bf_emma',
         null,
       ],
-      [{ model: 'openai/tts-1/echo' }, 'openai/tts-1/echo', null],
+      [
+        { model: 'selfhosted-tts/kokoro' },
+        'selfhosted-tts/kokoro',
+        null,
+        /No voice given: selfhosted-tts uses its own default voice/,
+      ],
     ];
-    for (const [args, sent, note] of cases) {
+    for (const [args, sent, voice, note] of cases) {
       const result = await speak({ text: 'Voice test', ...args });
       expect(result.isError, JSON.stringify(args)).toBeFalsy();
       expect(lastSentModel()).toBe(sent);
-      expect(structuredOf<SpeechOut>(result).model).toBe(sent);
+      expect(structuredOf<SpeechOut>(result)).toMatchObject({ model: sent, voice });
       if (note) expect(textOf(result)).toMatch(note);
+      else expect(textOf(result)).not.toMatch(/No voice given|replaces/);
     }
     // The tts list is fetched once and cached for the whole series.
     expect(gw.service.counters['models.kind']).toBe(1);
@@ -126,13 +158,13 @@ describe('audio_speech', () => {
   });
 
   it('uses GATEWAY_SPEECH_MODEL as the default, with a voice on top', async () => {
-    const other = await connectWith({ GATEWAY_SPEECH_MODEL: 'elevenlabs/eleven_multilingual_v2/rachel' });
+    const other = await connectWith({ GATEWAY_SPEECH_MODEL: 'selfhosted-tts/kokoro/bf_emma' });
     try {
       expect(structuredOf<SpeechOut>(await speak({ text: 'a' }, other)).model).toBe(
-        'elevenlabs/eleven_multilingual_v2/rachel',
+        'selfhosted-tts/kokoro/bf_emma',
       );
-      await speak({ text: 'b', voice: 'adam' }, other);
-      expect(lastSentModel()).toBe('elevenlabs/eleven_multilingual_v2/adam');
+      await speak({ text: 'b', voice: 'af_sky' }, other);
+      expect(lastSentModel()).toBe('selfhosted-tts/kokoro/af_sky');
     } finally {
       await other.close();
     }
@@ -144,12 +176,19 @@ describe('audio_speech', () => {
     expect(chat.isError).toBe(true);
     const message = textOf(chat);
     expect(message).toContain('openai/gpt-4o-mini with voice nova is not a speech model');
-    expect(message).toContain('openai/tts-1 (voices alloy, nova)');
-    expect(message).toContain('edge-tts (voices en-US-AriaNeural)');
+    expect(message).toContain(
+      `Speech models: ${SPEECH_MODELS}. Pass one as \`model\` and the voice as \`voice\``,
+    );
     const stt = await speak({ text: 'x', model: 'groq/whisper-large-v3' });
     expect(textOf(stt)).toMatch(/It is a transcription model: use audio_transcribe/);
-    const unknownModel = await speak({ text: 'x', model: 'openai/tts-1-hd', voice: 'alloy' });
-    expect(unknownModel.isError).toBe(true);
+    for (const model of ['openai/tts-2', 'openai/gpt-4o-mini/alloy', 'openai/nova', 'selfhosted-tts']) {
+      const refused = await speak({ text: 'x', model });
+      expect(refused.isError, model).toBe(true);
+      expect(textOf(refused), model).toContain(`${model} is not a speech model`);
+    }
+    expect(textOf(await speak({ text: 'x', model: 'openai/nova' }))).toContain(
+      'nova is a voice, not a model: give it as `voice`',
+    );
     expect(gw.service.counters.speech).toBe(0);
     expect(readdirSync(outputDir)).toHaveLength(filesBefore);
   });
@@ -164,6 +203,25 @@ describe('audio_speech', () => {
     } finally {
       await other.close();
     }
+  });
+
+  it('reads a gateway that lists voices instead of models', async () => {
+    gw.service.setModelList('tts', [{ id: 'openai/tts-1/alloy' }, { id: 'openai/tts-1/nova' }]);
+    const cases: [Record<string, unknown>, string][] = [
+      [{ model: 'openai/tts-1/nova' }, 'openai/tts-1/nova'],
+      [{ model: 'openai/tts-1/shimmer' }, 'openai/tts-1/shimmer'],
+      [{ model: 'openai/tts-1/alloy', voice: 'echo' }, 'openai/tts-1/echo'],
+      [{ model: 'openai/tts-1' }, 'openai/tts-1/alloy'],
+      [{}, 'openai/tts-1/alloy'],
+    ];
+    for (const [args, sent] of cases) {
+      const result = await speak({ text: 'Listed voices', ...args });
+      expect(result.isError, JSON.stringify(args)).toBeFalsy();
+      expect(lastSentModel()).toBe(sent);
+    }
+    const refused = await speak({ text: 'x', model: 'openai/tts-1-hd', voice: 'alloy' });
+    expect(textOf(refused)).toContain('Speech models: openai/tts-1 (voices alloy, nova).');
+    expect(gw.service.counters.speech).toBe(cases.length);
   });
 
   it('goes through unchecked when the gateway has no speech list, and reports its own error', async () => {
@@ -195,7 +253,7 @@ describe('audio_speech', () => {
     // 400 characters of uncompressed wav are well over 1 MiB.
     const big = await speak({
       text: 'w'.repeat(400),
-      model: 'openai/tts-1/alloy',
+      model: 'selfhosted-tts/kokoro',
       format: 'wav',
       return_audio: true,
     });

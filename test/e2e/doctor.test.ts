@@ -49,7 +49,9 @@ describe('gateway-tools-mcp doctor', () => {
     expect(lineFor(run.stdout, /Chat/)).toMatch(
       /^✓ .*: openai\/gpt-4o-mini \(discovered at \/v1\/models; 3 listed\)/,
     );
-    expect(lineFor(run.stdout, /Speech/)).toMatch(/^✓ .*: openai\/tts-1\/alloy/);
+    expect(lineFor(run.stdout, /Speech/)).toBe(
+      '✓ Speech (audio_speech): openai/tts-1 with voice alloy, sent as openai/tts-1/alloy (discovered at /v1/models/tts; 4 listed)',
+    );
     expect(lineFor(run.stdout, /Transcription/)).toMatch(/^✓ .*: groq\/whisper-large-v3/);
     expect(lineFor(run.stdout, /Video/)).toMatch(/^✓ .*: xai\/grok-imagine-video/);
     expect(lineFor(run.stdout, /Output directory/)).toMatch(/^✓ .*will be created on the first save/);
@@ -153,6 +155,28 @@ describe('gateway-tools-mcp doctor', () => {
       /^! .*acme\/listen-9 \(from GATEWAY_TRANSCRIBE_MODEL\), but \/v1\/models\/stt does not list it/,
     );
     expect(run.stdout).toMatch(/Ready: every required check passed \(2 warnings\)\./);
+  });
+
+  it('reads a configured speech model as provider/model or provider/model/voice', async () => {
+    const line = async (model: string) =>
+      lineFor((await doctor({ GATEWAY_API_KEY: SECRET, GATEWAY_SPEECH_MODEL: model })).stdout, /Speech/);
+    expect(await line('openai/tts-1-hd/nova')).toBe(
+      '✓ Speech (audio_speech): openai/tts-1-hd/nova (from GATEWAY_SPEECH_MODEL)',
+    );
+    expect(await line('openai/gpt-4o-mini-tts')).toBe(
+      '✓ Speech (audio_speech): openai/gpt-4o-mini-tts with voice alloy, sent as openai/gpt-4o-mini-tts/alloy (from GATEWAY_SPEECH_MODEL)',
+    );
+    expect(await line('selfhosted-tts/kokoro')).toBe(
+      "✓ Speech (audio_speech): selfhosted-tts/kokoro with selfhosted-tts's own default voice (from GATEWAY_SPEECH_MODEL)",
+    );
+    const chat = await doctor({ GATEWAY_API_KEY: SECRET, GATEWAY_SPEECH_MODEL: 'openai/gpt-4o-mini/alloy' });
+    expect(lineFor(chat.stdout, /Speech/)).toBe(
+      '! Speech (audio_speech): openai/gpt-4o-mini/alloy (from GATEWAY_SPEECH_MODEL), but /v1/models/tts does not list it',
+    );
+    expect(chat.stdout).toMatch(
+      /fix: audio_speech refuses it without `model`: set GATEWAY_SPEECH_MODEL to a listed provider\/model/,
+    );
+    expect(service.counters.speech ?? 0).toBe(0);
   });
 
   it('falls back to /v1/models when the gateway has no /api/health', async () => {

@@ -23,7 +23,12 @@ describe('list_models', () => {
     expect(idsOf(out, 'chat')).toEqual(['combo-fast', 'openai/gpt-4o-mini', 'anthropic/claude-sonnet-4']);
     expect(idsOf(out, 'search')).toEqual(['tavily']);
     expect(idsOf(out, 'fetch')).toEqual(['jina-reader']);
-    expect(idsOf(out, 'speech')).toContain('openai/tts-1/alloy');
+    expect(idsOf(out, 'speech')).toEqual([
+      'openai/tts-1',
+      'openai/tts-1-hd',
+      'openai/gpt-4o-mini-tts',
+      'selfhosted-tts/kokoro',
+    ]);
     expect(idsOf(out, 'transcription')).toContain('groq/whisper-large-v3');
     expect(idsOf(out, 'video')).toEqual(['xai/grok-imagine-video']);
     expect(out.models.find((m) => m.id === 'combo-fast')?.owned_by).toBe('combo');
@@ -31,7 +36,7 @@ describe('list_models', () => {
       chat: 'openai/gpt-4o-mini',
       search: 'tavily',
       fetch: 'jina-reader',
-      speech: 'openai/tts-1/alloy',
+      speech: 'openai/tts-1',
       transcription: 'groq/whisper-large-v3',
       video: 'xai/grok-imagine-video',
     });
@@ -42,6 +47,13 @@ describe('list_models', () => {
       /^## chat \(ask_model `model`\) — 3\ncombo-fast \(combo\), openai\/gpt-4o-mini \(default\), anthropic/m,
     );
     expect(text).toMatch(/^## search \(web_search `provider`, bare ids\) — 1\ntavily \(default\)$/m);
+    // Speech models are provider/model; the voice is given apart, and the default's voice is named.
+    expect(text).toContain(
+      '## speech (audio_speech `model` as provider/model with `voice`, or provider/model/voice) — 4\n' +
+        'openai/tts-1 (default, voice alloy), openai/tts-1-hd, openai/gpt-4o-mini-tts, selfhosted-tts/kokoro\n' +
+        'Voices: openai — alloy, ash, ballad, coral, echo, fable, nova, onyx, sage, shimmer, verse with ' +
+        'gpt-4o-mini-tts only (default alloy); selfhosted-tts — its own voice names (default: its own).',
+    );
     expect(text).not.toContain('{"');
     // One request per list: search and fetch share /v1/models/web, and the default reuses the list.
     expect(gw.service.counters.models).toBe(1);
@@ -72,7 +84,7 @@ describe('list_models', () => {
     await expect(cancelled).rejects.toThrow();
     const result = await patient;
     expect(result.isError).toBeFalsy();
-    expect(idsOf(structuredOf<Listing>(result), 'speech')).toContain('openai/tts-1/alloy');
+    expect(idsOf(structuredOf<Listing>(result), 'speech')).toContain('openai/tts-1');
     expect(gw.service.counters['models.kind']).toBe(1);
   });
 

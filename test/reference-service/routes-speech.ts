@@ -1,12 +1,11 @@
-// POST /v1/audio/speech and GET /v1/audio/voices. The voice is part of the model id
-// (provider/model/voice); the output format comes from the query string, never the body.
+// POST /v1/audio/speech and GET /v1/audio/voices, as 9router answers them. The voice is part of
+// the model id (provider/model/voice), though the tts list names provider/model only; the output
+// format comes from the query string, never the body, and openai ignores it (always mp3).
 import { createHash } from 'node:crypto';
 import { errorReply, jsonReply, type Reply, RequestError } from './http-util.js';
 import { jsonObjectBody, requireString } from './request-body.js';
 import type { RouteContext } from './router.js';
-import { providerOf, type ServiceState } from './state.js';
-
-const TTS_PROVIDERS = new Set(['openai', 'edge-tts', 'elevenlabs']);
+import { providerOf } from './state.js';
 
 interface AudioFormat {
   contentType: string;
@@ -60,43 +59,75 @@ export function synthesizeAudio(input: string, format: string): Buffer {
   return out;
 }
 
-/**
- * A speech model is one the tts list names, or a sibling voice of one (same provider/model,
- * another voice): the voice is just the last segment of the id.
- */
-function isSpeechModel(state: ServiceState, model: string): boolean {
-  const list = state.effectiveModelList('tts').map((entry) => entry.id);
-  if (list.includes(model)) return true;
-  const segments = model.split('/');
-  const stem = segments.slice(0, -1).join('/');
-  return list.some((id) => {
-    const other = id.split('/');
-    return other.length === segments.length && segments.length > 1 && other.slice(0, -1).join('/') === stem;
-  });
+/** The id the gateway is sent, read the way 9router reads it, and what the upstream is asked. */
+interface Upstream {
+  model: string;
+  voice: string;
 }
+
+const OPENAI_MODELS = ['gpt-4o-mini-tts', 'tts-1-hd', 'tts-1'];
+const OPENAI_VOICES = ['alloy', 'ash', 'ballad', 'coral', 'echo', 'fable', 'nova', 'onyx', 'sage', 'shimmer'];
+
+/**
+ * openai: a known model followed by `/voice`; else the last part is the voice, so a two-part id
+ * (`openai/tts-1`) is a *voice* on the default model gpt-4o-mini-tts. The upstream then refuses
+ * what OpenAI would: a model that does not speak, a voice it does not have.
+ */
+function openAiUpstream(rest: string, id: string): Upstream {
+  const known = OPENAI_MODELS.find((m) => rest.startsWith(`${m}/`));
+  const at = rest.lastIndexOf('/');
+  const upstream = known
+    ? { model: known, voice: rest.slice(known.length + 1) }
+    : at > 0
+      ? { model: rest.slice(0, at), voice: rest.slice(at + 1) }
+      : { model: 'gpt-4o-mini-tts', voice: rest };
+  if (!OPENAI_MODELS.includes(upstream.model)) {
+    throw new RequestError(502, `[${id}] upstream error: ${upstream.model} does not support audio`);
+  }
+  const verse = upstream.voice === 'verse' && upstream.model === 'gpt-4o-mini-tts';
+  if (!OPENAI_VOICES.includes(upstream.voice) && !verse) {
+    throw new RequestError(502, `[${id}] upstream error: invalid voice '${upstream.voice}'`);
+  }
+  return upstream;
+}
+
+/** selfhosted-tts: `model/voice`, or `model` alone with the server's default voice. */
+function selfHostedUpstream(rest: string): Upstream {
+  const [model = 'kokoro', ...voice] = rest.split('/').filter(Boolean);
+  return { model, voice: voice.join('/') || 'af_heart' };
+}
+
+/**
+ * How each speech provider is reached: how the id is read, and whether the provider honours
+ * `response_format` (9router's openai path drops it and answers mp3; the self-hosted server gets it).
+ */
+const TTS_PROVIDERS: Record<string, { upstream(rest: string, id: string): Upstream; formats: boolean }> = {
+  openai: { upstream: openAiUpstream, formats: false },
+  'selfhosted-tts': { upstream: selfHostedUpstream, formats: true },
+  'edge-tts': { upstream: (rest) => ({ model: 'edge-tts', voice: rest }), formats: false },
+};
 
 export function speech(context: RouteContext): Reply {
   const body = jsonObjectBody(context.body);
   const model = requireString(body.model, 'model');
   const input = requireString(body.input, 'input');
   const provider = providerOf(model);
-  if (!TTS_PROVIDERS.has(provider)) {
+  const tts = TTS_PROVIDERS[provider];
+  if (!tts) {
     throw new RequestError(400, `Provider '${provider}' does not support TTS via this route.`);
   }
-  // A chat model on a speech-capable provider is passed upstream, where it fails.
-  if (!isSpeechModel(context.state, model)) {
-    throw new RequestError(502, `[${provider}] upstream error: model does not support audio`);
-  }
-  const format = context.query.response_format ?? 'mp3';
-  if (format === 'json') {
+  // Nothing is checked against the tts list: any id on a speech provider goes upstream.
+  tts.upstream(model.slice(provider.length + 1), model);
+  const asked = context.query.response_format ?? 'mp3';
+  if (asked === 'json') {
     return jsonReply({ audio: synthesizeAudio(input, 'mp3').toString('base64'), format: 'mp3' });
   }
-  const audioFormat = AUDIO_FORMATS[format];
-  if (!audioFormat) throw new RequestError(400, `Invalid response_format: ${format}`);
+  if (!AUDIO_FORMATS[asked]) throw new RequestError(400, `Invalid response_format: ${asked}`);
+  const format = tts.formats ? asked : 'mp3';
   return {
     kind: 'raw',
     status: 200,
-    contentType: audioFormat.contentType,
+    contentType: AUDIO_FORMATS[format]!.contentType,
     body: synthesizeAudio(input, format),
   };
 }
@@ -109,15 +140,10 @@ interface Voice {
   model: string;
 }
 
+/** 9router lists voices for these providers only; any other provider is a 400. */
+const VOICE_PROVIDERS = ['elevenlabs', 'deepgram', 'inworld', 'edge-tts', 'local-device'];
+
 const VOICES: Record<string, Voice[]> = {
-  openai: [
-    { id: 'alloy', name: 'Alloy', lang: 'en', gender: 'neutral', model: 'tts-1' },
-    { id: 'echo', name: 'Echo', lang: 'en', gender: 'male', model: 'tts-1' },
-    { id: 'fable', name: 'Fable', lang: 'en', gender: 'neutral', model: 'tts-1' },
-    { id: 'onyx', name: 'Onyx', lang: 'en', gender: 'male', model: 'tts-1' },
-    { id: 'nova', name: 'Nova', lang: 'en', gender: 'female', model: 'tts-1' },
-    { id: 'shimmer', name: 'Shimmer', lang: 'en', gender: 'female', model: 'tts-1' },
-  ],
   'edge-tts': [
     { id: 'en-US-AriaNeural', name: 'Aria', lang: 'en-US', gender: 'female', model: 'edge-tts' },
     { id: 'en-US-GuyNeural', name: 'Guy', lang: 'en-US', gender: 'male', model: 'edge-tts' },
@@ -127,8 +153,8 @@ const VOICES: Record<string, Voice[]> = {
 
 export function listVoices(context: RouteContext): Reply {
   const provider = context.query.provider;
-  if (!provider) return errorReply(400, { message: 'provider is required' });
-  const voices = VOICES[provider];
-  if (!voices) return errorReply(404, { message: `Voices are not available for provider: ${provider}` });
-  return jsonReply({ voices });
+  if (!provider || !VOICE_PROVIDERS.includes(provider)) {
+    return errorReply(400, { message: `provider must be one of: ${VOICE_PROVIDERS.join(', ')}` });
+  }
+  return jsonReply({ voices: VOICES[provider] ?? [] });
 }

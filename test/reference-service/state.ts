@@ -14,11 +14,12 @@ export const DEFAULT_MODEL_LISTS: Readonly<Record<ModelListKind, readonly ModelE
     { id: 'openai/gpt-4o-mini' },
     { id: 'anthropic/claude-sonnet-4' },
   ],
+  // As 9router lists speech: provider/model, no voice.
   tts: [
-    { id: 'openai/tts-1/alloy' },
-    { id: 'openai/tts-1/nova' },
-    { id: 'edge-tts/en-US-AriaNeural' },
-    { id: 'elevenlabs/eleven_multilingual_v2/rachel' },
+    { id: 'openai/tts-1' },
+    { id: 'openai/tts-1-hd' },
+    { id: 'openai/gpt-4o-mini-tts' },
+    { id: 'selfhosted-tts/kokoro' },
   ],
   stt: [{ id: 'groq/whisper-large-v3' }, { id: 'openai/whisper-1' }, { id: 'deepgram/nova-3' }],
   image: [{ id: 'openai/gpt-image-1' }, { id: 'openai/dall-e-3' }],

@@ -6,41 +6,77 @@ import {
   normalizeAudioMime,
   transcriptText,
 } from '../../src/service/audio.js';
-import { matchSpeechModel } from '../../src/tools/support/audio-models.js';
 import { sniffAudioMime } from '../../src/tools/support/audio-sources.js';
+import { resolveSpeechId, speechModels } from '../../src/tools/support/speech-ids.js';
 import { TranscriptCache } from '../../src/tools/support/transcript-cache.js';
 
-const LISTED = ['openai/tts-1/alloy', 'openai/tts-1/nova', 'edge-tts/en-US-AriaNeural', 'eleven/v2/rachel'];
+/** The tts list as 9router gives it: provider/model, no voice. */
+const MODELS = ['openai/tts-1', 'openai/tts-1-hd', 'selfhosted-tts/kokoro', 'openrouter/openai/tts-1'];
+/** A gateway that lists voices instead. */
+const VOICES = ['openai/tts-1/alloy', 'openai/tts-1/nova', 'edge-tts/en-US-AriaNeural'];
 
-describe('speech model ids (the voice is the last segment)', () => {
-  it('accepts listed ids, stems with a voice, and sibling voices', () => {
-    expect(matchSpeechModel('openai/tts-1/nova', undefined, LISTED)?.model).toBe('openai/tts-1/nova');
-    expect(matchSpeechModel('openai/tts-1', 'echo', LISTED)?.model).toBe('openai/tts-1/echo');
-    expect(matchSpeechModel('openai/tts-1', undefined, LISTED)?.model).toBe('openai/tts-1/alloy');
-    expect(matchSpeechModel('openai/tts-1/shimmer', undefined, LISTED)?.model).toBe('openai/tts-1/shimmer');
-    expect(matchSpeechModel('edge-tts', 'en-US-GuyNeural', LISTED)?.model).toBe('edge-tts/en-US-GuyNeural');
-    expect(matchSpeechModel('edge-tts/en-US-GuyNeural', undefined, LISTED)?.model).toBe(
-      'edge-tts/en-US-GuyNeural',
-    );
+const sent = (requested: string, voice: string | undefined, listed: readonly string[] | null) =>
+  resolveSpeechId(requested, voice, listed)?.id ?? null;
+
+describe('speech ids (provider/model/voice, from a list of provider/model)', () => {
+  it('adds the voice asked for, or a known default, or leaves it to the provider', () => {
+    expect(sent('openai/tts-1', 'echo', MODELS)).toBe('openai/tts-1/echo');
+    expect(sent('openai/tts-1', undefined, MODELS)).toBe('openai/tts-1/alloy');
+    expect(sent('openai/tts-1-hd/nova', undefined, MODELS)).toBe('openai/tts-1-hd/nova');
+    expect(sent('selfhosted-tts/kokoro', 'bf_emma', MODELS)).toBe('selfhosted-tts/kokoro/bf_emma');
+    const kokoro = resolveSpeechId('selfhosted-tts/kokoro', undefined, MODELS);
+    expect(kokoro).toMatchObject({
+      id: 'selfhosted-tts/kokoro',
+      model: 'selfhosted-tts/kokoro',
+      voice: null,
+    });
+    expect(kokoro?.notes.join(' ')).toMatch(/selfhosted-tts uses its own default voice/);
+    // A listed model of three parts is still a model: the voice goes after it.
+    expect(sent('openrouter/openai/tts-1', 'nova', MODELS)).toBe('openrouter/openai/tts-1/nova');
+    expect(sent('openrouter/openai/tts-1/nova', undefined, MODELS)).toBe('openrouter/openai/tts-1/nova');
   });
 
   it('lets a separate voice replace the one in the id, and says so', () => {
-    const replaced = matchSpeechModel('openai/tts-1/alloy', 'nova', LISTED);
-    expect(replaced?.model).toBe('openai/tts-1/nova');
+    const replaced = resolveSpeechId('openai/tts-1/alloy', 'nova', MODELS);
+    expect(replaced).toMatchObject({ id: 'openai/tts-1/nova', model: 'openai/tts-1', voice: 'nova' });
     expect(replaced?.notes.join(' ')).toContain('nova replaces alloy');
-    expect(matchSpeechModel('openai/tts-1/alloy', 'alloy', LISTED)?.notes).toEqual([]);
+    expect(resolveSpeechId('openai/tts-1/alloy', 'alloy', MODELS)?.notes).toEqual([]);
   });
 
-  it('refuses models of other providers, other models of the provider, and bare providers', () => {
+  it('refuses anything whose provider/model part is not listed exactly', () => {
     for (const [model, voice] of [
-      ['openai/gpt-4o-mini', undefined],
-      ['openai/gpt-4o-mini', 'nova'],
-      ['openai/tts-1-hd', 'alloy'],
+      ['openai/gpt-4o', undefined],
+      ['openai/gpt-4o', 'nova'],
+      ['openai/gpt-4o/alloy', undefined],
+      ['openai/whisper-1', undefined],
+      ['openai/alloy', undefined],
       ['openai', 'alloy'],
-      ['groq/whisper-large-v3', undefined],
+      ['openai/tts', 'alloy'],
+      ['openai/tts-1/alloy/x', undefined],
     ] as const) {
-      expect(matchSpeechModel(model, voice, LISTED), `${model} ${voice}`).toBeNull();
+      expect(resolveSpeechId(model, voice, MODELS), `${model} ${voice}`).toBeNull();
     }
+  });
+
+  it('reads a list of voices too: listed ids, sibling voices, and the first voice of a model', () => {
+    expect(sent('openai/tts-1/nova', undefined, VOICES)).toBe('openai/tts-1/nova');
+    expect(sent('openai/tts-1/alloy', 'nova', VOICES)).toBe('openai/tts-1/nova');
+    expect(sent('openai/tts-1/shimmer', undefined, VOICES)).toBe('openai/tts-1/shimmer');
+    expect(sent('openai/tts-1', 'echo', VOICES)).toBe('openai/tts-1/echo');
+    expect(resolveSpeechId('openai/tts-1', undefined, VOICES)?.notes.join(' ')).toContain(
+      'using openai/tts-1/alloy, the first listed voice of openai/tts-1',
+    );
+    expect(sent('edge-tts/en-US-AriaNeural', undefined, VOICES)).toBe('edge-tts/en-US-AriaNeural');
+    expect(sent('openai/tts-1-hd', 'alloy', VOICES)).toBeNull();
+    expect(speechModels(VOICES)).toEqual(['openai/tts-1 (voices alloy, nova)', 'edge-tts/en-US-AriaNeural']);
+    expect(speechModels(MODELS)).toEqual(MODELS);
+  });
+
+  it('composes the same way when the gateway has no list', () => {
+    expect(sent('openai/tts-1', 'nova', null)).toBe('openai/tts-1/nova');
+    expect(sent('openai/tts-1', undefined, null)).toBe('openai/tts-1/alloy');
+    expect(sent('openai/tts-1/alloy', 'nova', null)).toBe('openai/tts-1/nova');
+    expect(sent('groq/whisper-large-v3', undefined, null)).toBe('groq/whisper-large-v3');
   });
 });
 

@@ -4,6 +4,7 @@ import type { ModelEntry } from '../../service/models.js';
 import type { ToolContext } from '../types.js';
 import { configuredModel, MODEL_SETTING } from './default-models.js';
 import { failure, failureFrom } from './results.js';
+import { isVoiceName, resolveSpeechId, type SpeechId, speechModels, voiceHelp } from './speech-ids.js';
 
 /**
  * Which speech or transcription model a call uses, checked against the gateway's /v1/models/tts
@@ -18,6 +19,9 @@ export type ModelChoice =
   | { ok: true; model: string; notes: string[]; checked: boolean }
   | { ok: false; message: string };
 
+/** A speech choice: the id to send, its model and voice; `checked` against the tts list. */
+export type SpeechChoice = ({ ok: true; checked: boolean } & SpeechId) | { ok: false; message: string };
+
 const LIST_OF = { speech: 'tts', transcription: 'stt' } as const;
 const MAX_LISTED = 20;
 
@@ -29,7 +33,7 @@ export function audioFailure(
   action: 'Speech' | 'Transcription',
   error: unknown,
   ctx: ToolContext,
-  choice: ModelChoice | undefined,
+  choice: ModelChoice | SpeechChoice | undefined,
 ): CallToolResult {
   if (ctx.signal.aborted)
     return failure(`The ${action.toLowerCase()} call was cancelled; nothing was saved.`);
@@ -55,29 +59,24 @@ export async function defaultAudioModel(
   return first ? { model: first.id, from: `the first model at /v1/models/${LIST_OF[capability]}` } : null;
 }
 
+/**
+ * The speech id to send for `model` (+ `voice`): see speech-ids.ts. Refused, before anything is
+ * sent, when neither the id nor its `provider/model` part is on the tts list.
+ */
 export async function chooseSpeechModel(
   model: string | undefined,
   voice: string | undefined,
   ctx: ToolContext,
-): Promise<ModelChoice> {
+): Promise<SpeechChoice> {
   const requested = await requestedModel('speech', model, ctx);
   if (!requested.ok) return requested;
   const { list } = await listed('speech', ctx);
-  if (!list) return { ok: true, checked: false, ...composeUnchecked(requested.model, voice) };
-  const match = matchSpeechModel(
-    requested.model,
-    voice,
-    list.map((m) => m.id),
-  );
-  if (match) return { ok: true, checked: true, ...match };
+  const ids = list?.map((m) => m.id) ?? null;
+  const resolved = resolveSpeechId(requested.model, voice, ids);
+  if (resolved) return { ok: true, checked: ids !== null, ...resolved };
   const asked = voice ? `${requested.model} with voice ${voice}` : requested.model;
-  return refusal(
-    'speech',
-    asked,
-    requested.from,
-    list,
-    await otherCapabilityHint('speech', requested.model, ctx),
-  );
+  const hint = await otherCapabilityHint('speech', requested.model, ctx);
+  return refusal('speech', asked, requested.from, list ?? [], hint || voiceAsModelHint(requested.model));
 }
 
 export async function chooseTranscriptionModel(
@@ -93,47 +92,6 @@ export async function chooseTranscriptionModel(
   }
   const hint = await otherCapabilityHint('transcription', requested.model, ctx);
   return refusal('transcription', requested.model, requested.from, list, hint);
-}
-
-/**
- * The voice is the last segment of a speech model id (`openai/tts-1/alloy`, `edge-tts/en-US-AriaNeural`).
- * Accepted: a listed id; `provider/model` that is the stem of listed ids (plus `voice`, or the
- * first listed voice); a sibling voice of a listed id. A separate `voice` replaces the id's own.
- */
-export function matchSpeechModel(
-  requested: string,
-  voice: string | undefined,
-  listedIds: readonly string[],
-): { model: string; notes: string[] } | null {
-  const withStem = listedIds.filter((id) => stemOf(id) === requested);
-  if (withStem.length > 0) {
-    if (voice) return { model: `${requested}/${voice}`, notes: [] };
-    const first = withStem[0]!;
-    return {
-      model: first,
-      notes: [`No voice given: using ${first}, the first listed voice of ${requested}.`],
-    };
-  }
-  const stem = stemOf(requested);
-  const known = listedIds.includes(requested) || (stem !== '' && listedIds.some((id) => stemOf(id) === stem));
-  if (!known) return null;
-  return replaceVoice(requested, voice);
-}
-
-/** Without a list: append the voice to `provider/model`, or replace the voice of a 3-segment id. */
-function composeUnchecked(requested: string, voice: string | undefined): { model: string; notes: string[] } {
-  if (!voice) return { model: requested, notes: [] };
-  if (requested.split('/').length >= 3) return replaceVoice(requested, voice);
-  return { model: `${requested}/${voice}`, notes: [] };
-}
-
-function replaceVoice(model: string, voice: string | undefined): { model: string; notes: string[] } {
-  const own = lastSegment(model);
-  if (!voice || own === voice) return { model, notes: [] };
-  return {
-    model: `${stemOf(model)}/${voice}`,
-    notes: [`The voice ${voice} replaces ${own} from the model id.`],
-  };
 }
 
 type Requested = { ok: true; model: string; from: string } | { ok: false; message: string };
@@ -185,7 +143,7 @@ async function otherCapabilityHint(
 ): Promise<string> {
   const other: AudioCapability = capability === 'speech' ? 'transcription' : 'speech';
   const ids = (await listed(other, ctx)).list?.map((m) => m.id) ?? [];
-  const isOther = other === 'speech' ? matchSpeechModel(model, undefined, ids) !== null : ids.includes(model);
+  const isOther = other === 'speech' ? resolveSpeechId(model, undefined, ids) !== null : ids.includes(model);
   if (!isOther) return '';
   return ` It is a ${other} model: use ${ctx.toolName(other === 'speech' ? 'audio_speech' : 'audio_transcribe')} for it.`;
 }
@@ -196,7 +154,7 @@ function refusal(
   from: string,
   list: readonly ModelEntry[],
   hint: string,
-): ModelChoice {
+): { ok: false; message: string } {
   const kind = LIST_OF[capability];
   const source = from === '`model`' ? '' : ` (from ${from})`;
   const head = `${asked}${source} is not a ${capability} model on this gateway (not in /v1/models/${kind}), so nothing was sent.${hint}`;
@@ -206,36 +164,23 @@ function refusal(
       message: `${head} The gateway lists no ${capability} models: add a ${capability} provider to the gateway.`,
     };
   }
-  const choices = capability === 'speech' ? speechChoices(list) : list.map((m) => m.id);
+  const ids = list.map((m) => m.id);
+  const choices = capability === 'speech' ? speechModels(ids) : ids;
   const shown = choices.slice(0, MAX_LISTED).join(', ');
   const more =
     choices.length > MAX_LISTED ? `, and ${choices.length - MAX_LISTED} more (see list_models)` : '';
   const how =
     capability === 'speech'
-      ? 'Pass one as `model`, and `voice` to choose its voice.'
+      ? `Pass one as \`model\` and the voice as \`voice\`, or a full provider/model/voice id. Voices: ${voiceHelp(ids)}.`
       : 'Pass one as `model`.';
   return { ok: false, message: `${head} ${capitalized(capability)} models: ${shown}${more}. ${how}` };
 }
 
-/** `openai/tts-1 (voices alloy, nova)`: one entry per provider/model, voices grouped. */
-function speechChoices(list: readonly ModelEntry[]): string[] {
-  const voices = new Map<string, string[]>();
-  for (const { id } of list) {
-    const stem = stemOf(id) || id;
-    const group = voices.get(stem) ?? [];
-    if (stem !== id) group.push(lastSegment(id));
-    voices.set(stem, group);
-  }
-  return [...voices].map(([stem, names]) => (names.length ? `${stem} (voices ${names.join(', ')})` : stem));
-}
-
-function stemOf(id: string): string {
-  const at = id.lastIndexOf('/');
-  return at < 0 ? '' : id.slice(0, at);
-}
-
-function lastSegment(id: string): string {
-  return id.slice(id.lastIndexOf('/') + 1);
+/** `openai/alloy` is how the gateway itself names a voice on a default model: say so. */
+function voiceAsModelHint(model: string): string {
+  const last = model.slice(model.lastIndexOf('/') + 1);
+  if (!isVoiceName(last)) return '';
+  return ` ${last} is a voice, not a model: give it as \`voice\` with one of these models.`;
 }
 
 function capitalized(text: string): string {

@@ -2,8 +2,9 @@
 // models first), the OpenAI-compatible provider nodes and the self-hosted speech and
 // transcription servers on the loopback port. Chat and Responses echo the last input
 // ("Echo: ..."; nothing at all for `empty-answer`), as JSON or as SSE when the body asks to
-// stream; speech answers audio bytes; transcription answers in the format asked for, reading the
-// words after `SPOKEN:` in the uploaded file (tests write their fake audio that way).
+// stream; speech answers audio bytes in the format asked for (`answers-<format>` in the text
+// overrides it); transcription answers in the format asked for, reading the words after
+// `SPOKEN:` in the uploaded file (tests write their fake audio that way).
 import type { ServerResponse } from 'node:http';
 import { answerFault, json } from './answer.js';
 import { type FilePart, readMultipart } from './multipart.js';
@@ -140,7 +141,9 @@ const MAGIC: Record<string, Buffer> = {
 const speech: Route = (req, res) => {
   if (!HOSTS.has(req.host) || !req.path.endsWith('/audio/speech')) return false;
   if (answerFault(req, res)) return true;
-  const format = String(req.json?.response_format ?? 'mp3');
+  // `answers-<format>` in the text: a provider that sends that format whatever was asked.
+  const forced = /\banswers-(mp3|wav|opus|flac|aac)\b/.exec(String(req.json?.input ?? ''))?.[1];
+  const format = forced ?? String(req.json?.response_format ?? 'mp3');
   const spoken = `SPEECH model=${req.json?.model} voice=${req.json?.voice} text=${req.json?.input}`;
   const body = Buffer.concat([MAGIC[format] ?? MAGIC.mp3!, Buffer.from(spoken)]);
   res.writeHead(200, {
