@@ -51,23 +51,17 @@ const MAX_STREAM_CHARS = 64 * 1024 * 1024;
  * POST /v1/responses. Streams with `"stream": true` set explicitly (left out, some upstreams
  * complete empty), reading SSE events as they come; accepts a JSON answer too. When the stream
  * completes with no text at all, asks once more with `"stream": false`: the contract says some
- * providers leave one of the two modes empty.
+ * providers leave one of the two modes empty. That answer is read the same way, as 9router
+ * answers `stream: false` with SSE for some providers (openai).
  */
 export async function createResponse(
   client: ServiceClient,
   req: ResponsesRequest,
   options: ResponsesOptions = {},
 ): Promise<ModelAnswer> {
-  const streamed = await streamResponse(client, req, options);
+  const streamed = await readResponse(client, { ...req, stream: true }, options);
   if (!streamed.retryWithoutStream) return streamed.answer;
-  const { data } = await client.json<unknown>({
-    method: 'POST',
-    path: '/v1/responses',
-    json: { ...req, stream: false },
-    signal: options.signal,
-    retry: 'billed',
-  });
-  return answerFromResponse(data, req.model);
+  return (await readResponse(client, { ...req, stream: false }, options)).answer;
 }
 
 interface StreamOutcome {
@@ -76,15 +70,15 @@ interface StreamOutcome {
   retryWithoutStream: boolean;
 }
 
-async function streamResponse(
+async function readResponse(
   client: ServiceClient,
-  req: ResponsesRequest,
+  req: ResponsesRequest & { stream: boolean },
   options: ResponsesOptions,
 ): Promise<StreamOutcome> {
   const res = await client.stream({
     method: 'POST',
     path: '/v1/responses',
-    json: { ...req, stream: true },
+    json: req,
     signal: options.signal,
     retry: 'billed',
   });
