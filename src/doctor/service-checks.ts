@@ -59,9 +59,42 @@ export async function checkService(runtime: Runtime, checks: Check[]): Promise<b
   }
 }
 
+/**
+ * 9router answers its model lists without looking at the key, so the key is first tried on a
+ * route that checks it: an empty search. The gateway checks the key, then refuses the request
+ * itself (400) before any provider is asked, so nothing is searched or billed. `no-route` when
+ * the gateway has no such route (another gateway): the model lists are the check then.
+ */
+async function tryKeyOnSearch(runtime: Runtime): Promise<'accepted' | 'no-route'> {
+  try {
+    await runtime.service.client.json<unknown>({
+      method: 'POST',
+      path: '/v1/search',
+      json: {},
+      retry: 'safe',
+    });
+    return 'accepted';
+  } catch (error) {
+    if (error instanceof ServiceError && (error.status === 400 || error.status === 422)) return 'accepted';
+    if (error instanceof ServiceError && (error.status === 404 || error.status === 405)) return 'no-route';
+    throw error;
+  }
+}
+
 export async function checkKey(runtime: Runtime, checks: Check[]): Promise<boolean> {
   const keySet = runtime.service.client.hasApiKey;
   try {
+    if ((await tryKeyOnSearch(runtime)) === 'accepted') {
+      const how = 'POST /v1/search: the key passed, the empty request was refused';
+      checks.push(
+        ok(
+          'api_key',
+          true,
+          keySet ? `API key accepted (${how})` : `No API key set, and the service needs none (${how})`,
+        ),
+      );
+      return true;
+    }
     let list = await runtime.service.catalog.list('chat');
     let path = '/v1/models';
     if (!list) {

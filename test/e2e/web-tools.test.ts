@@ -76,7 +76,9 @@ describe('web_search', () => {
       name: 'web_search',
       arguments: { query: 'x', provider: 'brave' },
     });
-    expect(structuredOf<{ provider: string }>(result).provider).toBe('brave');
+    // The gateway names the provider that served it: brave is brave-search there.
+    expect(structuredOf<{ provider: string }>(result).provider).toBe('brave-search');
+    expect(gw.service.requests.find((r) => r.route === 'search')?.body).toMatchObject({ model: 'brave' });
     expect(gw.service.counters['models.kind']).toBe(0);
   });
 

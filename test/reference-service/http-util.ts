@@ -28,6 +28,8 @@ export class RequestError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** How the error body departs from the usual shape (no `type`, no `code`, extra headers). */
+    readonly shape: Omit<ErrorShape, 'message'> = {},
   ) {
     super(message);
   }
@@ -67,7 +69,10 @@ export interface ErrorShape {
   message?: string;
   asString?: boolean;
   numericCode?: boolean;
-  code?: string;
+  /** null leaves `code` out, as some of the gateway's answers do. */
+  code?: string | null;
+  /** null leaves `type` out. */
+  type?: string | null;
   headers?: HeaderMap;
 }
 
@@ -76,7 +81,13 @@ export function errorReply(status: number, shape: ErrorShape = {}): Reply {
   const message = shape.message ?? statusText(status);
   if (shape.asString) return jsonReply({ error: message }, status, shape.headers);
   const code = shape.numericCode ? status : (shape.code ?? STATUS_INFO[status]?.code ?? `http_${status}`);
-  return jsonReply({ error: { message, type: errorType(status), code } }, status, shape.headers);
+  const type = shape.type === undefined ? errorType(status) : shape.type;
+  const error = {
+    message,
+    ...(type === null ? {} : { type }),
+    ...(shape.code === null && !shape.numericCode ? {} : { code }),
+  };
+  return jsonReply({ error }, status, shape.headers);
 }
 
 /** Resolves false (instead of throwing) when the wait was cut short by the client or a shutdown. */

@@ -52,8 +52,18 @@ const HANDLERS: Record<RouteName, RouteHandler> = {
   'files.redirect': redirectToVideoFile,
 };
 
-/** Routes anyone may call without a key: the health check, and video files (CDN URLs). */
-const PUBLIC_ROUTES = new Set<RouteName>(['health', 'files.video', 'files.redirect']);
+/**
+ * Routes anyone may call without a key: the health check, video files (CDN URLs) and, as in
+ * 9router, the model lists (a wrong key is not even looked at there).
+ */
+const PUBLIC_ROUTES = new Set<RouteName>([
+  'health',
+  'files.video',
+  'files.redirect',
+  'models',
+  'models.kind',
+  'models.info',
+]);
 
 function flattenHeaders(headers: IncomingHttpHeaders): Record<string, string | undefined> {
   const out: Record<string, string | undefined> = {};
@@ -64,8 +74,9 @@ function flattenHeaders(headers: IncomingHttpHeaders): Record<string, string | u
 }
 
 /**
- * Both 401 shapes exist in the contract: a missing key gets the object form, a wrong key the
- * middleware's string form. Neither message ever contains the key.
+ * 9router's answer to a missing or wrong key; neither message ever contains the key. (Its
+ * middleware's string form, `{"error":"API key required for remote API access"}`, only reaches
+ * remote callers: tests ask for it with an `errorAsString` fault.)
  */
 function authFailure(headers: Record<string, string | undefined>, apiKey: string): Reply | null {
   const authorization = headers.authorization?.trim() ?? '';
@@ -73,10 +84,12 @@ function authFailure(headers: Record<string, string | undefined>, apiKey: string
   // The token after "Bearer", or whatever credentials another scheme carried.
   const credentials = authorization.replace(/^Bearer\b/i, '').trim();
   if (credentials === apiKey || headerKey === apiKey) return null;
-  if (credentials === '' && headerKey === '') {
-    return errorReply(401, { message: 'Missing API key', code: 'unauthorized' });
-  }
-  return errorReply(401, { message: 'API key required for remote API access', asString: true });
+  const missing = credentials === '' && headerKey === '';
+  return errorReply(401, {
+    message: missing ? 'Missing API key' : 'Invalid API key',
+    type: 'authentication_error',
+    code: 'invalid_api_key',
+  });
 }
 
 async function normalReply(core: ServiceCore, context: RouteContext): Promise<Reply> {
@@ -87,7 +100,8 @@ async function normalReply(core: ServiceCore, context: RouteContext): Promise<Re
   try {
     return await HANDLERS[context.route](context);
   } catch (error) {
-    if (error instanceof RequestError) return errorReply(error.status, { message: error.message });
+    if (error instanceof RequestError)
+      return errorReply(error.status, { ...error.shape, message: error.message });
     throw error;
   }
 }

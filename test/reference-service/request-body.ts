@@ -99,6 +99,7 @@ export function optionalNumber(value: unknown, field: string): number | undefine
 /** `model`, or its alias `provider`, as search and fetch accept either. */
 export function requireModel(body: JsonObject): string {
   const model = body.model ?? body.provider;
-  if (typeof model !== 'string' || model.trim() === '') throw new RequestError(400, 'model is required');
+  if (typeof model !== 'string' || model.trim() === '')
+    throw new RequestError(400, 'Missing required field: provider (or model)');
   return model.trim();
 }

@@ -6,7 +6,16 @@ import { jsonReply, type Reply, RequestError } from './http-util.js';
 import { jsonObjectBody, optionalNumber, optionalString, requireModel } from './request-body.js';
 import type { RouteContext } from './router.js';
 
-const FETCH_PROVIDERS = new Set(['jina-reader', 'firecrawl', 'tavily', 'exa', 'fetch-combo']);
+/** The providers and what a page costs with each, as 9router reports it. */
+const FETCH_COST_USD: Record<string, number> = {
+  'jina-reader': 0,
+  firecrawl: 0.002,
+  tavily: 0.008,
+  exa: 0.001,
+  'fetch-combo': 0,
+};
+/** Tavily's extract API returns no title. */
+const UNTITLED_PROVIDERS = new Set(['tavily']);
 const FORMATS = new Set(['markdown', 'text', 'html']);
 const LONG_PAGE_LINES = 1000;
 const HUGE_PAGE_LINES = 4000;
@@ -54,7 +63,7 @@ function parseTarget(raw: string): URL {
   if (target.protocol !== 'http:' && target.protocol !== 'https:') {
     throw new RequestError(400, `Unsupported URL scheme: ${target.protocol} (only http and https)`);
   }
-  if (isBlockedHost(target.hostname)) throw new RequestError(400, `Blocked URL: ${raw}`);
+  if (isBlockedHost(target.hostname)) throw new RequestError(400, 'Blocked URL: internal host');
   return target;
 }
 
@@ -98,9 +107,11 @@ function render(page: Page, format: string): string {
 export function fetchPage(context: RouteContext): Reply {
   const body = jsonObjectBody(context.body);
   const provider = requireModel(body);
-  if (!FETCH_PROVIDERS.has(provider)) throw new RequestError(400, `Unknown provider: ${provider}`);
+  const cost = FETCH_COST_USD[provider];
+  if (cost === undefined) throw new RequestError(400, `Unknown provider: ${provider}`);
   const rawUrl = body.url;
-  if (typeof rawUrl !== 'string' || rawUrl.trim() === '') throw new RequestError(400, 'url is required');
+  if (typeof rawUrl !== 'string' || rawUrl.trim() === '')
+    throw new RequestError(400, 'Missing required field: url');
   const target = parseTarget(rawUrl.trim());
   const format = optionalString(body.format, 'format') ?? 'markdown';
   if (!FORMATS.has(format)) throw new RequestError(400, `Invalid format: ${format}`);
@@ -113,10 +124,10 @@ export function fetchPage(context: RouteContext): Reply {
   return jsonReply({
     provider,
     url: rawUrl.trim(),
-    title: page.title,
+    title: UNTITLED_PROVIDERS.has(provider) ? null : page.title,
     content: { format, text, length: text.length },
-    metadata: { author: null, published_at: null, language: 'en' },
-    usage: { fetch_cost_usd: 0 },
-    metrics: { response_time_ms: 42 },
+    metadata: { author: null, published_at: null, language: null },
+    usage: { fetch_cost_usd: cost },
+    metrics: { response_time_ms: 42, upstream_latency_ms: 40 },
   });
 }

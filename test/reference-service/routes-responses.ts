@@ -1,20 +1,44 @@
-// POST /v1/responses and /responses: an echo model. With `stream: true` it streams SSE events;
-// with `stream: false` one JSON object; with `stream` left out it streams an EMPTY completed
-// response (the gateway quirk the contract warns about). Markers in the input trigger failures:
-// MIDSTREAM_ERROR (error event mid-stream), EMPTY_NONSTREAM (empty output), STRAY_DONE (a
+// POST /v1/responses and /responses: an echo model (`[instructions] Echo: <input>`), answered the
+// way 9router answers for the model's provider:
+// - `openai/*` (9router reaches it through chat completions): `stream: true` streams its translated
+//   events; `stream: false` or left out streams an empty completed response.
+// - other chat providers and combos (groq, anthropic, the `fakechat` provider node): translated
+//   events for `stream: true`, one translated JSON object for `stream: false`, an empty completed
+//   stream when `stream` is left out.
+// - the `fakeresp` provider node (speaks the Responses API): its own events and [DONE], its JSON
+//   object, and, with `stream` left out, that JSON object under an event-stream content type
+//   followed by `data: [DONE]`.
+// A model of a provider the gateway does not have answers 404. Markers in the input trigger
+// failures: MIDSTREAM_ERROR (error event mid-stream), EMPTY_NONSTREAM (empty output), STRAY_DONE (a
 // JSON body followed by a stray `data: [DONE]` line), EMPTY_STREAM (an empty completed stream even
 // with `stream: true`), JSON_ONLY (one JSON object whatever `stream` says, as some gateways do),
 // SLOW_STREAM (a delta every 200 ms for about 10 s, to cancel mid-answer).
 import { randomBytes } from 'node:crypto';
-import { jsonReply, type Reply, RequestError, type Sink } from './http-util.js';
+import { errorReply, jsonReply, type Reply, RequestError } from './http-util.js';
 import { type JsonObject, jsonObjectBody, optionalString, requireString } from './request-body.js';
-import { buildResponse, type ResponseSummary, sseEvent } from './responses-shape.js';
+import { buildResponse, paddedUsageOf, type ResponseSummary, translatedJson } from './responses-shape.js';
+import { type StreamForm, type StreamMode, streamReply } from './responses-streams.js';
 import type { RouteContext } from './router.js';
-import type { ServiceState } from './state.js';
+import { ownerOf, providerOf, type ServiceState } from './state.js';
 
-const DELTA_PAUSE_MS = 5;
-const SLOW_DELTA_PAUSE_MS = 200;
-const MAX_DELTAS = 50;
+/** Provider nodes, as the test gateway has them: one speaks chat completions, one the Responses API. */
+const CHAT_NODES = new Set(['fakechat']);
+const RESPONSES_NODES = new Set(['fakeresp']);
+
+/** How 9router reaches a model: `openai`, another chat provider, or a Responses API provider. */
+type Upstream = 'openai' | 'chat' | 'responses';
+
+/** Any model of a provider the gateway has is accepted (the upstream judges the model name). */
+function upstreamOf(state: ServiceState, model: string): Upstream | null {
+  const provider = providerOf(model);
+  if (RESPONSES_NODES.has(provider)) return 'responses';
+  if (CHAT_NODES.has(provider)) return 'chat';
+  const list = state.effectiveModelList('chat');
+  if (list.some((entry) => entry.id === model && ownerOf(entry) === 'combo')) return 'chat';
+  const known = list.some((entry) => ownerOf(entry) !== 'combo' && providerOf(entry.id) === provider);
+  if (!known) return null;
+  return provider === 'openai' ? 'openai' : 'chat';
+}
 
 function textOfContent(content: unknown): string {
   if (typeof content === 'string') return content;
@@ -52,61 +76,6 @@ function maxOutputTokens(value: unknown): number | undefined {
   return value;
 }
 
-/** ~8-character chunks, but never so many that a long answer streams for seconds. */
-function chunksOf(text: string): string[] {
-  const size = Math.max(8, Math.ceil(text.length / MAX_DELTAS));
-  const chunks: string[] = [];
-  for (let offset = 0; offset < text.length; offset += size) chunks.push(text.slice(offset, offset + size));
-  return chunks;
-}
-
-type StreamMode = 'full' | 'empty' | 'midstream-error' | 'slow';
-
-function streamReply(summary: ResponseSummary, mode: StreamMode, state: ServiceState): Reply {
-  const produce = async (sink: Sink) => {
-    let sequence = 0;
-    const send = (type: string, payload: Record<string, unknown>) =>
-      sink.write(sseEvent(type, { type, sequence_number: sequence++, ...payload }));
-    if (!(await send('response.created', { response: buildResponse(summary, 'in_progress', false) })))
-      return false;
-    if (mode === 'empty') {
-      await send('response.completed', { response: buildResponse(summary, 'completed', false) });
-      return sink.write('data: [DONE]\n\n');
-    }
-    const itemIds = { item_id: summary.messageId, output_index: 0, content_index: 0 };
-    const chunks = chunksOf(summary.text);
-    // A failing upstream gets a couple of deltas out before the error event ends the stream.
-    const deltas = mode === 'midstream-error' ? chunks.slice(0, 2) : chunks;
-    const pause = mode === 'slow' ? SLOW_DELTA_PAUSE_MS : DELTA_PAUSE_MS;
-    for (const delta of deltas) {
-      if (!(await send('response.output_text.delta', { ...itemIds, delta }))) return false;
-      if (!(await sink.sleep(pause))) return false;
-    }
-    if (mode === 'midstream-error') {
-      return sink.write(sseEvent('error', { type: 'error', error: { message: 'upstream stream failed' } }));
-    }
-    await send('response.output_text.done', { ...itemIds, text: summary.text });
-    await send('response.completed', { response: buildResponse(summary, 'completed', true) });
-    return sink.write('data: [DONE]\n\n');
-  };
-  return {
-    kind: 'stream',
-    status: 200,
-    contentType: 'text/event-stream; charset=utf-8',
-    headers: { 'cache-control': 'no-cache' },
-    async produce(sink) {
-      // Counted so tests can see whether a client's cancellation really ended the stream.
-      state.responseStreams.open += 1;
-      try {
-        const finished = await produce(sink);
-        state.responseStreams[finished ? 'completed' : 'cut'] += 1;
-      } finally {
-        state.responseStreams.open -= 1;
-      }
-    },
-  };
-}
-
 function streamMode(input: string): StreamMode {
   if (input.includes('MIDSTREAM_ERROR')) return 'midstream-error';
   if (input.includes('EMPTY_STREAM')) return 'empty';
@@ -114,11 +83,28 @@ function streamMode(input: string): StreamMode {
   return 'full';
 }
 
+function jsonAnswer(summary: ResponseSummary, upstream: Upstream, input: string): Reply {
+  const withOutput = !input.includes('EMPTY_NONSTREAM');
+  const response =
+    upstream === 'responses'
+      ? { ...buildResponse(summary, 'completed', withOutput), usage: paddedUsageOf(summary, withOutput) }
+      : translatedJson(summary, withOutput);
+  if (input.includes('STRAY_DONE')) {
+    const raw = `${JSON.stringify(response)}\n\ndata: [DONE]\n\n`;
+    return { kind: 'raw', status: 200, contentType: 'application/json', body: raw };
+  }
+  return jsonReply(response);
+}
+
 export function createResponse(context: RouteContext): Reply {
   const body = jsonObjectBody(context.body);
   const model = requireString(body.model, 'model');
-  if (!context.state.effectiveModelList('chat').some((entry) => entry.id === model)) {
-    throw new RequestError(404, `Model not found: ${model}`);
+  const upstream = upstreamOf(context.state, model);
+  if (!upstream) {
+    return errorReply(404, {
+      message: `No active credentials for provider: ${providerOf(model)}`,
+      code: 'model_not_found',
+    });
   }
   const input = inputText(body.input);
   const instructions = optionalString(body.instructions, 'instructions');
@@ -130,16 +116,14 @@ export function createResponse(context: RouteContext): Reply {
     text,
     promptText: `${instructions ?? ''} ${input}`,
   };
-  const jsonOnly = input.includes('JSON_ONLY');
-  if (body.stream === true && !jsonOnly) return streamReply(summary, streamMode(input), context.state);
-  if ((body.stream === undefined || body.stream === null) && !jsonOnly) {
-    return streamReply(summary, 'empty', context.state);
+  const form: StreamForm = upstream === 'responses' ? 'passthrough' : 'translated';
+  if (input.includes('JSON_ONLY')) return jsonAnswer(summary, upstream, input);
+  if (body.stream === true) return streamReply(summary, form, streamMode(input), context.state);
+  if (body.stream === false && upstream !== 'openai') return jsonAnswer(summary, upstream, input);
+  if (body.stream !== false && upstream === 'responses') {
+    // 9router streams the provider's JSON answer as it came, then its own [DONE].
+    const json = JSON.stringify(buildResponse(summary, 'completed', true));
+    return { kind: 'raw', status: 200, contentType: 'text/event-stream', body: `${json}data: [DONE]\n\n` };
   }
-  const withOutput = !input.includes('EMPTY_NONSTREAM');
-  const response = buildResponse(summary, 'completed', withOutput);
-  if (input.includes('STRAY_DONE')) {
-    const raw = `${JSON.stringify(response)}\n\ndata: [DONE]\n\n`;
-    return { kind: 'raw', status: 200, contentType: 'application/json', body: raw };
-  }
-  return jsonReply(response);
+  return streamReply(summary, form, 'empty', context.state);
 }

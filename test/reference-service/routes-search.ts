@@ -3,7 +3,43 @@ import { jsonReply, type Reply, RequestError } from './http-util.js';
 import { type JsonObject, jsonObjectBody, optionalString, requireModel } from './request-body.js';
 import type { RouteContext } from './router.js';
 
-const SEARCH_PROVIDERS = new Set(['tavily', 'brave', 'exa', 'serper', 'searxng', 'search-combo']);
+/**
+ * How each provider's answer looks once 9router has normalised it: the provider it names (brave
+ * is brave-search, a combo names the member that served it), whether results carry a score and
+ * full text, whether the total is known, and the first result's date in the provider's format.
+ */
+interface SearchProvider {
+  served: string;
+  scored: boolean;
+  fullText: boolean;
+  totalKnown: boolean;
+  date: string;
+}
+
+const TAVILY: SearchProvider = {
+  served: 'tavily',
+  scored: true,
+  fullText: false,
+  totalKnown: true,
+  date: '2026-01-15',
+};
+const BRAVE: SearchProvider = {
+  served: 'brave-search',
+  scored: false,
+  fullText: false,
+  totalKnown: false,
+  date: '2026-01-15T08:00:00',
+};
+
+const SEARCH_PROVIDERS: Record<string, SearchProvider> = {
+  tavily: TAVILY,
+  'search-combo': TAVILY,
+  exa: { served: 'exa', scored: true, fullText: true, totalKnown: true, date: '2026-01-15T09:30:00.000Z' },
+  serper: { served: 'serper', scored: false, fullText: false, totalKnown: false, date: 'Jan 15, 2026' },
+  brave: BRAVE,
+  'brave-search': BRAVE,
+  searxng: { served: 'searxng', scored: true, fullText: false, totalKnown: false, date: '2026-01-15' },
+};
 const TIME_RANGES = new Set(['day', 'week', 'month', 'year', 'any']);
 const SEARCH_TYPES = new Set(['web', 'news']);
 const DEFAULT_HOSTS = ['example.com', 'example.org', 'example.net'];
@@ -74,13 +110,53 @@ function validateEnum(value: unknown, field: string, allowed: Set<string>): stri
   return text;
 }
 
+function resultOf(options: {
+  provider: SearchProvider;
+  query: string;
+  n: number;
+  index: number;
+  host: string;
+  slug: string;
+  titlePrefix: string;
+  retrievedAt: string;
+}): Record<string, unknown> {
+  const { provider, query, n, index, host, slug } = options;
+  // About as long as a real provider's snippet (~160 characters).
+  const snippet = `Snippet ${n} about ${query}: what it is, how it works in practice, the trade-offs people hit, and links for further reading.`;
+  const text = `${snippet} Full text.`;
+  return {
+    title: `${options.titlePrefix}Result ${n} for ${query}`,
+    url: `https://${host}/${slug}/${n}`,
+    display_url: `${host}/${slug}/${n}`,
+    snippet,
+    position: n,
+    score: provider.scored ? Math.round((0.99 - index * 0.03) * 100) / 100 : null,
+    published_at: index === 0 ? provider.date : null,
+    favicon_url: null,
+    content: provider.fullText ? { format: 'text', text, length: text.length } : null,
+    metadata: { author: null, language: null, source_type: null, image_url: null },
+    citation: { provider: provider.served, retrieved_at: options.retrievedAt, rank: n },
+    provider_raw: null,
+  };
+}
+
 export function search(context: RouteContext): Reply {
   const body = jsonObjectBody(context.body);
-  const provider = requireModel(body);
-  if (!SEARCH_PROVIDERS.has(provider)) throw new RequestError(400, `Unknown provider: ${provider}`);
+  const id = requireModel(body);
+  const provider = SEARCH_PROVIDERS[id];
+  if (!provider) throw new RequestError(400, `Unknown provider: ${id}`);
   const query = body.query;
-  if (typeof query !== 'string' || query.trim() === '') throw new RequestError(400, 'query is required');
-  if (CONTROL_CHARACTERS.test(query)) throw new RequestError(400, 'query contains control characters');
+  if (typeof query !== 'string' || query.trim() === '')
+    throw new RequestError(400, 'Missing required field: query');
+  if (CONTROL_CHARACTERS.test(query)) {
+    // 9router counts this as the provider failing: the account is locked for 30 s, and the error
+    // comes in the cooldown's bare form, with Retry-After.
+    throw new RequestError(
+      400,
+      `[${provider.served}] Query contains invalid control characters (reset after 30s)`,
+      { type: null, code: null, headers: { 'retry-after': '30' } },
+    );
+  }
   const searchType = validateEnum(body.search_type, 'search_type', SEARCH_TYPES) ?? 'web';
   validateEnum(body.time_range, 'time_range', TIME_RANGES);
   const filter = parseDomainFilter(body.domain_filter);
@@ -90,31 +166,30 @@ export function search(context: RouteContext): Reply {
   const hosts = resultHosts(filter);
   const slug = slugOf(query);
   const titlePrefix = searchType === 'news' ? 'News: ' : '';
-  const results = Array.from({ length: count }, (_, index) => {
-    const n = offset + index + 1;
-    const host = hosts[index % hosts.length] ?? 'example.com';
-    return {
-      title: `${titlePrefix}Result ${n} for ${query}`,
-      url: `https://${host}/${slug}/${n}`,
-      display_url: `${host}/${slug}/${n}`,
-      // About as long as a real provider's snippet (~160 characters).
-      snippet: `Snippet ${n} about ${query}: what it is, how it works in practice, the trade-offs people hit, and links for further reading.`,
-      position: n,
-      score: Math.round((0.99 - index * 0.03) * 100) / 100,
-      published_at: n % 2 === 0 ? new Date(Date.UTC(2024, 0, n)).toISOString() : null,
-      favicon_url: null,
-      content: null,
-      metadata: {},
-      citation: {},
-    };
-  });
+  const retrievedAt = new Date().toISOString();
+  const results = Array.from({ length: count }, (_, index) =>
+    resultOf({
+      provider,
+      query,
+      n: offset + index + 1,
+      index,
+      host: hosts[index % hosts.length] ?? 'example.com',
+      slug,
+      titlePrefix,
+      retrievedAt,
+    }),
+  );
   return jsonReply({
-    provider,
+    provider: provider.served,
     query,
     results,
     answer: answerFor(query),
     usage: { queries_used: 1, search_cost_usd: 0.008 },
-    metrics: { response_time_ms: 42 },
+    metrics: {
+      response_time_ms: 42,
+      upstream_latency_ms: 40,
+      total_results_available: provider.totalKnown ? count : null,
+    },
     errors: [],
   });
 }

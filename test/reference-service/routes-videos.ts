@@ -103,24 +103,31 @@ export function pollVideo(context: RouteContext): Reply {
   const plan = context.state.videoPlans.get(id);
   // The job lives on one upstream account: without its connection id the wrong account is asked.
   if (!job || !plan || context.headers['x-connection-id'] !== job.connectionId) {
-    return errorReply(404, { message: `Video job not found: ${id}` });
+    // xAI's own 404, passed on with the provider's tag.
+    const upstream = { code: 'not_found', error: `No video request with id ${id}` };
+    return errorReply(404, { message: `[xai] ${JSON.stringify(upstream)}`, code: 'model_not_found' });
   }
   job.polls += 1;
   const { timing } = plan;
   const pollsUntilDone = Math.max(0, timing.pollsUntilDone);
+  // Polls name the account that answered, as submits do.
+  const owner = { 'x-9router-connection-id': job.connectionId };
   if (job.polls < pollsUntilDone) {
     // Clients must tolerate every running-status word the gateways use.
     const status = RUNNING_STATUS_WORDS[(job.polls - 1) % RUNNING_STATUS_WORDS.length];
-    if (timing.reportProgress === false) return jsonReply({ status });
-    return jsonReply({ status, progress: Math.floor((job.polls / pollsUntilDone) * 99) });
+    if (timing.reportProgress === false) return jsonReply({ status }, 200, owner);
+    return jsonReply({ status, progress: Math.floor((job.polls / pollsUntilDone) * 99) }, 200, owner);
   }
-  return jsonReply(
-    terminalBody(timing, () => ({
-      status: 'done',
-      video: { url: finishedVideoUrl(context.state.url, id, timing), duration: plan.duration },
-      model: 'grok-imagine-video',
-    })),
-  );
+  const done = () => ({
+    status: 'done',
+    video: {
+      url: finishedVideoUrl(context.state.url, id, timing),
+      duration: plan.duration,
+      respect_moderation: true,
+    },
+    model: 'grok-imagine-video',
+  });
+  return jsonReply(terminalBody(timing, done), 200, owner);
 }
 
 function finishedVideoUrl(ownUrl: string, id: string, timing: VideoJobTiming): string {

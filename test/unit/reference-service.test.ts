@@ -87,20 +87,37 @@ describe('routing and auth', () => {
     expect(service.counters.responses).toBe(3);
   });
 
-  it('gives both 401 shapes and never echoes the key', async () => {
-    const missing = await fetch(`${service.url}/v1/models`);
+  it('answers a missing or wrong key with 401 and never echoes the key; model lists need none', async () => {
+    const missing = await post('/v1/search', { model: 'tavily', query: 'q' }, { authorization: '' });
     expect(missing.status).toBe(401);
     expect(await json(missing)).toEqual({
-      error: { message: 'Missing API key', type: 'invalid_request_error', code: 'unauthorized' },
+      error: { message: 'Missing API key', type: 'authentication_error', code: 'invalid_api_key' },
     });
-    const wrong = await get('/v1/models', { authorization: 'Bearer not-the-key' });
+    const wrong = await post(
+      '/v1/search',
+      { model: 'tavily', query: 'q' },
+      { authorization: 'Bearer not-the-key' },
+    );
     expect(wrong.status).toBe(401);
     const text = await wrong.text();
-    expect(JSON.parse(text)).toEqual({ error: 'API key required for remote API access' });
+    expect(JSON.parse(text)).toEqual({
+      error: { message: 'Invalid API key', type: 'authentication_error', code: 'invalid_api_key' },
+    });
     expect(text).not.toContain(service.apiKey);
-    const viaHeader = await fetch(`${service.url}/v1/models`, { headers: { 'x-api-key': service.apiKey } });
+    const viaHeader = await post(
+      '/v1/search',
+      { model: 'tavily', query: 'q' },
+      {
+        authorization: '',
+        'x-api-key': service.apiKey,
+      },
+    );
     expect(viaHeader.status).toBe(200);
-    expect(service.counters.models).toBe(3);
+    expect(service.counters.search).toBe(3);
+    for (const path of ['/v1/models', '/v1/models/tts', '/v1/models/info?id=openai/whisper-1']) {
+      expect((await fetch(`${service.url}${path}`)).status, path).toBe(200);
+      expect((await get(path, { authorization: 'Bearer not-the-key' })).status, path).toBe(200);
+    }
   });
 
   it('refuses bad JSON and records every request', async () => {
@@ -130,13 +147,14 @@ describe('POST /v1/search', () => {
         'Snippet 1 about node streams: what it is, how it works in practice, the trade-offs people hit, and links for further reading.',
       position: 1,
       score: 0.99,
-      published_at: null,
+      published_at: '2026-01-15',
       favicon_url: null,
       content: null,
-      metadata: {},
-      citation: {},
+      metadata: { author: null, language: null, source_type: null, image_url: null },
+      citation: { provider: 'tavily', retrieved_at: expect.any(String), rank: 1 },
+      provider_raw: null,
     });
-    expect(body.results[1].published_at).toMatch(/^\d{4}-\d{2}-\d{2}T/);
+    expect(body.results[1].published_at).toBeNull();
   });
 
   it('caps results, applies domain filters, news titles and both answer forms', async () => {
@@ -170,11 +188,10 @@ describe('POST /v1/search', () => {
 
   it('refuses bad requests with 400', async () => {
     const cases: [unknown, string][] = [
-      [{ query: 'q' }, 'model is required'],
+      [{ query: 'q' }, 'Missing required field: provider (or model)'],
       [{ model: 'tavily/search', query: 'q' }, 'Unknown provider: tavily/search'],
       [{ model: 'nope', query: 'q' }, 'Unknown provider: nope'],
-      [{ model: 'tavily' }, 'query is required'],
-      [{ model: 'tavily', query: 'a\u0001b' }, 'query contains control characters'],
+      [{ model: 'tavily' }, 'Missing required field: query'],
       [
         { model: 'tavily', query: 'q', domain_filter: 'github.com' },
         'domain_filter must be an array of domains',
@@ -185,6 +202,13 @@ describe('POST /v1/search', () => {
       expect(response.status).toBe(400);
       expect((await json(response)).error.message).toBe(message);
     }
+    // 9router locks the provider over control characters: the cooldown's bare error, Retry-After.
+    const control = await post('/v1/search', { model: 'brave', query: 'a\u0001b' });
+    expect(control.status).toBe(400);
+    expect(control.headers.get('retry-after')).toBe('30');
+    expect(await json(control)).toEqual({
+      error: { message: '[brave-search] Query contains invalid control characters (reset after 30s)' },
+    });
   });
 });
 
@@ -239,7 +263,7 @@ describe('POST /v1/web/fetch', () => {
   it('refuses suffixed ids, bad schemes and private addresses', async () => {
     const cases: [unknown, string][] = [
       [{ model: 'jina-reader/fetch', url: 'https://example.com' }, 'Unknown provider: jina-reader/fetch'],
-      [{ model: 'jina-reader' }, 'url is required'],
+      [{ model: 'jina-reader' }, 'Missing required field: url'],
       [
         { model: 'jina-reader', url: 'ftp://example.com/x' },
         'Unsupported URL scheme: ftp: (only http and https)',
@@ -259,7 +283,7 @@ describe('POST /v1/web/fetch', () => {
     ]) {
       const response = await post('/v1/web/fetch', { model: 'jina-reader', url });
       expect(response.status).toBe(400);
-      expect((await json(response)).error.message).toBe(`Blocked URL: ${url}`);
+      expect((await json(response)).error.message).toBe('Blocked URL: internal host');
     }
   });
 });
@@ -283,18 +307,28 @@ describe('video jobs', () => {
       'x-connection-id': connectionId === '1' ? '2' : '1',
     });
     expect(wrongAccount.status).toBe(404);
-    expect((await json(wrongAccount)).error.message).toBe(`Video job not found: ${id}`);
+    expect((await json(wrongAccount)).error).toEqual({
+      message: `[xai] {"code":"not_found","error":"No video request with id ${id}"}`,
+      type: 'invalid_request_error',
+      code: 'model_not_found',
+    });
     expect((await get(`/v1/videos/${id}`)).status).toBe(404);
 
-    const poll = () => get(`/v1/videos/${id}`, { 'x-connection-id': connectionId }).then(json);
+    const pollOwner: (string | null)[] = [];
+    const poll = () =>
+      get(`/v1/videos/${id}`, { 'x-connection-id': connectionId }).then((response) => {
+        pollOwner.push(response.headers.get('x-9router-connection-id'));
+        return json(response);
+      });
     const running = await poll();
     expect(running).toEqual({ status: 'pending', progress: 49 });
     const done = await poll();
     expect(done).toEqual({
       status: 'done',
-      video: { url: `${service.url}/files/video/${id}.mp4`, duration: 6 },
+      video: { url: `${service.url}/files/video/${id}.mp4`, duration: 6, respect_moderation: true },
       model: 'grok-imagine-video',
     });
+    expect(pollOwner).toEqual([connectionId, connectionId]);
     const file = await fetch(done.video.url);
     expect(file.headers.get('content-type')).toBe('video/mp4');
     const bytes = Buffer.from(await file.arrayBuffer());
@@ -589,26 +623,59 @@ function parseSse(text: string): SseEvent[] {
 
 describe('POST /v1/responses', () => {
   const model = 'openai/gpt-4o-mini';
+  const node = 'fakeresp/echo';
+  const eventTypes = (events: SseEvent[]) => [...new Set(events.map((event) => event.event ?? event.data))];
 
-  it('streams deltas and a completed response when stream is true', async () => {
+  it("streams a chat provider in 9router's translated events: text in deltas, a bare completion, no [DONE]", async () => {
     const response = await post('/v1/responses', { model, input: 'hello there friend', stream: true });
     expect(response.headers.get('content-type')).toContain('text/event-stream');
     const events = parseSse(await response.text());
-    expect(events[0]?.event).toBe('response.created');
-    expect(events.at(-1)).toEqual({ event: undefined, data: '[DONE]' });
+    expect(eventTypes(events)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.output_text.delta',
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.completed',
+    ]);
     const deltas = events.filter((event) => event.event === 'response.output_text.delta');
     expect(deltas.length).toBeGreaterThan(1);
-    const text = deltas.map((event) => JSON.parse(event.data).delta).join('');
-    expect(text).toBe('Echo: hello there friend');
+    expect(deltas.map((event) => JSON.parse(event.data).delta).join('')).toBe('Echo: hello there friend');
+    const completed = JSON.parse(events.at(-1)?.data ?? '{}');
+    expect(completed.response).toEqual({
+      id: expect.stringMatching(/^resp_/),
+      object: 'response',
+      created_at: expect.any(Number),
+      status: 'completed',
+      background: false,
+      error: null,
+    });
+    expect(completed.sequence_number).toBe(events.length);
+  });
+
+  it("passes a Responses API provider's stream through, with output, usage and [DONE]", async () => {
+    const events = parseSse(
+      await (await post('/v1/responses', { model: node, input: 'hello there friend', stream: true })).text(),
+    );
+    expect(eventTypes(events)).toEqual([
+      'response.created',
+      'response.output_text.delta',
+      'response.output_text.done',
+      'response.completed',
+      '[DONE]',
+    ]);
     const completed = JSON.parse(events.find((event) => event.event === 'response.completed')?.data ?? '{}');
-    expect(completed.response.output[0].content[0].text).toBe(text);
+    expect(completed.response.output[0].content[0].text).toBe('Echo: hello there friend');
     expect(completed.response.usage).toEqual({ input_tokens: 3, output_tokens: 4, total_tokens: 7 });
   });
 
-  it('answers one JSON object when stream is false, honouring instructions and max_output_tokens', async () => {
-    const body = await json(
-      await post('/v1/responses', {
-        model,
+  it('answers stream false with one JSON object (padded usage), except for openai', async () => {
+    const ask = (target: string) =>
+      post('/v1/responses', {
+        model: target,
         instructions: 'be brief',
         input: [
           { role: 'user', content: 'first question' },
@@ -617,48 +684,57 @@ describe('POST /v1/responses', () => {
         ],
         max_output_tokens: 5,
         stream: false,
-      }),
-    );
-    expect(body).toMatchObject({ object: 'response', status: 'completed', model });
-    expect(body.id).toMatch(/^resp_/);
-    expect(body.output[0]).toMatchObject({ type: 'message', role: 'assistant' });
-    expect(body.output[0].content[0]).toMatchObject({
-      type: 'output_text',
-      text: '[be brief] Echo: second question',
-    });
-    expect(body.usage.output_tokens).toBe(5);
+      });
+    for (const target of ['fakechat/echo', node]) {
+      const body = await json(await ask(target));
+      expect(body).toMatchObject({ object: 'response', status: 'completed' });
+      expect(body.id).toMatch(/^resp_/);
+      expect(body.output[0]).toMatchObject({ type: 'message', role: 'assistant' });
+      expect(body.output[0].content[0]).toMatchObject({
+        type: 'output_text',
+        text: '[be brief] Echo: second question',
+      });
+      expect(body.usage).toEqual({ input_tokens: 2006, output_tokens: 5 });
+    }
+    const openai = await ask(model);
+    expect(openai.headers.get('content-type')).toContain('text/event-stream');
+    expect(eventTypes(parseSse(await openai.text()))).toEqual(['response.completed']);
   });
 
   it('reproduces the quirks: empty completed without stream, empty non-stream, stray [DONE], mid-stream error', async () => {
     const implicit = parseSse(await (await post('/v1/responses', { model, input: 'hi' })).text());
-    expect(implicit.some((event) => event.event === 'response.output_text.delta')).toBe(false);
-    const completed = JSON.parse(
-      implicit.find((event) => event.event === 'response.completed')?.data ?? '{}',
+    expect(eventTypes(implicit)).toEqual(['response.completed']);
+    const raw = await (await post('/v1/responses', { model: node, input: 'hi' })).text();
+    expect(raw).toMatch(/^\{"id":"resp_.*\}data: \[DONE\]\n\n$/s);
+    const chat = 'fakechat/echo';
+    const empty = await json(
+      await post('/v1/responses', { model: chat, input: 'EMPTY_NONSTREAM', stream: false }),
     );
-    expect(completed.response.output).toEqual([]);
-    const empty = await json(await post('/v1/responses', { model, input: 'EMPTY_NONSTREAM', stream: false }));
     expect(empty.output).toEqual([]);
-    const stray = await (await post('/v1/responses', { model, input: 'STRAY_DONE', stream: false })).text();
+    const stray = await (
+      await post('/v1/responses', { model: chat, input: 'STRAY_DONE', stream: false })
+    ).text();
     expect(stray.trimEnd().endsWith('data: [DONE]')).toBe(true);
-    const failing = parseSse(
-      await (await post('/v1/responses', { model, input: 'MIDSTREAM_ERROR now', stream: true })).text(),
-    );
-    expect(failing.filter((event) => event.event === 'response.output_text.delta')).toHaveLength(2);
-    expect(failing.at(-1)?.event).toBe('error');
-    expect(JSON.parse(failing.at(-1)?.data ?? '{}')).toEqual({
-      type: 'error',
-      error: { message: 'upstream stream failed' },
-    });
+    for (const target of [model, node]) {
+      const failing = parseSse(
+        await (
+          await post('/v1/responses', { model: target, input: 'MIDSTREAM_ERROR now', stream: true })
+        ).text(),
+      );
+      expect(failing.filter((event) => event.event === 'response.output_text.delta')).toHaveLength(2);
+      expect(failing.at(-1)?.event).toBe('error');
+      expect(JSON.parse(failing.at(-1)?.data ?? '{}')).toEqual({
+        type: 'error',
+        error: { message: 'upstream stream failed' },
+      });
+    }
   });
 
   it('streams empty with EMPTY_STREAM, answers JSON with JSON_ONLY, and counts streams completed or cut', async () => {
     const empty = parseSse(
       await (await post('/v1/responses', { model, input: 'EMPTY_STREAM', stream: true })).text(),
     );
-    expect(empty.some((event) => event.event === 'response.output_text.delta')).toBe(false);
-    expect(
-      JSON.parse(empty.find((e) => e.event === 'response.completed')?.data ?? '{}').response.output,
-    ).toEqual([]);
+    expect(eventTypes(empty)).toEqual(['response.completed']);
     const jsonOnly = await post('/v1/responses', { model, input: 'JSON_ONLY', stream: true });
     expect(jsonOnly.headers.get('content-type')).toContain('application/json');
     expect((await json(jsonOnly)).output[0].content[0].text).toBe('Echo: JSON_ONLY');
@@ -681,11 +757,23 @@ describe('POST /v1/responses', () => {
     expect(service.responseStreams).toMatchObject({ open: 0, completed: 1, cut: 1 });
   });
 
-  it('refuses a missing model (400) and a non-chat model (404)', async () => {
+  it('refuses a missing model (400) and a provider it does not have (404); any model of a known one goes', async () => {
     expect((await post('/v1/responses', { input: 'x', stream: false })).status).toBe(400);
-    const unknown = await post('/v1/responses', { model: 'openai/tts-1', input: 'x', stream: false });
+    const unknown = await post('/v1/responses', { model: 'nobody/nothing', input: 'x', stream: false });
     expect(unknown.status).toBe(404);
-    expect((await json(unknown)).error.message).toContain('Model not found');
+    expect(await json(unknown)).toEqual({
+      error: {
+        message: 'No active credentials for provider: nobody',
+        type: 'invalid_request_error',
+        code: 'model_not_found',
+      },
+    });
+    const unlisted = await post('/v1/responses', {
+      model: 'anthropic/claude-opus-9',
+      input: 'x',
+      stream: false,
+    });
+    expect(unlisted.status).toBe(200);
   });
 });
 
@@ -712,15 +800,38 @@ describe('model discovery', () => {
   });
 
   it('describes a model by id and 404s unknown ones', async () => {
-    const info = await json(await get('/v1/models/info?id=openai/tts-1'));
+    const info = await json(await get('/v1/models/info?id=openai/whisper-1'));
     expect(info).toMatchObject({
+      id: 'openai/whisper-1',
+      kind: 'stt',
+      owned_by: 'openai',
+      endpoint: '/v1/audio/transcriptions',
+    });
+    expect(info.params).toContain('language');
+    // As in 9router's catalogue: chat models name no params, video has no single endpoint.
+    expect(await json(await get('/v1/models/info?id=openai/gpt-4o-mini'))).toEqual({
+      id: 'openai/gpt-4o-mini',
+      name: 'gpt-4o-mini',
+      kind: 'llm',
+      owned_by: 'openai',
+      endpoint: '/v1/chat/completions',
+    });
+    expect(await json(await get('/v1/models/info?id=xai/grok-imagine-video'))).toMatchObject({
+      kind: 'video',
+      endpoint: null,
+    });
+    const unknown = await get('/v1/models/info?id=nope/nothing');
+    expect(unknown.status).toBe(404);
+    expect(await json(unknown)).toEqual({
+      error: { message: 'Model not found: nope/nothing', type: 'not_found' },
+    });
+    expect((await get('/v1/models/info?id=combo-fast')).status).toBe(404);
+    // Speech models are listed without a voice; an id with one is unknown, as in 9router.
+    expect(await json(await get('/v1/models/info?id=openai/tts-1'))).toMatchObject({
       id: 'openai/tts-1',
       kind: 'tts',
-      owned_by: 'openai',
       endpoint: '/v1/audio/speech',
     });
-    expect(info.params).toBeDefined();
-    expect((await get('/v1/models/info?id=nope/nothing')).status).toBe(404);
     expect((await get('/v1/models/info?id=openai/tts-1/alloy')).status).toBe(404);
   });
 

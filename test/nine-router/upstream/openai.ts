@@ -105,15 +105,19 @@ const responses: Route = (req, res) => {
   const response = (status: string, output: unknown[]) => ({
     id: 'resp_fake',
     object: 'response',
+    created_at: Math.floor(Date.now() / 1000),
     model,
     status,
     output,
     usage: status === 'completed' ? { input_tokens: 12, output_tokens: 8, total_tokens: 20 } : null,
   });
   if (req.json?.stream !== true) return json(res, 200, response('completed', [message]));
+  // OpenAI numbers its Responses events.
+  const numbered = (events: Record<string, unknown>[]) =>
+    events.map((event, sequence_number) => ({ ...event, sequence_number }));
   return sse(
     res,
-    [
+    numbered([
       { type: 'response.created', response: response('in_progress', []) },
       ...pieces(text).map((delta) => ({
         type: 'response.output_text.delta',
@@ -124,7 +128,7 @@ const responses: Route = (req, res) => {
       })),
       { type: 'response.output_text.done', item_id: 'msg_fake', output_index: 0, content_index: 0, text },
       { type: 'response.completed', response: response('completed', [message]) },
-    ],
+    ]),
     false,
   );
 };

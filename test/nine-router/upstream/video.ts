@@ -1,7 +1,7 @@
 // xAI's video API as 9router reads it: a submit answers `{request_id}`; polls answer pending with
 // progress, then done with the video's URL (served here, on loopback), or failed. An unknown id is
 // a 404. In the prompt, `video-fails` makes the job fail and `polls-<n>` keeps it pending for n
-// polls (default 1); `video-bytes-<n>` sets the file's size.
+// polls (default 1); `video-bytes-<n>` sets the file's size. A submit without a prompt is a 400.
 import { randomUUID } from 'node:crypto';
 import { answerFault, json } from './answer.js';
 import type { Route } from './types.js';
@@ -37,6 +37,10 @@ const submit: Route = (req, res) => {
   if (req.host !== 'api.x.ai' || req.method !== 'POST' || !kind) return false;
   if (answerFault(req, res, (_s, message) => ({ code: 'fake', error: message }))) return true;
   const prompt = String(req.json?.prompt ?? '');
+  // xAI refuses a job without a prompt (9router passes it on unchecked).
+  if (!prompt.trim()) {
+    return json(res, 400, { code: 'Client specified an invalid argument', error: 'prompt is required' });
+  }
   const id = randomUUID();
   jobs.set(id, { prompt, polls: 0, pendingPolls: Number(/\bpolls-(\d+)\b/.exec(prompt)?.[1] ?? 1) });
   return json(res, 200, { request_id: id });
