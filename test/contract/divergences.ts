@@ -15,7 +15,6 @@ const COMBO_LISTED_BARE =
   '9router lists a combo as {id, object, owned_by} without capabilities or limits (its /v1/models ' +
   'code); the reference lists a chat combo (combo-fast) and the test gateway has none (its one ' +
   'combo is for web search), so only the reference has entries without them';
-const SPEECH_IDS = 'speech ids: reference aligned separately';
 
 const comboListedBare = (request: string): ListedDivergence[] =>
   ['capabilities', 'context_length', 'max_completion_tokens'].map((key) => ({
@@ -24,23 +23,7 @@ const comboListedBare = (request: string): ListedDivergence[] =>
     reason: COMBO_LISTED_BARE,
   }));
 
-const speechIds = (request: string, paths: string[]): ListedDivergence[] =>
-  paths.map((path) => ({ request, path, reason: SPEECH_IDS }));
-
 export const DIVERGENCES: readonly ListedDivergence[] = [
   ...comboListedBare('models: chat list'),
   ...comboListedBare('models: chat list without a key'),
-  // The reference's tts list still names provider/model/voice, so `openai/tts-1` is unknown to it.
-  ...speechIds('models: info of a tts model', [
-    'status',
-    'body.endpoint',
-    'body.error',
-    'body.id',
-    'body.kind',
-    'body.name',
-    'body.owned_by',
-  ]),
-  // 9router reads a two-part openai id as a voice on its default model and speaks; the reference
-  // refuses ids its tts list does not name.
-  ...speechIds('speech: tts list id as listed', ['status', 'header content-type', 'body']),
 ];

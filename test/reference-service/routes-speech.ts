@@ -82,13 +82,25 @@ function openAiUpstream(rest: string, id: string): Upstream {
       ? { model: rest.slice(0, at), voice: rest.slice(at + 1) }
       : { model: 'gpt-4o-mini-tts', voice: rest };
   if (!OPENAI_MODELS.includes(upstream.model)) {
-    throw new RequestError(502, `[${id}] upstream error: ${upstream.model} does not support audio`);
+    throw upstreamRefusal(id, `${upstream.model} does not support audio`);
   }
   const verse = upstream.voice === 'verse' && upstream.model === 'gpt-4o-mini-tts';
   if (!OPENAI_VOICES.includes(upstream.voice) && !verse) {
-    throw new RequestError(502, `[${id}] upstream error: invalid voice '${upstream.voice}'`);
+    throw upstreamRefusal(id, `Invalid value for 'voice': '${upstream.voice}'.`);
   }
   return upstream;
+}
+
+/**
+ * What 9router answers when the speech upstream refuses: always 502, the provider's message tagged
+ * with the id, and the 30 s cooldown it then puts on that id (Retry-After, "reset after").
+ */
+function upstreamRefusal(id: string, message: string): RequestError {
+  return new RequestError(502, `[${id}] ${message} (reset after 30s)`, {
+    type: null,
+    code: null,
+    headers: { 'retry-after': '30' },
+  });
 }
 
 /** selfhosted-tts: `model/voice`, or `model` alone with the server's default voice. */

@@ -483,14 +483,15 @@ describe('audio', () => {
     expect(provider.status).toBe(400);
     expect((await json(provider)).error.message).toBe("Provider 'groq' does not support TTS via this route.");
     for (const [model, message] of [
-      ['openai/gpt-4o/alloy', '[openai/gpt-4o/alloy] upstream error: gpt-4o does not support audio'],
+      ['openai/gpt-4o/alloy', '[openai/gpt-4o/alloy] gpt-4o does not support audio (reset after 30s)'],
       // Two parts: a voice on the default model, so "tts-1" is a voice OpenAI does not have.
-      ['openai/tts-1', "[openai/tts-1] upstream error: invalid voice 'tts-1'"],
-      ['openai/tts-1/verse', "[openai/tts-1/verse] upstream error: invalid voice 'verse'"],
+      ['openai/tts-1', "[openai/tts-1] Invalid value for 'voice': 'tts-1'. (reset after 30s)"],
+      ['openai/tts-1/verse', "[openai/tts-1/verse] Invalid value for 'voice': 'verse'. (reset after 30s)"],
     ]) {
       const failed = await post('/v1/audio/speech', { model, input: 'x' });
       expect(failed.status, model).toBe(502);
-      expect((await json(failed)).error.message).toBe(message);
+      expect(failed.headers.get('retry-after'), model).toBe('30');
+      expect(await json(failed)).toEqual({ error: { message } });
     }
     for (const model of [
       'openai/alloy',

@@ -142,9 +142,34 @@ const MAGIC: Record<string, Buffer> = {
   pcm: Buffer.alloc(0),
 };
 
+const OPENAI_VOICES = new Set([
+  'alloy',
+  'ash',
+  'ballad',
+  'coral',
+  'echo',
+  'fable',
+  'nova',
+  'onyx',
+  'sage',
+  'shimmer',
+  'verse',
+]);
+
 const speech: Route = (req, res) => {
   if (!HOSTS.has(req.host) || !req.path.endsWith('/audio/speech')) return false;
   if (answerFault(req, res)) return true;
+  // OpenAI refuses a voice it does not have (what a two-part id such as openai/tts-1 becomes).
+  const voice = String(req.json?.voice ?? '');
+  if (req.host === 'api.openai.com' && !OPENAI_VOICES.has(voice)) {
+    return json(res, 400, {
+      error: {
+        message: `Invalid value for 'voice': '${voice}'.`,
+        type: 'invalid_request_error',
+        param: 'voice',
+      },
+    });
+  }
   // `answers-<format>` in the text: a provider that sends that format whatever was asked.
   const forced = /\banswers-(mp3|wav|opus|flac|aac)\b/.exec(String(req.json?.input ?? ''))?.[1];
   const format = forced ?? String(req.json?.response_format ?? 'mp3');
