@@ -1,3 +1,4 @@
+import type * as Undici from 'undici';
 import type { Dispatcher } from 'undici';
 import type { ProxySettings } from './proxy-settings.js';
 import { assertPublicHost, publicOnlyLookup } from './url-guard.js';
@@ -23,10 +24,7 @@ const GUARDED_POOL = { keepAliveTimeout: 10_000, connections: 8, connect: { look
 const LOOPBACK = ['localhost', '127.0.0.1', '[::1]'];
 
 /** `undici` is passed in: it is loaded on the first request, not at start-up. */
-export function createDispatchers(
-  undici: typeof import('undici'),
-  proxy: ProxySettings | undefined,
-): Dispatchers {
+export function createDispatchers(undici: typeof Undici, proxy: ProxySettings | undefined): Dispatchers {
   if (!proxy) {
     return { agent: new undici.Agent(GATEWAY_POOL), guarded: new undici.Agent(GUARDED_POOL) };
   }

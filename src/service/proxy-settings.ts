@@ -46,7 +46,7 @@ function proxyUrl(variable: string, value: string): string {
   try {
     url = new URL(text);
   } catch {
-    throw new ProxySettingError(`invalid ${variable}: not a URL (expected http://host:port)`);
+    throw new ProxySettingError(`invalid ${variable}: not a URL (expected http://<host>:<port>)`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new ProxySettingError(
