@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { z } from 'zod';
+import { ProxySettingError, type ProxySettings, readProxySettings } from './service/proxy-settings.js';
 import { type RawSettings, rawSchema, SETTINGS } from './settings.js';
 
 export type Config = Omit<z.output<typeof rawSchema>, 'apiKeyFile' | 'outputDir' | 'inputRoots'> & {
@@ -8,6 +9,8 @@ export type Config = Omit<z.output<typeof rawSchema>, 'apiKeyFile' | 'outputDir'
   outputDir: string;
   inputRoots: string[];
   cwd: string;
+  /** From HTTPS_PROXY / HTTP_PROXY / NO_PROXY (lowercase too); undefined when no proxy applies. */
+  proxy?: ProxySettings;
 };
 
 export type Command = 'serve' | 'doctor' | 'help' | 'version';
@@ -89,8 +92,18 @@ export function parseCommandLine(
       outputDir: resolve(cwd, outputDir),
       inputRoots: (inputRoots && inputRoots.length > 0 ? inputRoots : [cwd]).map((r) => resolve(cwd, r)),
       cwd,
+      proxy: proxyFrom(env),
     },
   };
+}
+
+function proxyFrom(env: NodeJS.ProcessEnv): ProxySettings | undefined {
+  try {
+    return readProxySettings(env);
+  } catch (error) {
+    if (error instanceof ProxySettingError) throw new ConfigError(error.message);
+    throw error;
+  }
 }
 
 /**

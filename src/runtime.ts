@@ -1,6 +1,7 @@
 import type { Config } from './config.js';
 import { createLogger, type Logger, secretScrubber } from './log.js';
 import { createService, type Service } from './service/index.js';
+import { proxyPasswords } from './service/proxy-settings.js';
 import { PageCache } from './tools/support/page-cache.js';
 import { TranscriptCache } from './tools/support/transcript-cache.js';
 
@@ -16,14 +17,17 @@ export interface Runtime {
   transcripts: TranscriptCache;
   log: Logger;
   scrub: (text: string) => string;
-  /** The exact secrets (key, MCP token, base URL password) no log line or tool result may carry. */
+  /** The exact secrets (key, MCP token, base URL and proxy passwords) no log line or tool result may carry. */
   secrets: readonly string[];
 }
 
 export function createRuntime(config: Config): Runtime {
-  const secrets = [config.apiKey, config.mcpToken, ...urlPassword(config.baseUrl)].filter(
-    (s): s is string => typeof s === 'string' && s.length >= MIN_SECRET_LENGTH,
-  );
+  const secrets = [
+    config.apiKey,
+    config.mcpToken,
+    ...urlPassword(config.baseUrl),
+    ...proxyPasswords(config.proxy),
+  ].filter((s): s is string => typeof s === 'string' && s.length >= MIN_SECRET_LENGTH);
   const scrub = secretScrubber(secrets);
   return {
     config,

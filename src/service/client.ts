@@ -1,7 +1,8 @@
 import type { Readable } from 'node:stream';
-import type { Agent, Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { CancelSignal } from '../cancel.js';
 import { Deadline, sleep } from './deadline.js';
+import { createDispatchers, type Dispatchers } from './dispatchers.js';
 import { parseErrorBody, ServiceError, seconds } from './errors.js';
 import {
   discardBody,
@@ -11,7 +12,8 @@ import {
   readText,
   safeUrl,
 } from './http-body.js';
-import { publicOnlyLookup, UrlGuard } from './url-guard.js';
+import type { ProxySettings } from './proxy-settings.js';
+import { UrlGuard } from './url-guard.js';
 
 /**
  * The one place that talks HTTP to the backing service: auth header, timeouts, the retry policy
@@ -27,6 +29,8 @@ export interface ServiceClientOptions {
   userAgent?: string;
   /** Hosts on non-public networks that downloads may reach (GATEWAY_ALLOW_PRIVATE_URLS; `*` = any). */
   allowPrivateUrls?: readonly string[];
+  /** HTTPS_PROXY / HTTP_PROXY / NO_PROXY, for the gateway and for downloads (see dispatchers.ts). */
+  proxy?: ProxySettings;
 }
 
 export interface DownloadOptions {
@@ -87,10 +91,8 @@ const MAX_REDIRECTS = 5;
 /** Connection errors that prove nothing was sent. */
 const NEVER_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
-interface Http {
+interface Http extends Dispatchers {
   undici: typeof import('undici');
-  agent: Agent;
-  guarded: Agent;
 }
 
 export class ServiceClient {
@@ -107,16 +109,7 @@ export class ServiceClient {
   /** undici is loaded on the first request, not at start-up: a server that is only listed stays light. */
   private loadHttp(): Promise<Http> {
     this.loadingHttp ??= import('undici').then((undici) => {
-      this.http = {
-        undici,
-        agent: new undici.Agent({ keepAliveTimeout: 10_000, connections: 32 }),
-        // Downloads from hosts other than the gateway: connections only to public addresses.
-        guarded: new undici.Agent({
-          keepAliveTimeout: 10_000,
-          connections: 8,
-          connect: { lookup: publicOnlyLookup },
-        }),
-      };
+      this.http = { undici, ...createDispatchers(undici, this.options.proxy) };
       return this.http;
     });
     return this.loadingHttp;

@@ -21,6 +21,7 @@ export function createService(config: Config, scrub: (text: string) => string): 
     scrub,
     userAgent: `gateway-tools-mcp/${VERSION}`,
     allowPrivateUrls: config.allowPrivateUrls,
+    proxy: config.proxy,
   });
   return { client, catalog: new ModelCatalog(client) };
 }

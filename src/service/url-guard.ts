@@ -167,3 +167,24 @@ export const publicOnlyLookup: LookupFunction = (hostname, options, callback) =>
       return callback(null, first.address, first.family);
     });
 };
+
+/**
+ * For a download sent through a proxy, which resolves the name and connects itself: resolves the
+ * name here first and refuses it when any address is non-public, so a name pointing into the
+ * local network is never handed to the proxy. A name that does not resolve here is left to the
+ * proxy (behind many corporate proxies only the proxy resolves public names); what a name
+ * resolves to from the proxy's side of the network is the proxy's to police.
+ */
+export function assertPublicHost(hostname: string): Promise<void> {
+  const bare = hostname.replace(/^\[|\]$/g, '');
+  if (isIP(bare) !== 0) {
+    return isNonPublicAddress(bare) ? Promise.reject(blockedUrlError(hostname, bare)) : Promise.resolve();
+  }
+  return new Promise((resolve, reject) => {
+    process.getBuiltinModule('node:dns').lookup(bare, { all: true }, (error, addresses) => {
+      const blocked = error ? undefined : addresses.find((a) => isNonPublicAddress(a.address));
+      if (blocked) reject(blockedUrlError(hostname, blocked.address));
+      else resolve();
+    });
+  });
+}

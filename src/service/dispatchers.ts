@@ -1,0 +1,56 @@
+import type * as Undici from 'undici';
+import type { Dispatcher } from 'undici';
+import type { ProxySettings } from './proxy-settings.js';
+import { assertPublicHost, publicOnlyLookup } from './url-guard.js';
+
+/**
+ * The connection pools of the service client. `agent` carries everything for the gateway (and the
+ * hosts GATEWAY_ALLOW_PRIVATE_URLS lists); `guarded` carries downloads from other hosts, which may
+ * reach public addresses only (url-guard.ts).
+ *
+ * Without a proxy, the guard runs in the DNS lookup of every connection, so it sees the address
+ * the socket really uses. With a proxy, the connection goes to the proxy, which resolves the
+ * target itself: the target's name is then resolved and checked before the request is handed to
+ * the proxy (assertPublicHost), and hosts NO_PROXY exempts keep the connect-time check as well.
+ */
+export interface Dispatchers {
+  agent: Dispatcher;
+  guarded: Dispatcher;
+}
+
+const GATEWAY_POOL = { keepAliveTimeout: 10_000, connections: 32 };
+const GUARDED_POOL = { keepAliveTimeout: 10_000, connections: 8, connect: { lookup: publicOnlyLookup } };
+/** Always reached directly: a proxy elsewhere cannot reach this machine's loopback (the gateway usually is there). */
+const LOOPBACK = ['localhost', '127.0.0.1', '[::1]'];
+
+/** `undici` is passed in: it is loaded on the first request, not at start-up. */
+export function createDispatchers(undici: typeof Undici, proxy: ProxySettings | undefined): Dispatchers {
+  if (!proxy) {
+    return { agent: new undici.Agent(GATEWAY_POOL), guarded: new undici.Agent(GUARDED_POOL) };
+  }
+  // Explicit values (never undefined): undici would otherwise read this process's environment,
+  // not the settings the server was started with.
+  const { httpProxy, httpsProxy, noProxy } = proxy;
+  return {
+    agent: new undici.EnvHttpProxyAgent({
+      ...GATEWAY_POOL,
+      httpProxy,
+      httpsProxy,
+      noProxy: [noProxy, ...LOOPBACK].filter(Boolean).join(','),
+    }),
+    guarded: new undici.EnvHttpProxyAgent({ ...GUARDED_POOL, httpProxy, httpsProxy, noProxy }).compose(
+      checkTargetFirst,
+    ),
+  };
+}
+
+/** Resolves and checks each request's target before it is dispatched (to the proxy, or directly). */
+const checkTargetFirst: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (options, handler) => {
+  const { hostname } = new URL(String(options.origin));
+  assertPublicHost(hostname)
+    .then(() => dispatch(options, handler))
+    .catch((error: Error) =>
+      handler.onResponseError?.(null as unknown as Dispatcher.DispatchController, error),
+    );
+  return true;
+};
