@@ -57,7 +57,7 @@ describe('npm run release', () => {
     }
   });
 
-  it('packs the built server, the README and the example config, and no sources or tests', () => {
+  it('packs the built server, the README, the license and the example config, and no sources or tests', () => {
     const files = execFileSync('tar', ['-tzf', join(out, `${base}.tgz`)], { encoding: 'utf8' })
       .trim()
       .split('\n');
@@ -65,13 +65,16 @@ describe('npm run release', () => {
       expect.arrayContaining([
         'package/package.json',
         'package/README.md',
+        'package/LICENSE',
         'package/mcp.json.example',
         'package/dist/cli.js',
         'package/dist/THIRD-PARTY-NOTICES.md',
       ]),
     );
     expect(
-      files.filter((f) => !/^package\/(dist\/|package\.json$|README\.md$|mcp\.json\.example$)/.test(f)),
+      files.filter(
+        (f) => !/^package\/(dist\/|package\.json$|README\.md$|LICENSE$|mcp\.json\.example$)/.test(f),
+      ),
     ).toEqual([]);
     const packed = JSON.parse(
       execFileSync('tar', ['-xzOf', join(out, `${base}.tgz`), 'package/package.json'], { encoding: 'utf8' }),
