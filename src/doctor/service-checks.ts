@@ -1,6 +1,6 @@
 import type { Runtime } from '../runtime.js';
 import { ServiceError } from '../service/errors.js';
-import { checkHealth } from '../service/health.js';
+import { checkHealth, KEY_PROBE, probeKey } from '../service/health.js';
 import {
   defaultModel,
   LIST_PATH,
@@ -58,59 +58,54 @@ export async function checkService(runtime: Runtime, checks: Check[]): Promise<b
   }
 }
 
+const KEY_FIX =
+  'Set GATEWAY_API_KEY (or GATEWAY_API_KEY_FILE) to a key the gateway accepts (see its dashboard).';
+
+/**
+ * The key is checked where the service authenticates and nothing is spent (see probeKey): the
+ * model lists answer without a key, so they cannot say whether it is right.
+ */
 export async function checkKey(runtime: Runtime, checks: Check[]): Promise<boolean> {
   const keySet = runtime.service.client.hasApiKey;
   try {
-    let list = await runtime.service.catalog.list('chat');
-    let path = '/v1/models';
-    if (!list) {
-      list = await runtime.service.catalog.list('web');
-      path = '/v1/models/web';
-    }
-    if (!list) {
-      checks.push({
-        id: 'api_key',
-        status: 'warn',
-        required: true,
-        message: 'Could not verify the API key: the service has no model lists (/v1/models answered 404)',
-        fix: 'Nothing to do if tool calls work; otherwise check GATEWAY_BASE_URL points at the gateway.',
-      });
+    const answer = await probeKey(runtime.service.client);
+    if (answer.verdict === 'accepted') {
+      checks.push(
+        ok(
+          'api_key',
+          true,
+          keySet
+            ? `API key accepted (${KEY_PROBE} with an empty query: authenticated, refused before any provider was asked)`
+            : `No API key set, and the service does not ask for one (${KEY_PROBE} answered without one)`,
+        ),
+      );
       return true;
     }
-    checks.push(
-      ok(
-        'api_key',
-        true,
-        keySet
-          ? `API key accepted (GET ${path})`
-          : `No API key set, and the service answered GET ${path} without one`,
-      ),
-    );
-    return true;
-  } catch (error) {
-    const status = error instanceof ServiceError ? error.status : undefined;
-    if (status === 401 || status === 403) {
+    const status = answer.error.status;
+    if (answer.verdict === 'refused') {
       const what = keySet
         ? `The service refused the API key (${status})`
         : `No API key set, and the service requires one (${status})`;
-      checks.push(
-        fail(
-          'api_key',
-          true,
-          `${what}: ${describe(error)}`,
-          'Set GATEWAY_API_KEY (or GATEWAY_API_KEY_FILE) to a key the gateway accepts (see its dashboard).',
-        ),
-      );
-    } else {
-      checks.push(
-        fail(
-          'api_key',
-          true,
-          `Could not check the API key: ${describe(error)}`,
-          'Run doctor again; if it persists, check the gateway.',
-        ),
-      );
+      checks.push(fail('api_key', true, `${what}: ${describe(answer.error)}`, KEY_FIX));
+      return false;
     }
+    checks.push({
+      id: 'api_key',
+      status: 'warn',
+      required: true,
+      message: `Could not verify the API key: ${KEY_PROBE} answered ${status} (${describe(answer.error)})`,
+      fix: 'Nothing to do if tool calls work; otherwise check GATEWAY_BASE_URL points at the gateway.',
+    });
+    return true;
+  } catch (error) {
+    checks.push(
+      fail(
+        'api_key',
+        true,
+        `Could not check the API key: ${describe(error)}`,
+        'Run doctor again; if it persists, check the gateway.',
+      ),
+    );
     return false;
   }
 }
