@@ -1,6 +1,6 @@
 import type { Runtime } from '../runtime.js';
 import { ServiceError } from '../service/errors.js';
-import { checkHealth } from '../service/health.js';
+import { checkHealth, KEY_PROBE, probeKey } from '../service/health.js';
 import {
   defaultModel,
   LIST_PATH,
@@ -8,7 +8,6 @@ import {
   type ModelRole,
   modelsFor,
 } from '../tools/support/default-models.js';
-import { describeSpeechDefault, resolveSpeechId } from '../tools/support/speech-ids.js';
 import { type Check, describe, fail, ok } from './check.js';
 
 /** The doctor's service checks: reachable, key accepted, and the model each capability uses. */
@@ -59,92 +58,54 @@ export async function checkService(runtime: Runtime, checks: Check[]): Promise<b
   }
 }
 
-/**
- * 9router answers its model lists without looking at the key, so the key is first tried on a
- * route that checks it: an empty search. The gateway checks the key, then refuses the request
- * itself (400) before any provider is asked, so nothing is searched or billed. `no-route` when
- * the gateway has no such route (another gateway): the model lists are the check then.
- */
-async function tryKeyOnSearch(runtime: Runtime): Promise<'accepted' | 'no-route'> {
-  try {
-    await runtime.service.client.json<unknown>({
-      method: 'POST',
-      path: '/v1/search',
-      json: {},
-      retry: 'safe',
-    });
-    return 'accepted';
-  } catch (error) {
-    if (error instanceof ServiceError && (error.status === 400 || error.status === 422)) return 'accepted';
-    if (error instanceof ServiceError && (error.status === 404 || error.status === 405)) return 'no-route';
-    throw error;
-  }
-}
+const KEY_FIX =
+  'Set GATEWAY_API_KEY (or GATEWAY_API_KEY_FILE) to a key the gateway accepts (see its dashboard).';
 
+/**
+ * The key is checked where the service authenticates and nothing is spent (see probeKey): the
+ * model lists answer without a key, so they cannot say whether it is right.
+ */
 export async function checkKey(runtime: Runtime, checks: Check[]): Promise<boolean> {
   const keySet = runtime.service.client.hasApiKey;
   try {
-    if ((await tryKeyOnSearch(runtime)) === 'accepted') {
-      const how = 'POST /v1/search: the key passed, the empty request was refused';
+    const answer = await probeKey(runtime.service.client);
+    if (answer.verdict === 'accepted') {
       checks.push(
         ok(
           'api_key',
           true,
-          keySet ? `API key accepted (${how})` : `No API key set, and the service needs none (${how})`,
+          keySet
+            ? `API key accepted (${KEY_PROBE} with an empty query: authenticated, refused before any provider was asked)`
+            : `No API key set, and the service does not ask for one (${KEY_PROBE} answered without one)`,
         ),
       );
       return true;
     }
-    let list = await runtime.service.catalog.list('chat');
-    let path = '/v1/models';
-    if (!list) {
-      list = await runtime.service.catalog.list('web');
-      path = '/v1/models/web';
-    }
-    if (!list) {
-      checks.push({
-        id: 'api_key',
-        status: 'warn',
-        required: true,
-        message: 'Could not verify the API key: the service has no model lists (/v1/models answered 404)',
-        fix: 'Nothing to do if tool calls work; otherwise check GATEWAY_BASE_URL points at the gateway.',
-      });
-      return true;
-    }
-    checks.push(
-      ok(
-        'api_key',
-        true,
-        keySet
-          ? `API key accepted (GET ${path})`
-          : `No API key set, and the service answered GET ${path} without one`,
-      ),
-    );
-    return true;
-  } catch (error) {
-    const status = error instanceof ServiceError ? error.status : undefined;
-    if (status === 401 || status === 403) {
+    const status = answer.error.status;
+    if (answer.verdict === 'refused') {
       const what = keySet
         ? `The service refused the API key (${status})`
         : `No API key set, and the service requires one (${status})`;
-      checks.push(
-        fail(
-          'api_key',
-          true,
-          `${what}: ${describe(error)}`,
-          'Set GATEWAY_API_KEY (or GATEWAY_API_KEY_FILE) to a key the gateway accepts (see its dashboard).',
-        ),
-      );
-    } else {
-      checks.push(
-        fail(
-          'api_key',
-          true,
-          `Could not check the API key: ${describe(error)}`,
-          'Run doctor again; if it persists, check the gateway.',
-        ),
-      );
+      checks.push(fail('api_key', true, `${what}: ${describe(answer.error)}`, KEY_FIX));
+      return false;
     }
+    checks.push({
+      id: 'api_key',
+      status: 'warn',
+      required: true,
+      message: `Could not verify the API key: ${KEY_PROBE} answered ${status} (${describe(answer.error)})`,
+      fix: 'Nothing to do if tool calls work; otherwise check GATEWAY_BASE_URL points at the gateway.',
+    });
+    return true;
+  } catch (error) {
+    checks.push(
+      fail(
+        'api_key',
+        true,
+        `Could not check the API key: ${describe(error)}`,
+        'Run doctor again; if it persists, check the gateway.',
+      ),
+    );
     return false;
   }
 }
@@ -175,11 +136,10 @@ export async function checkRole(
       };
     }
     if (choice.source === 'discovered') {
-      const shown = role === 'speech' ? await speechDefault(runtime, choice.id) : choice.id;
       return ok(
         role,
         required,
-        `${label}: ${shown} (discovered at ${LIST_PATH[capability]}; ${choice.listed} listed)`,
+        `${label}: ${choice.id} (discovered at ${LIST_PATH[capability]}; ${choice.listed} listed)`,
       );
     }
     if (choice.source === 'built-in') {
@@ -191,21 +151,16 @@ export async function checkRole(
     }
     // A configured model is used as is; say so when the service's list does not have it.
     const listed = capability === 'video' ? null : await modelsFor(capability, runtime).catch(() => null);
-    const ids = listed?.map((m) => m.id) ?? null;
-    if (ids && !isListed(role, choice.id, ids)) {
+    if (listed && !listed.some((m) => m.id === choice.id)) {
       return {
         id: role,
         status: 'warn',
         required,
         message: `${label}: ${choice.id} (from ${choice.setting}), but ${LIST_PATH[capability]} does not list it`,
-        fix:
-          role === 'speech'
-            ? `audio_speech refuses it without \`model\`: set ${setting} to a listed provider/model, optionally with /voice (list_models speech).`
-            : `Fine for a combo or alias; otherwise pick one the gateway lists (npx gateway-tools-mcp doctor --json, or list_models).`,
+        fix: `Fine for a combo or alias; otherwise pick one the gateway lists (npx gateway-tools-mcp doctor --json, or list_models).`,
       };
     }
-    const shown = role === 'speech' ? describeSpeechDefault(choice.id, ids) : choice.id;
-    return ok(role, required, `${label}: ${shown} (from ${choice.setting})`);
+    return ok(role, required, `${label}: ${choice.id} (from ${choice.setting})`);
   } catch (error) {
     const message = `${label}: could not read ${LIST_PATH[capability]}: ${describe(error)}`;
     return {
@@ -216,15 +171,4 @@ export async function checkRole(
       fix: `Set ${setting} to skip discovery.`,
     };
   }
-}
-
-/** Speech ids are listed as provider/model: a configured provider/model/voice is listed too. */
-function isListed(role: ModelRole, id: string, ids: readonly string[]): boolean {
-  return role === 'speech' ? resolveSpeechId(id, undefined, ids) !== null : ids.includes(id);
-}
-
-/** The discovered speech default with the voice it is sent with. */
-async function speechDefault(runtime: Runtime, id: string): Promise<string> {
-  const listed = await modelsFor('speech', runtime).catch(() => null);
-  return describeSpeechDefault(id, listed?.map((m) => m.id) ?? null);
 }

@@ -13,6 +13,7 @@ import {
   safeUrl,
 } from './http-body.js';
 import type { ProxySettings } from './proxy-settings.js';
+import { resetAfterSeconds } from './upstream-failure.js';
 import { UrlGuard } from './url-guard.js';
 
 /**
@@ -41,7 +42,8 @@ export interface DownloadOptions {
   sendKey?: boolean;
 }
 
-/** `safe`: free and repeatable, retried on 429/502/503/504 and connection failures.
+/** `safe`: free and repeatable, retried on 429/502/503/504, connection failures, and any answer
+ *  that names a short wait (Retry-After).
  *  `billed`: paid per call (speech, model answers); retried only on answers that say it was not
  *  accepted (429, 503) or when it provably never left this process, never after a 502/504, a
  *  reset or a timeout, which may have reached a paying upstream.
@@ -62,6 +64,8 @@ export interface ServiceRequest {
   retry: RetryPolicy;
   /** Overrides the configured per-request timeout. */
   timeoutMs?: number;
+  /** The model or provider the request names, for a body that is not JSON (multipart). */
+  model?: string;
 }
 
 export interface ServiceResponse {
@@ -81,6 +85,8 @@ export interface JsonResponse<T> {
 export const MAX_HONOURED_RETRY_AFTER_S = 10;
 /** Total time spent waiting between retries of one call. */
 const RETRY_BUDGET_MS = 20_000;
+/** Past a Retry-After, so the retry lands after the cooldown rather than on its last instant. */
+const RETRY_AFTER_MARGIN_MS = 250;
 const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
 /** Answers that say the request was refused before any work: rate limited, no account free. */
 const NOT_ACCEPTED_STATUS = new Set([429, 503]);
@@ -198,6 +204,7 @@ export class ServiceClient {
     attempt: (signal: CancelSignal | undefined) => Promise<T>,
   ): Promise<T> {
     const started = Date.now();
+    let waitedAsTold = false;
     for (let n = 0; ; n++) {
       const timeoutMs = req.timeoutMs ?? this.options.timeoutMs;
       // Streams get no whole-call timer: undici's header and body timeouts guard them instead.
@@ -209,8 +216,9 @@ export class ServiceClient {
         return await answer;
       } catch (raw) {
         const error = this.toServiceError(raw, req, timeoutMs);
-        const delay = this.retryDelay(error, req, n, Date.now() - started);
+        const delay = this.retryDelay(error, req, n, Date.now() - started, waitedAsTold);
         if (delay === undefined) throw error;
+        waitedAsTold ||= error.retryAfterSeconds !== undefined;
         await sleep(delay, req.signal);
       } finally {
         // Cleared once the answer has been handed on: the timer and the parent's listener cost
@@ -220,22 +228,38 @@ export class ServiceClient {
     }
   }
 
+  /**
+   * How long to wait before trying again, or undefined to report the error now. A wait the
+   * service names (Retry-After: a rate limit, or an upstream account cooling down) is honoured
+   * once per call when it is short; a long one is reported at once instead of blocking the agent,
+   * and a second one too: trying again after it would only meet a longer cooldown.
+   */
   private retryDelay(
     error: ServiceError,
     req: ServiceRequest,
     n: number,
     elapsedMs: number,
+    waitedAsTold: boolean,
   ): number | undefined {
     if (n >= this.options.maxRetries || error.kind === 'aborted') return undefined;
     if (req.retry === 'submit') return error.maybeDelivered ? undefined : backoff(n);
-    const statuses = req.retry === 'billed' ? NOT_ACCEPTED_STATUS : RETRYABLE_STATUS;
-    const retryable =
-      (error.kind === 'http' && statuses.has(error.status ?? 0)) ||
-      (error.kind === 'network' && (req.retry === 'safe' || !error.maybeDelivered));
-    if (!retryable) return undefined;
-    if (error.retryAfterSeconds !== undefined && error.retryAfterSeconds > MAX_HONOURED_RETRY_AFTER_S)
-      return undefined;
-    const delay = error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : backoff(n);
+    const wait = error.kind === 'http' ? error.retryAfterSeconds : undefined;
+    let delay: number;
+    if (wait !== undefined) {
+      // Free calls wait out any status the service names a wait for (9router sends one with
+      // 400/401/429/5xx while an account cools down); billed ones only the answers that say the
+      // request was not accepted.
+      const retryable = req.retry === 'safe' || NOT_ACCEPTED_STATUS.has(error.status ?? 0);
+      if (!retryable || waitedAsTold || wait > MAX_HONOURED_RETRY_AFTER_S) return undefined;
+      delay = wait * 1000 + RETRY_AFTER_MARGIN_MS;
+    } else {
+      const statuses = req.retry === 'billed' ? NOT_ACCEPTED_STATUS : RETRYABLE_STATUS;
+      const retryable =
+        (error.kind === 'http' && statuses.has(error.status ?? 0)) ||
+        (error.kind === 'network' && (req.retry === 'safe' || !error.maybeDelivered));
+      if (!retryable) return undefined;
+      delay = backoff(n);
+    }
     return elapsedMs + delay > RETRY_BUDGET_MS ? undefined : delay;
   }
 
@@ -272,14 +296,18 @@ export class ServiceClient {
     if (res.statusCode >= 400) {
       const text = await readText(res.body, MAX_ERROR_BYTES, signal).catch(() => '');
       const parsed = parseErrorBody(text, flatHeaders['content-type']);
+      const said = parsed.message === undefined ? undefined : this.scrub(parsed.message);
       throw new ServiceError({
         kind: 'http',
         status: res.statusCode,
         code: parsed.code,
-        message: this.scrub(
-          `The service answered ${res.statusCode}: ${parsed.message ?? statusText(res.statusCode)}`,
-        ),
-        retryAfterSeconds: parseRetryAfter(flatHeaders['retry-after']),
+        message: `The service answered ${res.statusCode}: ${said ?? statusText(res.statusCode)}`,
+        serviceMessage: said,
+        model: modelOf(req),
+        // A cooldown answered without the header still says how long in its message.
+        retryAfterSeconds:
+          parseRetryAfter(flatHeaders['retry-after']) ??
+          (said === undefined ? undefined : resetAfterSeconds(said)),
         maybeDelivered: true,
       });
     }
@@ -332,6 +360,14 @@ export class ServiceClient {
 
 function backoff(n: number): number {
   return Math.min(4_000, 250 * 2 ** n) + Math.floor(Math.random() * 100);
+}
+
+/** The model or provider a request names (for error messages): the body's, or the one it says. */
+function modelOf(req: ServiceRequest): string | undefined {
+  if (req.model) return req.model;
+  const body = req.json as { model?: unknown; provider?: unknown } | undefined;
+  const named = body && typeof body === 'object' ? (body.model ?? body.provider) : undefined;
+  return typeof named === 'string' ? named : undefined;
 }
 
 function statusText(status: number): string {

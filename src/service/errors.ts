@@ -1,3 +1,5 @@
+import { describeServiceError } from './error-advice.js';
+
 /**
  * A failed service call, as a value a tool can turn into a message a model can act on.
  * Messages are scrubbed of secrets before a ServiceError is ever built.
@@ -15,7 +17,12 @@ export interface ServiceErrorInit {
   message: string;
   status?: number;
   code?: string;
+  /** How long the service says to wait: its Retry-After, else a "(reset after Ns)" note. */
   retryAfterSeconds?: number;
+  /** The service's own message, as it said it (scrubbed): where upstream providers are named. */
+  serviceMessage?: string;
+  /** The model or provider the request named. */
+  model?: string;
   /** True when the request may have reached the service (matters for billed submits). */
   maybeDelivered: boolean;
 }
@@ -26,6 +33,8 @@ export class ServiceError extends Error {
   readonly status: number | undefined;
   readonly code: string | undefined;
   readonly retryAfterSeconds: number | undefined;
+  readonly serviceMessage: string | undefined;
+  readonly model: string | undefined;
   readonly maybeDelivered: boolean;
 
   constructor(init: ServiceErrorInit) {
@@ -34,64 +43,14 @@ export class ServiceError extends Error {
     this.status = init.status;
     this.code = init.code;
     this.retryAfterSeconds = init.retryAfterSeconds;
+    this.serviceMessage = init.serviceMessage;
+    this.model = init.model;
     this.maybeDelivered = init.maybeDelivered;
   }
 
-  /** One or two sentences: what failed and what to do next. */
+  /** One or two sentences: what failed, why, and what to do next. */
   describe(): string {
-    const hint = hintFor(this);
-    const status = this.status ? ` (HTTP ${this.status})` : '';
-    return `${this.message}${status}.${hint ? ` ${hint}` : ''}`.replace(/\.\.(\s|$)/g, '.$1');
-  }
-}
-
-function hintFor(error: ServiceError): string {
-  const wait = error.retryAfterSeconds;
-  switch (error.kind) {
-    case 'timeout':
-      return 'Retry, or raise GATEWAY_TIMEOUT_MS if the service is slow.';
-    case 'network':
-      return 'Check that the service is running and GATEWAY_BASE_URL is right (run `gateway-tools-mcp doctor`).';
-    case 'aborted':
-      return '';
-    case 'malformed':
-      return 'The service returned an unreadable answer; retry, and check GATEWAY_BASE_URL points at the gateway.';
-    case 'blocked':
-      return 'If that host is really meant to be reached, the user can list it in GATEWAY_ALLOW_PRIVATE_URLS.';
-    case 'http':
-      break;
-  }
-  if (/no credentials for provider/i.test(error.message)) {
-    return 'The gateway has no working account for that provider: add credentials in the gateway, or choose another provider/model.';
-  }
-  switch (error.status) {
-    case 401:
-      return 'Set GATEWAY_API_KEY (or GATEWAY_API_KEY_FILE) to a key the gateway accepts.';
-    case 402:
-      return 'The upstream account is out of credit: top it up or choose another provider.';
-    case 403:
-      return 'The key or upstream account lacks permission or quota for this; check the gateway dashboard.';
-    case 404:
-      return 'The model, provider or job is unknown to the service; call list_models or check the id.';
-    case 408:
-      return 'The upstream took too long: retry shortly, or choose another provider or model.';
-    case 429:
-      return wait !== undefined
-        ? `Rate limited: retry after ${wait} s.`
-        : 'Rate limited: wait a little and retry.';
-    case 502:
-    case 504:
-      return 'The upstream provider failed or timed out; retry shortly or choose another provider.';
-    case 503:
-      return wait !== undefined
-        ? `Every upstream account is cooling down: retry after ${wait} s.`
-        : 'Every upstream account is unavailable: retry later.';
-    default:
-      if (error.status === undefined) return '';
-      // A refusal the service explains itself (400 bad request, 409, 422, ...): its message says what.
-      return error.status >= 500
-        ? 'Retry shortly.'
-        : 'Fix what the message points at (an argument, the model or the provider) and call again.';
+    return describeServiceError(this);
   }
 }
 

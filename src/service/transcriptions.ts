@@ -61,6 +61,7 @@ export async function transcribe(
     // An upload stream cannot be replayed, so it is sent once.
     retry: 'submit',
     timeoutMs,
+    model: req.model,
   });
   const raw = await readText(res.body, MAX_TRANSCRIPT_BYTES, signal).catch((error) => {
     throw bodyReadError(error, 'the transcript', timeoutMs, (t) => client.scrub(t), signal);

@@ -96,7 +96,8 @@ async function statusResult(
 
 /** Why a status check failed, and what to do: the job itself is never affected by a failed poll. */
 function pollFailureText(error: unknown, ctx: ToolContext): string {
-  if (error instanceof ServiceError && error.status === 404) {
+  // A 404 that names a wait is a cooldown's replayed error, maybe another job's, not this job's.
+  if (error instanceof ServiceError && error.status === 404 && error.retryAfterSeconds === undefined) {
     return ctx.runtime.scrub(
       `${error.message}. The service does not know this job: it may have expired, or the job_id comes from another gateway or key. ` +
         `If its video is still needed, start a new job with ${ctx.toolName('video_generate')} (billed).`,

@@ -44,6 +44,47 @@ describe('service faults reach the agent as actionable errors', () => {
     expect(gw.service.counters.search).toBe(1);
   });
 
+  it('a 429 whose Retry-After is met by another is reported after one wait, not chased', async () => {
+    gw.service.inject('search', { status: 429, headers: { 'retry-after': '1' }, times: 10 });
+    const result = await search();
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(/retry after 1 s/);
+    expect(gw.service.counters.search).toBe(2);
+  });
+
+  it('a free call waits out a short Retry-After on any status (an account cooling down)', async () => {
+    gw.service.inject('search', {
+      status: 500,
+      headers: { 'retry-after': '1' },
+      message: '[tavily] tavily returned 500: down (reset after 1s)',
+    });
+    const result = await search();
+    expect(result.isError, textOf(result)).toBeFalsy();
+    expect(gw.service.counters.search).toBe(2);
+  });
+
+  it('a provider-tagged 401 names that provider’s account in the gateway, not GATEWAY_API_KEY', async () => {
+    gw.service.inject('search', {
+      status: 401,
+      headers: { 'retry-after': '120' },
+      message: '[tavily] tavily returned 401: invalid key (reset after 2m)',
+    });
+    const result = await search();
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toBe(
+      "Web search failed: tavily refused the gateway's tavily account (tavily returned 401: invalid key; HTTP 401). " +
+        "tavily is cooling down for 120 s in the gateway: fix that account's key in the gateway's dashboard, " +
+        'or choose another provider or model.',
+    );
+    expect(gw.service.counters.search).toBe(1);
+  });
+
+  it('a cooldown said only in the message, "(reset after 1m 30s)", is reported with its wait', async () => {
+    gw.service.inject('search', { status: 401, message: '[exa] exa returned 401: no (reset after 1m 30s)' });
+    expect(textOf(await search())).toMatch(/exa is cooling down for 90 s in the gateway/);
+    expect(gw.service.counters.search).toBe(1);
+  });
+
   it('502/503/504 are retried within the bound, then reported', async () => {
     gw.service.inject('search', { status: 503, times: 10 });
     const result = await search();
@@ -56,7 +97,7 @@ describe('service faults reach the agent as actionable errors', () => {
     gw.service.inject('search', { status: 500, message: '[tavily] upstream exploded' });
     const result = await search();
     expect(result.isError).toBe(true);
-    expect(textOf(result)).toMatch(/500.*\[tavily\] upstream exploded/);
+    expect(textOf(result)).toMatch(/tavily failed \(upstream exploded; HTTP 500\)\. Retry shortly/);
     expect(gw.service.counters.search).toBe(1);
   });
 
@@ -84,7 +125,10 @@ describe('service faults reach the agent as actionable errors', () => {
       errorAsString: true,
       message: 'No credentials for provider: tavily',
     });
-    expect(textOf(await search())).toMatch(/No credentials for provider: tavily.*add credentials/s);
+    // Cooling down after an error, or not configured: the answer alone cannot tell which.
+    expect(textOf(await search())).toMatch(
+      /No credentials for provider: tavily; HTTP 400\)\. Either tavily is cooling down .* or the gateway has no tavily account/s,
+    );
     gw.service.inject('search', { status: 403, numericCode: true, message: 'quota exceeded' });
     expect(textOf(await search())).toMatch(/quota exceeded \(HTTP 403\)/);
     gw.service.inject('search', { status: 502, html: true, times: 10 });

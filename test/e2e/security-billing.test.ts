@@ -55,6 +55,8 @@ describe('billed calls other than video submits', () => {
     ['502', { status: 502 }],
     ['504', { status: 504 }],
     ['a reset', { reset: true }],
+    ['a 502 with a short Retry-After', { status: 502, headers: { 'retry-after': '1' } }],
+    ['a 500 with a short Retry-After', { status: 500, headers: { 'retry-after': '1' } }],
   ] as const) {
     it(`speech and model answers are sent once on ${name}, which may have reached a paying upstream`, async () => {
       gw.service.inject('speech', { ...fault, times: 5 });

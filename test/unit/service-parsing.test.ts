@@ -5,6 +5,11 @@ import { parseErrorBody, ServiceError } from '../../src/service/errors.js';
 import { parseJsonBody, parseRetryAfter } from '../../src/service/http-body.js';
 import { bareProviderId } from '../../src/service/models.js';
 import { answerFromResponse, ResponseStreamReader } from '../../src/service/responses.js';
+import {
+  providerWithoutCredentials,
+  readUpstreamFailure,
+  resetAfterSeconds,
+} from '../../src/service/upstream-failure.js';
 import { readJobState } from '../../src/service/videos.js';
 
 describe('error bodies', () => {
@@ -53,10 +58,48 @@ describe('error bodies', () => {
     const creds = new ServiceError({
       kind: 'http',
       status: 400,
-      message: 'No credentials for provider: tavily',
+      message: 'The service answered 400: No credentials for provider: tavily',
+      serviceMessage: 'No credentials for provider: tavily',
       maybeDelivered: true,
     });
-    expect(creds.describe()).toMatch(/credentials in the gateway/);
+    expect(creds.describe()).toMatch(
+      /tavily is cooling down after an earlier error .* or the gateway has no tavily account/,
+    );
+  });
+
+  it('names the upstream provider a gateway message is tagged with, and its cooldown', () => {
+    expect(readUpstreamFailure('[exa] exa returned 401: {"error":"denied"} (reset after 2m)')).toEqual({
+      subject: 'exa',
+      provider: 'exa',
+      upstreamStatus: 401,
+      detail: 'exa returned 401: {"error":"denied"}',
+    });
+    // A provider node is tagged with an internal id: the model the request named stands in.
+    expect(
+      readUpstreamFailure(
+        '[openai-compatible-chat-9dba2309-4c69-4664-b4e8-6b388914e2dd/m1] [403]: {"error":"no"}',
+        'fakechat/m1',
+      ),
+    ).toMatchObject({
+      subject: 'fakechat/m1',
+      provider: 'fakechat',
+      upstreamStatus: 403,
+      detail: '{"error":"no"}',
+    });
+    expect(readUpstreamFailure('[openai/tts-1/alloy] quota')).toMatchObject({
+      subject: 'openai/tts-1/alloy',
+      provider: 'openai',
+      upstreamStatus: undefined,
+    });
+    expect(readUpstreamFailure('[tavily] Tavily error: 401')?.upstreamStatus).toBe(401);
+    // The gateway's own errors carry no tag.
+    expect(readUpstreamFailure('Invalid API key')).toBeUndefined();
+    expect(readUpstreamFailure('[{"a":1}] not a tag')).toBeUndefined();
+    expect(resetAfterSeconds('x (reset after 1m 53s)')).toBe(113);
+    expect(resetAfterSeconds('x (reset after 30s)')).toBe(30);
+    expect(resetAfterSeconds('x (reset after 1h)')).toBe(3600);
+    expect(resetAfterSeconds('x (reset after soon)')).toBeUndefined();
+    expect(providerWithoutCredentials('No credentials for provider: xai')).toBe('xai');
   });
 
   it('parses Retry-After in seconds and as a date', () => {

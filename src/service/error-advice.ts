@@ -1,0 +1,159 @@
+import type { ServiceError } from './errors.js';
+import { providerWithoutCredentials, readUpstreamFailure, type UpstreamFailure } from './upstream-failure.js';
+
+/**
+ * What a failed service call tells the agent: what failed, why, and what to do next. An error
+ * the gateway tags with an upstream provider is that provider's (its account in the gateway, its
+ * rate limit, its cooldown), never the gateway key's; an untagged one is the gateway's own.
+ */
+export function describeServiceError(error: ServiceError): string {
+  const upstream =
+    error.kind === 'http' && error.serviceMessage ? upstreamText(error, error.serviceMessage) : '';
+  if (upstream) return upstream;
+  const hint = hintFor(error);
+  const status = error.status ? ` (HTTP ${error.status})` : '';
+  return `${error.message}${status}.${hint ? ` ${hint}` : ''}`.replace(/\.\.(\s|$)/g, '.$1');
+}
+
+/** Statuses a gateway answers for a whole family (speech 502, chat and Responses 503), whatever the upstream said. */
+const FAMILY_STATUS = new Set([502, 503]);
+const OTHER_CHOICE = 'or choose another provider or model';
+
+function upstreamText(error: ServiceError, said: string): string {
+  const wait = error.retryAfterSeconds;
+  const http = `HTTP ${error.status}`;
+  const missing = providerWithoutCredentials(said);
+  if (missing) {
+    if (wait !== undefined) {
+      return `${missing} is cooling down for ${wait} s in the gateway (${said}; ${http}): retry after ${wait} s, ${OTHER_CHOICE}.`;
+    }
+    // The gateway says this both while every account of the provider cools down after an error
+    // and when it has none: the answer alone cannot tell which.
+    return (
+      `The gateway has no usable ${missing} account right now (${said}; ${http}). Either ${missing} is cooling down ` +
+      `after an earlier error (the gateway pauses a failing account, often for 30 s to 2 minutes) or the gateway has ` +
+      `no ${missing} account: wait a minute and retry, or check ${missing} in the gateway's dashboard.`
+    );
+  }
+  const failure = readUpstreamFailure(said, error.model);
+  if (!failure) return '';
+  const status =
+    failure.upstreamStatus ??
+    statusFromWords(failure.detail) ??
+    (FAMILY_STATUS.has(error.status ?? 0) ? undefined : error.status);
+  const advice = adviceFor(status, failure, wait);
+  const next =
+    wait !== undefined
+      ? `${failure.subject} is cooling down for ${wait} s in the gateway: ${advice}`
+      : advice.charAt(0).toUpperCase() + advice.slice(1);
+  return `${headline(status, failure)} (${failure.detail}; ${http}). ${next}.`;
+}
+
+function headline(status: number | undefined, { subject, provider }: UpstreamFailure): string {
+  switch (status) {
+    case 401:
+      return `${provider} refused the gateway's ${provider} account`;
+    case 403:
+      return `${provider} refused the gateway's ${provider} account (permission or quota)`;
+    case 402:
+      return `The gateway's ${provider} account is out of credit`;
+    case 429:
+      return `${provider} is rate limiting the gateway's ${provider} account`;
+    case 404:
+      return `${subject} answered "not found"`;
+    default:
+      return `${subject} failed`;
+  }
+}
+
+function adviceFor(
+  status: number | undefined,
+  { provider }: UpstreamFailure,
+  wait: number | undefined,
+): string {
+  const retry = wait !== undefined ? `retry after ${wait} s` : 'retry shortly';
+  switch (status) {
+    case 401:
+      return `fix that account's key in the gateway's dashboard, ${OTHER_CHOICE}`;
+    case 403:
+      return `check that account's permissions and quota in the gateway's dashboard, ${OTHER_CHOICE}`;
+    case 402:
+      return `top up that account, ${OTHER_CHOICE}`;
+    case 404:
+      // While an account cools down the gateway answers every request with the error that locked
+      // it, which may have been another request's.
+      return wait !== undefined
+        ? `if the model or job id is wrong, fix it (list_models lists the models); if it is right, the error may be an earlier request's: ${retry}, ${OTHER_CHOICE}`
+        : `check the model or job id (list_models lists the models), ${OTHER_CHOICE}`;
+    case 400:
+    case 409:
+    case 422:
+      return `fix what the message points at and call again${wait !== undefined ? ` after ${wait} s` : ''}, ${OTHER_CHOICE}`;
+    case 429:
+      return `${wait !== undefined ? retry : 'wait a little and retry'}, ${OTHER_CHOICE}`;
+    case undefined:
+      return `${retry}, ${OTHER_CHOICE}; if it keeps failing, check the ${provider} account in the gateway's dashboard`;
+    default:
+      return `${retry}, ${OTHER_CHOICE}`;
+  }
+}
+
+/** A status the upstream's words imply, when no number says it (speech failures are all 502). */
+function statusFromWords(detail: string): number | undefined {
+  if (/\b401\b|unauthori[sz]ed|(invalid|incorrect)[ _]api[ _]key|authentication/i.test(detail)) return 401;
+  if (/\b402\b|insufficient (credit|balance|funds)|payment required/i.test(detail)) return 402;
+  if (/\b403\b|forbidden|permission denied/i.test(detail)) return 403;
+  if (/\b429\b|rate.?limit|too many requests/i.test(detail)) return 429;
+  return undefined;
+}
+
+/** The advice for an error the gateway raised itself (or one no provider is named in). */
+function hintFor(error: ServiceError): string {
+  const wait = error.retryAfterSeconds;
+  switch (error.kind) {
+    case 'timeout':
+      return 'Retry, or raise GATEWAY_TIMEOUT_MS if the service is slow.';
+    case 'network':
+      return 'Check that the service is running and GATEWAY_BASE_URL is right (run `gateway-tools-mcp doctor`).';
+    case 'aborted':
+      return '';
+    case 'malformed':
+      return 'The service returned an unreadable answer; retry, and check GATEWAY_BASE_URL points at the gateway.';
+    case 'blocked':
+      return 'If that host is really meant to be reached, the user can list it in GATEWAY_ALLOW_PRIVATE_URLS.';
+    case 'http':
+      break;
+  }
+  const after = wait !== undefined ? ` Retry after ${wait} s.` : '';
+  switch (error.status) {
+    case 401:
+      return 'Set GATEWAY_API_KEY (or GATEWAY_API_KEY_FILE) to a key the gateway accepts.';
+    case 402:
+      return 'The upstream account is out of credit: top it up or choose another provider.';
+    case 403:
+      return 'The key or upstream account lacks permission or quota for this; check the gateway dashboard.';
+    case 404:
+      return 'The model, provider or job is unknown to the service; call list_models or check the id.';
+    case 408:
+      return 'The upstream took too long: retry shortly, or choose another provider or model.';
+    case 429:
+      return wait !== undefined
+        ? `Rate limited: retry after ${wait} s.`
+        : 'Rate limited: wait a little and retry.';
+    case 502:
+    case 504:
+      return `The upstream provider failed or timed out; ${wait !== undefined ? `retry after ${wait} s` : 'retry shortly'} or choose another provider.`;
+    case 503:
+      return wait !== undefined
+        ? `Every upstream account is cooling down: retry after ${wait} s.`
+        : 'Every upstream account is unavailable: retry later.';
+    default:
+      if (error.status === undefined) return '';
+      // A refusal the service explains itself (400 bad request, 409, 422, ...): its message says what.
+      return error.status >= 500
+        ? wait !== undefined
+          ? `Retry after ${wait} s.`
+          : 'Retry shortly.'
+        : `Fix what the message points at (an argument, the model or the provider) and call again.${after}`;
+  }
+}
