@@ -8,6 +8,7 @@ import {
   type ModelRole,
   modelsFor,
 } from '../tools/support/default-models.js';
+import { describeSpeechDefault, resolveSpeechId } from '../tools/support/speech-ids.js';
 import { type Check, describe, fail, ok } from './check.js';
 
 /** The doctor's service checks: reachable, key accepted, and the model each capability uses. */
@@ -136,10 +137,11 @@ export async function checkRole(
       };
     }
     if (choice.source === 'discovered') {
+      const shown = role === 'speech' ? await speechDefault(runtime, choice.id) : choice.id;
       return ok(
         role,
         required,
-        `${label}: ${choice.id} (discovered at ${LIST_PATH[capability]}; ${choice.listed} listed)`,
+        `${label}: ${shown} (discovered at ${LIST_PATH[capability]}; ${choice.listed} listed)`,
       );
     }
     if (choice.source === 'built-in') {
@@ -151,16 +153,21 @@ export async function checkRole(
     }
     // A configured model is used as is; say so when the service's list does not have it.
     const listed = capability === 'video' ? null : await modelsFor(capability, runtime).catch(() => null);
-    if (listed && !listed.some((m) => m.id === choice.id)) {
+    const ids = listed?.map((m) => m.id) ?? null;
+    if (ids && !isListed(role, choice.id, ids)) {
       return {
         id: role,
         status: 'warn',
         required,
         message: `${label}: ${choice.id} (from ${choice.setting}), but ${LIST_PATH[capability]} does not list it`,
-        fix: `Fine for a combo or alias; otherwise pick one the gateway lists (npx gateway-tools-mcp doctor --json, or list_models).`,
+        fix:
+          role === 'speech'
+            ? `audio_speech refuses it without \`model\`: set ${setting} to a listed provider/model, optionally with /voice (list_models speech).`
+            : `Fine for a combo or alias; otherwise pick one the gateway lists (npx gateway-tools-mcp doctor --json, or list_models).`,
       };
     }
-    return ok(role, required, `${label}: ${choice.id} (from ${choice.setting})`);
+    const shown = role === 'speech' ? describeSpeechDefault(choice.id, ids) : choice.id;
+    return ok(role, required, `${label}: ${shown} (from ${choice.setting})`);
   } catch (error) {
     const message = `${label}: could not read ${LIST_PATH[capability]}: ${describe(error)}`;
     return {
@@ -171,4 +178,15 @@ export async function checkRole(
       fix: `Set ${setting} to skip discovery.`,
     };
   }
+}
+
+/** Speech ids are listed as provider/model: a configured provider/model/voice is listed too. */
+function isListed(role: ModelRole, id: string, ids: readonly string[]): boolean {
+  return role === 'speech' ? resolveSpeechId(id, undefined, ids) !== null : ids.includes(id);
+}
+
+/** The discovered speech default with the voice it is sent with. */
+async function speechDefault(runtime: Runtime, id: string): Promise<string> {
+  const listed = await modelsFor('speech', runtime).catch(() => null);
+  return describeSpeechDefault(id, listed?.map((m) => m.id) ?? null);
 }
