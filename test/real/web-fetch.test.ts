@@ -177,7 +177,8 @@ describe('web_fetch against 9router', () => {
     const url = `${pageUrl('broken')}/fault-500`;
     const result = await fetchPage({ url, provider: 'exa' });
     expect(result.isError).toBe(true);
-    expect(textOf(result)).toMatch(/^Web fetch failed: .*\[exa\] fake api\.exa\.ai says 500.*HTTP 500/);
+    expect(textOf(result)).toMatch(/^Web fetch failed: exa failed \(fake api\.exa\.ai says 500; HTTP 500\)/);
+    expect(textOf(result)).toMatch(/exa is cooling down for \d+ s/);
     const before = await gw.upstream('api.exa.ai');
     expect(before.map((e) => e.status)).toEqual([500]);
     // Once the gateway lifts its cooldown the page is asked for again: a failure is not cached.
