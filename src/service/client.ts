@@ -13,7 +13,7 @@ import {
   safeUrl,
 } from './http-body.js';
 import type { ProxySettings } from './proxy-settings.js';
-import { resetAfterSeconds } from './upstream-failure.js';
+import { readUpstreamFailure, resetAfterSeconds } from './upstream-failure.js';
 import { UrlGuard } from './url-guard.js';
 
 /**
@@ -90,6 +90,16 @@ const RETRY_AFTER_MARGIN_MS = 250;
 const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
 /** Answers that say the request was refused before any work: rate limited, no account free. */
 const NOT_ACCEPTED_STATUS = new Set([429, 503]);
+
+/**
+ * Whether a billed request was refused before any work. 9router answers a chat or Responses
+ * failure with 503 after its upstream was called, tagging the message with that provider: then
+ * the upstream was reached, and sending again could bill twice.
+ */
+function notAccepted(error: ServiceError): boolean {
+  if (!NOT_ACCEPTED_STATUS.has(error.status ?? 0)) return false;
+  return error.serviceMessage === undefined || readUpstreamFailure(error.serviceMessage) === undefined;
+}
 const MAX_JSON_BYTES = 64 * 1024 * 1024;
 const MAX_ERROR_BYTES = 64 * 1024;
 const REDIRECT_STATUS = new Set([301, 302, 303, 307, 308]);
@@ -249,13 +259,13 @@ export class ServiceClient {
       // Free calls wait out any status the service names a wait for (9router sends one with
       // 400/401/429/5xx while an account cools down); billed ones only the answers that say the
       // request was not accepted.
-      const retryable = req.retry === 'safe' || NOT_ACCEPTED_STATUS.has(error.status ?? 0);
+      const retryable = req.retry === 'safe' || notAccepted(error);
       if (!retryable || waitedAsTold || wait > MAX_HONOURED_RETRY_AFTER_S) return undefined;
       delay = wait * 1000 + RETRY_AFTER_MARGIN_MS;
     } else {
-      const statuses = req.retry === 'billed' ? NOT_ACCEPTED_STATUS : RETRYABLE_STATUS;
       const retryable =
-        (error.kind === 'http' && statuses.has(error.status ?? 0)) ||
+        (error.kind === 'http' &&
+          (req.retry === 'billed' ? notAccepted(error) : RETRYABLE_STATUS.has(error.status ?? 0))) ||
         (error.kind === 'network' && (req.retry === 'safe' || !error.maybeDelivered));
       if (!retryable) return undefined;
       delay = backoff(n);

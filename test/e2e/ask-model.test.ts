@@ -156,6 +156,17 @@ describe('ask_model', () => {
     expect(gw.service.counters.responses).toBe(2);
   });
 
+  it('does not ask again after a 503 that says the upstream was reached (it may have billed)', async () => {
+    gw.service.inject('responses', {
+      status: 503,
+      message: '[openai/gpt-4o-mini] [500]: upstream failed',
+      headers: { 'retry-after': '1' },
+    });
+    const result = await ask({ prompt: 'once only' });
+    expect(result.isError).toBe(true);
+    expect(gw.service.counters.responses).toBe(1);
+  });
+
   it('aborts the upstream stream when the call is cancelled', async () => {
     const controller = new AbortController();
     const call = ask(
