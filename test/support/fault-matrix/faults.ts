@@ -5,7 +5,7 @@ import type { Fault } from '../../reference-service/index.js';
 export const SECRET = 'sk-matrix-DO-NOT-LEAK-7f3a9c21e5b04d68';
 
 /** Per-request timeout and retry bound of every server under test: short, so the matrix is fast. */
-export const TIMEOUT_MS = 1500;
+export const TIMEOUT_MS = 3000;
 export const MAX_RETRIES = 1;
 
 export interface MatrixFault {
