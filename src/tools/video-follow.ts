@@ -80,16 +80,21 @@ export async function saveVideo(
   }
   const total = download.bytes || undefined;
   let received = 0;
+  let reported = 0;
   let lastReport = 0;
+  const progress = () => {
+    lastReport = Date.now();
+    reported = received;
+    return report(received, total, `downloading video: ${formatBytes(received)}`);
+  };
   async function* counted(source: AsyncIterable<Buffer>): AsyncIterable<Buffer> {
     for await (const chunk of source) {
       received += chunk.length;
-      if (Date.now() - lastReport >= DOWNLOAD_PROGRESS_EVERY_MS) {
-        lastReport = Date.now();
-        await report(received, total, `downloading video: ${formatBytes(received)}`);
-      }
+      if (Date.now() - lastReport >= DOWNLOAD_PROGRESS_EVERY_MS) await progress();
       yield chunk;
     }
+    // The whole file, so the last notification says so.
+    if (received > reported) await progress();
   }
   const extension = videoExtension(download.contentType, url);
   return saveStream(
