@@ -72,7 +72,7 @@ export async function submitAndFollow(options: SubmitOptions, ctx: ToolContext):
   ctx.runtime.log.info(
     `${tool}: job ${jobId} accepted (request_id ${ref.requestId}, connection ${ref.connectionId ?? 'none'}, idempotency key ${key})`,
   );
-  const intro = `Started a new ${WHAT[kind]} (billed once, when the service accepted it). job_id: ${jobId}`;
+  const intro = `Started a new ${WHAT[kind]} (billed once, when the service accepted it).`;
   if (options.waitSeconds <= 0) return jobResult({ jobId, state: null, intro }, ctx);
 
   const outcome = await followJob(

@@ -12,7 +12,8 @@ export const RESULT_BUDGET = {
   resultBytes: 1024 * 1024,
   /** Titles, names, ids, statuses, providers, models, voices. */
   name: 300,
-  url: 2048,
+  /** URLs: a longer one is no usable URL (signed URLs stay well under it). */
+  url: 4096,
   /** A search result's snippet. */
   snippet: 1000,
   /** A search provider's answer; an error or reason given by the gateway. */
