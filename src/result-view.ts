@@ -38,8 +38,9 @@ export const KNOWN_CLIENTS: readonly KnownClient[] = [
   { client: 'Gemini CLI', name: /^gemini-cli/, view: TEXT_ONLY },
   // Holds a result to its output schema (-32600 without structuredContent); its model reads text.
   { client: 'Cursor', name: /^cursor/, view: TEXT_ONLY },
-  // Passes both forms to the model; shows links with a preview the user can open.
-  { client: 'VS Code', name: /^(visual-studio-code|vscode)/, view: { structured: false, links: true } },
+  // Passes both forms to the model. It shows links with a preview, but the text names the file
+  // already, and a link costs the model as many tokens again.
+  { client: 'VS Code', name: /^(visual-studio-code|vscode)/, view: TEXT_ONLY },
   // Both forms as one JSON string; a file:// link becomes a file block that crashes the next
   // ChatOpenAI / ChatAnthropic call.
   { client: 'LangChain MCP adapters', name: /^langchain/, view: TEXT_ONLY },

@@ -62,7 +62,9 @@ describe('a video job from submit to file', () => {
     expect(submitted.result.isError).toBeFalsy();
     expect(submitted.out).toMatchObject({ status: 'running', progress: null, video_url: null });
     expect(submitted.out.job_id).toMatch(/^vj_[A-Za-z0-9_-]{10,80}$/);
-    expect(textOf(submitted.result)).toMatch(/billed.*call video_status with this job_id/s);
+    expect(textOf(submitted.result)).toMatch(
+      /^New video job `vj_[^`]+` is running\.\nTo follow it, call video_status with this job_id.*bills, a new generation/s,
+    );
     const [submit] = submitsOf(gw.service);
     expect(submitsOf(gw.service)).toHaveLength(1);
     expect(submit?.headers['idempotency-key']).toMatch(/^gtm-[0-9a-f-]{36}$/);
@@ -125,7 +127,7 @@ describe('a video job from submit to file', () => {
       wait_seconds: 10,
     });
     expect(out.status).toBe('done');
-    expect(textOf(result)).toMatch(/Started a new video generation.*is done/s);
+    expect(textOf(result)).toMatch(/^New video job `vj_[^`]+` is done/);
   });
 
   it('reports progress while the gateway takes its time to accept a submit, then follows the job', async () => {
@@ -192,7 +194,7 @@ describe('a video job from submit to file', () => {
     const failed = await callVideo(gw.conn.client, 'video_generate', { prompt: 'p', wait_seconds: 5 });
     expect(failed.result.isError).toBeFalsy();
     expect(failed.out).toMatchObject({ status: 'failed', error: '[xai] Prompt refused (code moderation)' });
-    expect(textOf(failed.result)).toMatch(/FAILED — video job `vj_.*\[xai\] Prompt refused/);
+    expect(textOf(failed.result)).toMatch(/^FAILED — new video job `vj_.*\[xai\] Prompt refused/);
     for (const status of ['expired', 'cancelled'] as const) {
       gw.service.setVideoTiming({ failWith: undefined, status });
       const { out } = await callVideo(gw.conn.client, 'video_generate', { prompt: 'p', wait_seconds: 0 });

@@ -172,10 +172,7 @@ const sessions = new Map<string, ClientSession>();
 const UNKNOWN = { name: 'some-agent', version: '1.0.0' };
 beforeAll(async () => {
   for (const client of MODEL_VIEW_CLIENTS) {
-    sessions.set(
-      client.name,
-      await connectAs(client.info, { ...gw.env, CWD: cwd, GATEWAY_RESULT_FORMAT: 'structured' }),
-    );
+    sessions.set(client.name, await connectAs(client.info, { ...gw.env, CWD: cwd }));
   }
   sessions.set(UNKNOWN.name, await connectAs(UNKNOWN, { ...gw.env, CWD: cwd }));
 });

@@ -59,13 +59,19 @@ export function boundResult(
     ];
     size = jsonBytes(out);
   }
-  for (let round = 0; size > maxBytes && round < 32; round++) {
-    const slot = longestString(out);
-    if (!slot) break;
-    const bytes = jsonBytes(slot.value);
-    // Characters to keep, in proportion, with room for the note (never more than it had).
-    const keep = Math.floor((slot.value.length * Math.max(0, bytes - (size - maxBytes) - 200)) / bytes);
-    slot.set(cutForBudget(slot.value, Math.min(keep, slot.value.length - 1)));
+  // The long strings are cut to one common length (a page in both forms keeps the same part in
+  // each); a few rounds absorb what the proportional cut misjudges.
+  for (let round = 0; size > maxBytes && round < 8; round++) {
+    const slots = stringSlots(out).map((slot) => ({ ...slot, bytes: jsonBytes(slot.value) }));
+    const level = commonLevel(
+      slots.map((s) => s.bytes),
+      maxBytes - (size - slots.reduce((sum, s) => sum + s.bytes, 0)),
+    );
+    for (const slot of slots) {
+      if (slot.bytes <= level) continue;
+      const keep = Math.floor((slot.value.length * level) / slot.bytes);
+      slot.set(cutForBudget(slot.value, Math.min(keep, slot.value.length - 1)));
+    }
     size = jsonBytes(out);
   }
   if (size <= maxBytes) return out;
@@ -85,31 +91,42 @@ interface Slot {
   set(value: string): void;
 }
 
-/** The longest string in the text blocks and the structured content. */
-function longestString(result: CallToolResult): Slot | undefined {
-  let best: Slot | undefined;
-  const consider = (value: unknown, set: (v: string) => void) => {
-    if (typeof value === 'string' && value.length > (best?.value.length ?? 0)) best = { value, set };
-  };
+/** Room each cut string takes for its note, in bytes. */
+const NOTE_BYTES = 100;
+
+/**
+ * The largest length (in bytes) every string longer than it can be cut to so that all strings
+ * fit `room` bytes, each cut one with its note.
+ */
+function commonLevel(sizes: number[], room: number): number {
+  let low = 0;
+  let high = Math.max(0, ...sizes);
+  const total = (level: number) => sizes.reduce((sum, b) => sum + (b > level ? level + NOTE_BYTES : b), 0);
+  while (high - low > 1) {
+    const mid = Math.floor((low + high) / 2);
+    if (total(mid) <= room) low = mid;
+    else high = mid;
+  }
+  return low;
+}
+
+/** Every string in the text blocks and the structured content, with a way to replace it. */
+function stringSlots(result: CallToolResult): Slot[] {
+  const slots: Slot[] = [];
   for (const block of result.content) {
-    if (block.type === 'text') consider(block.text, (v) => (block.text = v));
+    if (block.type === 'text') slots.push({ value: block.text, set: (v) => (block.text = v) });
   }
   const walk = (node: unknown) => {
-    if (Array.isArray(node)) {
-      node.forEach((item, i) => {
-        consider(item, (v) => (node[i] = v));
-        walk(item);
-      });
-    } else if (node && typeof node === 'object') {
-      const record = node as Record<string, unknown>;
-      for (const key of Object.keys(record)) {
-        consider(record[key], (v) => (record[key] = v));
-        walk(record[key]);
-      }
+    if (!node || typeof node !== 'object') return;
+    const record = node as Record<string, unknown>;
+    for (const key of Object.keys(record)) {
+      const value = record[key];
+      if (typeof value === 'string') slots.push({ value, set: (v) => (record[key] = v) });
+      else walk(value);
     }
   };
   walk(result.structuredContent);
-  return best;
+  return slots;
 }
 
 function jsonBytes(value: unknown): number {
