@@ -48,7 +48,7 @@ export const askModel = defineTool({
   group: 'chat',
   title: 'Ask another model',
   description:
-    'Ask another model through the gateway (billed per token). Returns its text and token usage. ' +
+    'Ask another model through the gateway (billed per token): its text and token usage. ' +
     'Models: list_models chat.',
   inputSchema,
   outputSchema,

@@ -33,7 +33,7 @@ export const videoStatus = defineTool({
   title: 'Video job status',
   description:
     'Follow a video job: waits up to wait_seconds with progress, then gives its status and, when done, the ' +
-    'video URL. Free: call again with the same job_id while it runs, from any session.',
+    'video URL. Free: call again with the same job_id while it runs.',
   inputSchema,
   outputSchema: videoOutputSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },

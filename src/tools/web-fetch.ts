@@ -55,7 +55,7 @@ export const webFetch = defineTool({
   title: 'Web fetch',
   description:
     'Read a web page as markdown, in parts: each result gives the next start_index (from a cache, no ' +
-    'second fetch). With prompt, a small model answers from the page instead (a small billed call).',
+    'second fetch). With prompt, a small model answers from the page instead (billed).',
   inputSchema,
   outputSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
