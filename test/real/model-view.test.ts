@@ -10,7 +10,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unique, useRealGateway } from '../nine-router/use.js';
 import { type ClientSession, connectAs } from '../support/client-session.js';
-import { structuredOf, tempDir } from '../support/harness.js';
+import { connectStdio, structuredOf, tempDir, textOf } from '../support/harness.js';
 import {
   MODEL_VIEW_CLIENTS,
   type ModelViewClient,
@@ -219,5 +219,32 @@ describe.each(SCENARIOS)('$name', (scenario) => {
     expectView(modelViewClient('Claude Code').render(result, listed), scenario, args, 'structured content');
     expectView(modelViewClient('Gemini CLI').render(result, listed), scenario, args, 'text');
     if (!result.isError) expect(structuredOf(result)).toBeDefined();
+  });
+});
+
+describe('GATEWAY_RESULT_FORMAT=text, the built server over stdio', () => {
+  it('lists no output schemas and answers in text alone, which the SDK client accepts', async () => {
+    const server = await connectStdio({ ...gw.env, GATEWAY_RESULT_FORMAT: 'text', CWD: cwd });
+    try {
+      const { tools } = await server.client.listTools();
+      expect(tools).toHaveLength(10);
+      expect(tools.filter((t) => t.outputSchema)).toEqual([]);
+      const url = fetchUrl('text');
+      const result = (await server.client.callTool({
+        name: 'web_fetch',
+        arguments: { url, provider: 'exa', max_length: 2000 },
+      })) as CallToolResult;
+      expect(result.structuredContent).toBeUndefined();
+      expect(textOf(result)).toContain(`Line 00001 of ${url}`);
+      expect(textOf(result)).toMatch(/\[\d[\d,]* more characters: call this tool again with start_index=\d+/);
+      const speech = (await server.client.callTool({
+        name: 'audio_speech',
+        arguments: { text: unique('say'), model: 'openai/tts-1/alloy' },
+      })) as CallToolResult;
+      expect(speech.content.map((c) => c.type)).toEqual(['text']);
+      expect(textOf(speech)).toMatch(/^Saved speech to \/\S+\.mp3 /);
+    } finally {
+      await server.close();
+    }
   });
 });
