@@ -45,6 +45,8 @@ export function boundResult(
   result: CallToolResult,
   maxBytes: number = RESULT_BUDGET.resultBytes,
 ): CallToolResult {
+  // Nearly every result is far below the budget: a bound on its size spares serializing it.
+  if (sizeBound(result) <= maxBytes) return result;
   let size = jsonBytes(result);
   if (size <= maxBytes) return result;
   const out = structuredClone(result);
@@ -127,6 +129,22 @@ function stringSlots(result: CallToolResult): Slot[] {
   };
   walk(result.structuredContent);
   return slots;
+}
+
+/**
+ * More bytes than the result's JSON can take: a character takes at most 6 (an escape such as
+ * \u0001), and every value and key some punctuation.
+ */
+function sizeBound(value: unknown): number {
+  if (typeof value === 'string') return value.length * 6 + 2;
+  if (value === null || typeof value !== 'object') return 32;
+  let bytes = 2;
+  if (Array.isArray(value)) {
+    for (const item of value) bytes += sizeBound(item) + 1;
+    return bytes;
+  }
+  for (const key in value) bytes += key.length * 6 + 4 + sizeBound((value as Record<string, unknown>)[key]);
+  return bytes;
 }
 
 function jsonBytes(value: unknown): number {
