@@ -4,6 +4,8 @@
  */
 import { benchLatency } from './latency.js';
 import { ratio, startReferenceProcess } from './lib.js';
+import { benchModelView } from './model-view.js';
+import { modelViewTable } from './model-view-table.js';
 import { benchOutputSize } from './output-size.js';
 import { benchStartup } from './startup.js';
 
@@ -13,6 +15,7 @@ try {
   const startup = await benchStartup(quick ? 4 : 12, service);
   const latency = await benchLatency(quick ? 200 : 1000, service);
   const size = await benchOutputSize(service);
+  const views = await benchModelView(service);
   const added = latency.toolCallMs - latency.directMs;
   const floor = latency.forwardingMs - latency.directMs;
   const rows: [string, string, string, string][] = [
@@ -61,6 +64,11 @@ try {
   ];
   console.log('| benchmark | gateway-tools-mcp | baseline | ratio |\n|---|---|---|---|');
   for (const row of rows) console.log(`| ${row.join(' | ')} |`);
+  console.log(
+    "\nTokens each client's model receives per result (o200k_base), × the information floor " +
+      '(goal ≤ 1.1×; a page never twice):\n',
+  );
+  console.log(modelViewTable(views));
 } finally {
   await service.close();
 }

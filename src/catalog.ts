@@ -58,7 +58,7 @@ function jsonSchema(shape: z.ZodRawShape, io: 'input' | 'output'): Record<string
 
 /**
  * Drops what carries no information for a client: the ±2^53 bounds zod puts on every integer,
- * regex patterns, `minLength: 1` and the size guards on paths, URLs and inline data (a
+ * regex patterns and the length bounds of the ids they check, `minLength: 1` and the size guards on paths, URLs and inline data (a
  * `maxLength` of 4096 or more: no sensible argument comes near one, and the server still checks
  * them with a clear message); in output schemas, descriptions, bounds and required lists (the text
  * content explains results, and every field the spec names is always present; the registry still
@@ -81,7 +81,10 @@ function compact(node: unknown, io: 'input' | 'output'): unknown {
   const nullable = io === 'output' ? nullableType(node as Record<string, unknown>) : undefined;
   if (nullable) return nullable;
   const out: Record<string, unknown> = {};
+  // An id checked against a pattern is copied, not written: its length bound tells a model nothing.
+  const isId = typeof (node as Record<string, unknown>).pattern === 'string';
   for (const [key, value] of Object.entries(node)) {
+    if (key === 'maxLength' && isId) continue;
     if (key === 'minimum' && value === Number.MIN_SAFE_INTEGER) continue;
     if (key === 'minLength' && value === 1) continue;
     if (key === 'maxLength' && typeof value === 'number' && value >= SIZE_GUARD) continue;
@@ -94,19 +97,18 @@ function compact(node: unknown, io: 'input' | 'output'): unknown {
   return out;
 }
 
-/** In outputs, `anyOf: [{type: T, ...bounds}, {type: null}]` says no more than `type: [T, null]`. */
+/**
+ * In outputs, `anyOf: [{type: T, ...bounds}, {type: null}]` says no more than `type: [T, null]`
+ * (an object keeps its properties).
+ */
 function nullableType(node: Record<string, unknown>): Record<string, unknown> | undefined {
   const options = node.anyOf;
   if (!Array.isArray(options) || options.length !== 2) return undefined;
   const [first, second] = options as Record<string, unknown>[];
-  if (
-    second?.type !== 'null' ||
-    typeof first?.type !== 'string' ||
-    first.type === 'object' ||
-    first.type === 'array'
-  )
-    return undefined;
-  return { type: [first.type, 'null'] };
+  if (second?.type !== 'null' || typeof first?.type !== 'string' || first.type === 'array') return undefined;
+  if (first.type !== 'object') return { type: [first.type, 'null'] };
+  const object = compact(first, 'output') as Record<string, unknown>;
+  return { ...object, type: ['object', 'null'] };
 }
 
 function mapValues(properties: unknown, io: 'input' | 'output'): Record<string, unknown> {

@@ -1,10 +1,18 @@
-import { type CallToolResult, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import {
+  type CallToolResult,
+  ErrorCode,
+  type Implementation,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { catalogEntry } from './catalog.js';
 import { type Config, ConfigError } from './config.js';
+import { progressGate } from './progress-gate.js';
 import { isJsonObject, type RequestContext, type RequestHandler, RpcError } from './protocol.js';
+import { type ResultView, resultView } from './result-view.js';
 import type { Runtime } from './runtime.js';
 import { ALL_TOOLS } from './tools/index.js';
+import { boundResult } from './tools/support/result-budget.js';
 import { failure, failureFrom } from './tools/support/results.js';
 import { scrubResult } from './tools/support/scrub-result.js';
 import { type AnyToolDefinition, TOOL_GROUPS, type ToolContext, type ToolGroup } from './tools/types.js';
@@ -74,21 +82,39 @@ export function serverInstructions(
     .join(' ');
 }
 
+/** What the registry knows of the session it serves. */
+export interface SessionInfo {
+  /** The client's `clientInfo` from initialize, once known: it decides the result view. */
+  clientInfo?(): Implementation | undefined;
+}
+
 /**
  * The tools/list and tools/call handlers for the selected tools: the only code that hands tools to
  * the protocol. Calls are validated against each tool's zod shapes here, synchronously (see
- * toolSchemas()), and every result is scrubbed of secrets before it leaves.
+ * toolSchemas()); every result is scrubbed of secrets, shaped for the client (result-view.ts) and
+ * held to the result budget before it leaves.
  */
 export function toolHandlers(
   runtime: Runtime,
   tools: readonly AnyToolDefinition[],
+  session: SessionInfo = {},
 ): Record<'tools/list' | 'tools/call', RequestHandler> {
   const toolName = (base: string) => prefixed(runtime.config, base);
   // tools/list is served from a catalog converted once per process (catalog.ts).
   const catalog = tools.map((tool) => catalogEntry(tool, toolName(tool.name), toolMeta(tool)));
+  const textCatalog = catalog.map(withoutOutputSchema);
   const byName = new Map(tools.map((tool) => [toolName(tool.name), tool]));
+  let known: ResultView | undefined;
+  const view = (): ResultView => {
+    if (known) return known;
+    const client = session.clientInfo?.();
+    const chosen = resultView(runtime.config.resultFormat, client);
+    // Kept once the client is known (initialize comes first); until then, decided per request.
+    if (client || !session.clientInfo) known = chosen;
+    return chosen;
+  };
   return {
-    'tools/list': () => ({ tools: catalog }),
+    'tools/list': () => ({ tools: view().structured ? catalog : textCatalog }),
     'tools/call': async (params, context) => {
       const { name, arguments: given } = params;
       if (typeof name !== 'string') throw invalidCall('params.name must be a string');
@@ -99,33 +125,60 @@ export function toolHandlers(
       const schemas = toolSchemas(tool);
       const args = schemas.input.safeParse(given ?? {});
       if (!args.success) return failure(`Invalid arguments for ${name}: ${issuesOf(args.error)}`);
-      let result: CallToolResult;
-      try {
-        result = scrubResult(
-          await tool.run(args.data, toolContext(runtime, context, toolName)),
-          runtime.secrets,
-        );
-      } catch (error) {
-        runtime.log.error(
-          `${tool.name} threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
-        );
-        return failureFrom(tool.title, error, runtime.scrub);
-      }
-      if (!result.isError) {
-        const checked = schemas.output.safeParse(result.structuredContent);
-        if (!checked.success) {
-          runtime.log.error(
-            `${tool.name} gave structured content its schema refuses: ${issuesOf(checked.error)}`,
-          );
-          return failureFrom(
-            tool.title,
-            new Error('its result did not match the output schema'),
-            runtime.scrub,
-          );
-        }
-      }
-      return result;
+      const gate = progressGate(context, runtime.log);
+      const result = await callTool(tool, schemas, args.data, toolContext(runtime, context, toolName, gate));
+      // The last progress notification is on its way before the result follows it.
+      await gate.settle();
+      return boundResult(shaped(result, view()));
     },
+  };
+
+  async function callTool(
+    tool: AnyToolDefinition,
+    schemas: ReturnType<typeof toolSchemas>,
+    args: Record<string, unknown>,
+    ctx: ToolContext,
+  ): Promise<CallToolResult> {
+    let result: CallToolResult;
+    try {
+      result = scrubResult(await tool.run(args, ctx), runtime.secrets);
+    } catch (error) {
+      runtime.log.error(
+        `${tool.name} threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      );
+      return failureFrom(tool.title, error, runtime.scrub);
+    }
+    if (!result.isError) {
+      const checked = schemas.output.safeParse(result.structuredContent);
+      if (!checked.success) {
+        runtime.log.error(
+          `${tool.name} gave structured content its schema refuses: ${issuesOf(checked.error)}`,
+        );
+        return failureFrom(
+          tool.title,
+          new Error('its result did not match the output schema'),
+          runtime.scrub,
+        );
+      }
+    }
+    return result;
+  }
+}
+
+function withoutOutputSchema(entry: Tool): Tool {
+  const { outputSchema: _dropped, ...rest } = entry;
+  return rest;
+}
+
+/** The parts of a result the session's client gets (see result-view.ts). */
+function shaped(result: CallToolResult, view: ResultView): CallToolResult {
+  const dropLinks = !view.links && result.content.some((c) => c.type === 'resource_link');
+  if (view.structured && !dropLinks) return result;
+  const { structuredContent, content, ...rest } = result;
+  return {
+    ...rest,
+    content: dropLinks ? content.filter((c) => c.type !== 'resource_link') : content,
+    ...(view.structured && structuredContent !== undefined ? { structuredContent } : {}),
   };
 }
 
@@ -165,19 +218,9 @@ function toolContext(
   runtime: Runtime,
   context: RequestContext,
   toolName: (base: string) => string,
+  gate: ReturnType<typeof progressGate>,
 ): ToolContext {
-  const token = context.progressToken;
-  return {
-    runtime,
-    signal: context.signal,
-    toolName,
-    async progress(update) {
-      if (token === undefined || context.signal.aborted) return;
-      await context
-        .notify({ method: 'notifications/progress', params: { progressToken: token, ...update } })
-        .catch((error: unknown) => runtime.log.debug(`progress notification not sent: ${String(error)}`));
-    },
-  };
+  return { runtime, signal: context.signal, toolName, progress: gate.progress };
 }
 
 function normalizeName(name: string): string {

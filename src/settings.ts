@@ -77,6 +77,9 @@ export const rawSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9_-]{0,16}$/, 'must be at most 16 letters, digits, _ or -')
     .default(''),
+  resultFormat: z
+    .enum(['auto', 'text', 'structured'], { error: 'must be auto, text or structured' })
+    .default('auto'),
   outputDir: z.string().trim().min(1).default('gateway-output'),
   inputRoots: list.optional(),
   maxUploadMb: intIn(1, 4096).default(100),
@@ -171,6 +174,12 @@ export const SETTINGS: readonly Setting[] = [
     env: 'GATEWAY_TOOL_PREFIX',
     flag: '--tool-prefix',
     help: 'prefix for every tool name, e.g. gw_ (default none)',
+  },
+  {
+    key: 'resultFormat',
+    env: 'GATEWAY_RESULT_FORMAT',
+    flag: '--result-format',
+    help: 'auto (default: chosen by the client, see README), text (markdown only, no output schemas) or structured (structuredContent and text)',
   },
   {
     key: 'outputDir',

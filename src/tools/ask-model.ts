@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { askWithProgress, incompleteNote, usageLine } from './support/ask.js';
 import { defaultModel, MODEL_SETTING } from './support/default-models.js';
-import { failure, failureFrom, success } from './support/results.js';
+import { capped, RESULT_BUDGET } from './support/result-budget.js';
+import { failure, failureFrom, nextStep, success } from './support/results.js';
 import { defineTool } from './types.js';
 
 export const MAX_PROMPT_CHARS = 200_000;
@@ -39,6 +40,7 @@ const outputSchema = {
   text: z.string(),
   model: z.string(),
   usage: usageSchema,
+  next: nextStep,
 };
 
 export const askModel = defineTool({
@@ -46,7 +48,7 @@ export const askModel = defineTool({
   group: 'chat',
   title: 'Ask another model',
   description:
-    'Ask another model through the gateway (billed per token). Returns its text and token usage. ' +
+    'Ask another model through the gateway (billed per token): its text and token usage. ' +
     'Models: list_models chat.',
   inputSchema,
   outputSchema,
@@ -71,16 +73,24 @@ export const askModel = defineTool({
         },
         `asking ${model}`,
       );
+      const note = incompleteNote(answer);
       if (!answer.text.trim()) {
-        const note = incompleteNote(answer);
         return failure(
-          `${model} returned no text${note ? ` ${note}` : ' (streamed and non-streamed)'}. ` +
+          `${model} returned no text${note ? ` (${note.replace(/\.$/, '')})` : ' (streamed and non-streamed)'}. ` +
             `Retry, or ask another model (see ${ctx.toolName('list_models')}).`,
         );
       }
-      const note = incompleteNote(answer);
-      const text = `${answer.text}${note ? `\n\n${note}` : ''}\n\n— ${usageLine(answer)}`;
-      return success(text, { text: answer.text, model: answer.model, usage: answer.usage });
+      // The answer is bounded like any result field; a cut says so, in both forms.
+      const text = capped(answer.text, RESULT_BUDGET.modelText);
+      const cut = text.length < answer.text.length ? 'Ask for a shorter answer to get it whole.' : '';
+      const next = [note, cut].filter(Boolean).join(' ');
+      const answered = { ...answer, model: capped(answer.model, RESULT_BUDGET.name) };
+      return success(`${text}${next ? `\n\n[${next}]` : ''}\n\n— ${usageLine(answered)}`, {
+        text,
+        model: answered.model,
+        usage: answer.usage,
+        ...(next ? { next } : {}),
+      });
     } catch (error) {
       return failureFrom('Ask model', error, ctx.runtime.scrub);
     }

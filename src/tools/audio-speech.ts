@@ -3,15 +3,18 @@ import { z } from 'zod';
 import { notAudio, type SpeechFormat, speechAudio } from '../service/audio.js';
 import { audioFailure, chooseSpeechModel, type SpeechChoice } from './support/audio-models.js';
 import { fileLink, formatBytes, type SavedFile, saveStream } from './support/files.js';
-import { failure, success } from './support/results.js';
+import { failure, nextStep, success } from './support/results.js';
 import { deliveredAudio, peekHead } from './support/speech-format.js';
 import type { SpeechId } from './support/speech-ids.js';
 import { formatCount } from './support/text.js';
 import { defineTool, type ToolContext } from './types.js';
 
 export const MAX_SPEECH_TEXT = 4096;
-/** Audio up to this size can also come back inline (return_audio); bigger stays a file only. */
-export const MAX_INLINE_AUDIO_BYTES = 1024 * 1024;
+/**
+ * Audio up to this size can also come back inline (return_audio); bigger stays a file only. As
+ * base64, with the rest of the result, it stays within the result budget (RESULT_BUDGET).
+ */
+export const MAX_INLINE_AUDIO_BYTES = 512 * 1024;
 /** Four thousand characters of speech are minutes of audio; anything past this is not speech. */
 const MAX_SPEECH_FILE_BYTES = 200 * 1024 * 1024;
 const FORMATS = ['mp3', 'wav', 'opus', 'aac', 'flac', 'pcm'] as const;
@@ -59,6 +62,7 @@ const outputSchema = {
   /** What was delivered (the file's extension), and what was asked for. */
   format: z.string(),
   requested_format: z.string(),
+  next: nextStep,
 };
 
 export const audioSpeech = defineTool({
@@ -97,18 +101,17 @@ export const audioSpeech = defineTool({
         );
       }
       const extra = [fileLink(saved.path, saved.mimeType, `Speech by ${choice.id}`)];
-      if (args.return_audio) {
-        if (saved.inline) {
-          extra.push({ type: 'audio', data: saved.inline.toString('base64'), mimeType: saved.mimeType });
-          lines.push('The audio is also attached inline.');
-        } else {
-          lines.push(
-            `Not attached inline: ${formatBytes(saved.bytes)} is over the ${formatBytes(MAX_INLINE_AUDIO_BYTES)} ` +
-              'inline limit; use the file.',
-          );
-        }
+      let inline = '';
+      if (args.return_audio && saved.inline) {
+        extra.push({ type: 'audio', data: saved.inline.toString('base64'), mimeType: saved.mimeType });
+        inline = 'The audio is also attached inline.';
+      } else if (args.return_audio) {
+        inline =
+          `Not attached inline: ${formatBytes(saved.bytes)} is over the ${formatBytes(MAX_INLINE_AUDIO_BYTES)} ` +
+          'inline limit; use the file.';
       }
-      return success(lines.join(' '), structured, extra);
+      if (inline) lines.push(inline);
+      return success(lines.join(' '), inline ? { ...structured, next: inline } : structured, extra);
     } catch (error) {
       return audioFailure('Speech', error, ctx, choice);
     }

@@ -6,9 +6,14 @@ import { type AudioSource, audioSource, MAX_BASE64_BYTES } from './support/audio
 import { byteProgress, countingStream } from './support/byte-progress.js';
 import { createOutputFile, fileLink, formatBytes } from './support/files.js';
 import { pageOf, pagingInput, pagingOutput } from './support/paging.js';
-import { failure, success } from './support/results.js';
+import { failure, nextStep, success } from './support/results.js';
 import { type CachedTranscript, TranscriptCache } from './support/transcript-cache.js';
-import { SAVED_EXTENSION, transcriptMarkdown, transcriptMime } from './support/transcript-text.js';
+import {
+  SAVED_EXTENSION,
+  transcriptMarkdown,
+  transcriptMime,
+  transcriptNext,
+} from './support/transcript-text.js';
 import { isHttpUrl } from './support/urls.js';
 import { defineTool, type ToolContext } from './types.js';
 
@@ -61,6 +66,7 @@ const outputSchema = {
   format: z.enum(FORMATS),
   file_path: z.string().nullable(),
   ...pagingOutput,
+  next: nextStep,
 };
 
 export const audioTranscribe = defineTool({
@@ -100,19 +106,16 @@ export const audioTranscribe = defineTool({
       if (page.truncated && !transcript.filePath) {
         transcript.filePath = await saveText(transcript.text, transcript.sourceName, 'txt', ctx);
       }
-      const structured = {
+      const shown = {
         text: content,
         model: transcript.model,
         format: transcript.format,
         file_path: transcript.filePath,
         ...page,
       };
-      const text = transcriptMarkdown(
-        structured,
-        args.response_format,
-        cached !== undefined,
-        ctx.toolName('audio_transcribe'),
-      );
+      const next = transcriptNext(shown, args.response_format);
+      const structured = next ? { ...shown, next } : shown;
+      const text = transcriptMarkdown(shown, next, cached !== undefined);
       const link = transcript.filePath
         ? [fileLink(transcript.filePath, transcriptMime(transcript.filePath), 'The saved transcript')]
         : [];

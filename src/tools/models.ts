@@ -9,12 +9,10 @@ import {
   LIST_PATH,
   modelsFor,
 } from './support/default-models.js';
-import { failureFrom, success } from './support/results.js';
+import { capped, cappedOrNull, RESULT_BUDGET } from './support/result-budget.js';
+import { failureFrom, nextStep, success } from './support/results.js';
 import { resolveSpeechId, voiceHelp } from './support/speech-ids.js';
 import { defineTool, type ToolContext } from './types.js';
-
-/** Ids shown per capability in the text; structuredContent always carries every model. */
-const MAX_IDS_IN_TEXT = 100;
 
 const inputSchema = {
   capability: z.enum(CAPABILITIES as [Capability, ...Capability[]]).optional(),
@@ -32,6 +30,8 @@ const outputSchema = {
   defaults: z.record(z.string(), z.string().nullable()),
   /** Capabilities whose list the service does not have or could not give. */
   unavailable: z.array(z.object({ capability: z.string(), reason: z.string() })),
+  /** How voices are given, and how many models were left out. */
+  next: nextStep,
 };
 
 interface Section {
@@ -60,12 +60,18 @@ export const listModels = defineTool({
     if (firstError && listed.every((s) => s.error)) {
       return failureFrom('List models', firstError, ctx.runtime.scrub);
     }
-    const models = sections.flatMap((s) => s.models ?? []);
+    const models = sections.flatMap((s) => (s.models ?? []).slice(0, RESULT_BUDGET.models));
     const unavailable = sections
       .filter((s) => s.models === null)
       .map((s) => ({ capability: s.capability, reason: reasonOf(s, ctx) }));
     const defaults = Object.fromEntries(sections.map((s) => [s.capability, s.defaultId]));
-    return success(formatSections(sections, ctx), { models, defaults, unavailable });
+    const next = nextOf(sections);
+    return success(formatSections(sections, ctx, next), {
+      models,
+      defaults,
+      unavailable,
+      ...(next ? { next } : {}),
+    });
   },
 });
 
@@ -75,7 +81,18 @@ async function section(capability: Capability, ctx: ToolContext): Promise<Sectio
       modelsFor(capability, ctx.runtime, ctx.signal),
       defaultModel(capability, ctx.runtime, ctx.signal),
     ]);
-    return { capability, models, defaultId: choice.id, error: null };
+    // Ids and owners come from the gateway: each is bounded, like every result field.
+    const bounded = models?.map((m) => ({
+      ...m,
+      id: capped(m.id, RESULT_BUDGET.name),
+      owned_by: cappedOrNull(m.owned_by, RESULT_BUDGET.name),
+    }));
+    return {
+      capability,
+      models: bounded ?? null,
+      defaultId: cappedOrNull(choice.id, RESULT_BUDGET.name),
+      error: null,
+    };
   } catch (error) {
     if (!(error instanceof ServiceError)) throw error;
     const configured = configuredModel(capability, ctx.runtime.config);
@@ -84,19 +101,22 @@ async function section(capability: Capability, ctx: ToolContext): Promise<Sectio
 }
 
 function reasonOf(s: Section, ctx: ToolContext): string {
-  if (s.error) return ctx.runtime.scrub(s.error.describe());
+  if (s.error) return capped(ctx.runtime.scrub(s.error.describe()), RESULT_BUDGET.answer);
   return `the gateway has no list (${LIST_PATH[s.capability]} answered 404)`;
 }
 
-/** Which tool takes each capability's ids, under the configured tool prefix. */
+/**
+ * Which tool takes each capability's ids, under the configured tool prefix. web_search and
+ * web_fetch are "this server's": some clients have tools of their own by those names.
+ */
 function heading(capability: Capability, tool: (name: string) => string): string {
   switch (capability) {
     case 'chat':
       return `chat (${tool('ask_model')} \`model\`)`;
     case 'search':
-      return `search (${tool('web_search')} \`provider\`, bare ids)`;
+      return `search (this server's ${tool('web_search')} \`provider\`, bare ids)`;
     case 'fetch':
-      return `fetch (${tool('web_fetch')} \`provider\`, bare ids)`;
+      return `fetch (this server's ${tool('web_fetch')} \`provider\`, bare ids)`;
     case 'speech':
       return `speech (${tool('audio_speech')} \`model\` as provider/model with \`voice\`, or provider/model/voice)`;
     case 'transcription':
@@ -106,7 +126,19 @@ function heading(capability: Capability, tool: (name: string) => string): string
   }
 }
 
-function formatSections(sections: Section[], ctx: ToolContext): string {
+/** How voices are given (when speech is listed), and which lists were cut to the budget. */
+function nextOf(sections: Section[]): string {
+  const notes: string[] = [];
+  const speech = sections.find((s) => s.capability === 'speech' && s.models?.length);
+  if (speech?.models) notes.push(`Voices: ${voiceHelp(speech.models.map((m) => m.id))}.`);
+  for (const s of sections) {
+    const more = (s.models?.length ?? 0) - RESULT_BUDGET.models;
+    if (more > 0) notes.push(`${s.capability}: ${more} more models not listed.`);
+  }
+  return notes.join(' ');
+}
+
+function formatSections(sections: Section[], ctx: ToolContext, next: string): string {
   const lines: string[] = [];
   for (const s of sections) {
     const models = s.models;
@@ -116,7 +148,7 @@ function formatSections(sections: Section[], ctx: ToolContext): string {
     else if (models.length === 0) lines.push('None listed.');
     else {
       const ids = models.map((m) => m.id);
-      const shown = models.slice(0, MAX_IDS_IN_TEXT).map((m) => {
+      const shown = models.slice(0, RESULT_BUDGET.models).map((m) => {
         const isDefault = m.id === s.defaultId;
         const marks = [
           m.owned_by === 'combo' ? 'combo' : '',
@@ -127,14 +159,13 @@ function formatSections(sections: Section[], ctx: ToolContext): string {
           .join(', ');
         return marks ? `${m.id} (${marks})` : m.id;
       });
-      const more = models.length > MAX_IDS_IN_TEXT ? `, … and ${models.length - MAX_IDS_IN_TEXT} more` : '';
-      lines.push(`${shown.join(', ')}${more}`);
-      if (s.capability === 'speech') lines.push(`Voices: ${voiceHelp(ids)}.`);
+      lines.push(shown.join(', '));
     }
     if (s.defaultId && !models?.some((m) => m.id === s.defaultId))
       lines.push(`Default: ${s.defaultId} (configured)`);
     lines.push('');
   }
+  if (next) lines.push(next);
   return lines.join('\n').trim();
 }
 

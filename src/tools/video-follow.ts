@@ -4,6 +4,7 @@ import { ServiceError } from '../service/errors.js';
 import { openVideoDownload, pollVideo, type VideoJobState } from '../service/videos.js';
 import { formatBytes, type SavedFile, saveStream } from './support/files.js';
 import type { JobRef } from './support/job-handle.js';
+import { RESULT_BUDGET } from './support/result-budget.js';
 import { UserError } from './support/results.js';
 import { isHttpUrl } from './support/urls.js';
 import { type risingProgress, type WaitOutcome, waitForJob } from './support/wait.js';
@@ -17,7 +18,9 @@ const DOWNLOAD_PROGRESS_EVERY_MS = 1_000;
 /** One free status read. A finished job's video URL is kept only when it is http(s). */
 export async function readJob(ref: JobRef, ctx: ToolContext, signal: CancelSignal): Promise<VideoJobState> {
   const state = await pollVideo(ctx.runtime.service.client, ref.requestId, ref.connectionId, signal);
-  return state.videoUrl && !isHttpUrl(state.videoUrl) ? { ...state, videoUrl: null } : state;
+  // A URL that is not http(s), or longer than any real one, is no URL to hand on.
+  const usable = state.videoUrl && isHttpUrl(state.videoUrl) && state.videoUrl.length <= RESULT_BUDGET.url;
+  return state.videoUrl && !usable ? { ...state, videoUrl: null } : state;
 }
 
 /**
@@ -80,16 +83,21 @@ export async function saveVideo(
   }
   const total = download.bytes || undefined;
   let received = 0;
+  let reported = 0;
   let lastReport = 0;
+  const progress = () => {
+    lastReport = Date.now();
+    reported = received;
+    return report(received, total, `downloading video: ${formatBytes(received)}`);
+  };
   async function* counted(source: AsyncIterable<Buffer>): AsyncIterable<Buffer> {
     for await (const chunk of source) {
       received += chunk.length;
-      if (Date.now() - lastReport >= DOWNLOAD_PROGRESS_EVERY_MS) {
-        lastReport = Date.now();
-        await report(received, total, `downloading video: ${formatBytes(received)}`);
-      }
+      if (Date.now() - lastReport >= DOWNLOAD_PROGRESS_EVERY_MS) await progress();
       yield chunk;
     }
+    // The whole file, so the last notification says so.
+    if (received > reported) await progress();
   }
   const extension = videoExtension(download.contentType, url);
   return saveStream(

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ServiceError } from '../service/errors.js';
 import type { VideoJobState } from '../service/videos.js';
 import { fileLink, formatBytes, type SavedFile } from './support/files.js';
-import { success, UserError } from './support/results.js';
+import { nextStep, success, UserError } from './support/results.js';
 import { oneLine } from './support/text.js';
 import { MAX_WAIT_SECONDS } from './support/wait.js';
 import type { ToolContext } from './types.js';
@@ -22,14 +22,15 @@ export const videoOutputSchema = {
   duration: z.number().nullable().describe('Seconds of video, when known.'),
   file_path: z.string().nullable().describe('Where the video was saved, when downloaded.'),
   error: z.string().nullable().describe('Why the job failed, when it failed.'),
+  next: nextStep,
 };
 
 export interface JobView {
   jobId: string;
   /** The last state read; null when no status was read (a submit without waiting). */
   state: VideoJobState | null;
-  /** Said first (e.g. "Started a new video generation ..."). */
-  intro?: string;
+  /** The job was just submitted: it is called a new job (a new generation, billed once). */
+  submitted?: boolean;
   /** Said after the status (e.g. why the wait ended early). */
   note?: string;
   saved?: SavedFile;
@@ -50,45 +51,39 @@ export function jobResult(view: JobView, ctx: ToolContext): CallToolResult {
     error: state?.error ? describeJobError(state.error) : null,
   };
   const statusTool = ctx.toolName('video_status');
-  const lines: string[] = [];
   const links: CallToolResult['content'] = [];
-  if (view.intro) lines.push(view.intro);
+  const length = structured.duration !== null ? `${structured.duration} s ` : '';
+  const job = `${view.submitted ? 'New video job' : 'Video job'} \`${jobId}\``;
+  // What happened, then what to do next: the same words in the text and in `next`.
+  let said: string;
+  let step = '';
   if (status === 'failed') {
-    lines.push(
-      `FAILED — video job \`${jobId}\` ended without a video: ${structured.error}.`,
-      `Nothing to download. To try again, fix what the reason points at and call ${ctx.toolName('video_generate')} — that is a new generation, billed again.`,
-    );
+    said = `FAILED — ${job.replace(/^\w/, (c) => c.toLowerCase())} ended without a video: ${structured.error}.`;
+    step =
+      `Nothing to download. To try again, fix what the error points at and call ${ctx.toolName('video_generate')}: ` +
+      'a new generation, billed again.';
+  } else if (status === 'done' && saved) {
+    said = `${job} is done: ${length}video saved to ${saved.path} (${formatBytes(saved.bytes)}).`;
+    links.push(fileLink(saved.path, videoMime(saved.path), `The finished ${length}video from job ${jobId}`));
+  } else if (status === 'done' && structured.video_url) {
+    said = `${job} is done: ${length}video at ${structured.video_url}`;
+    step = `The URL is temporary: to keep the video, call ${statusTool} with this job_id and download: true.`;
   } else if (status === 'done') {
-    const length = structured.duration !== null ? `${structured.duration} s ` : '';
-    if (saved) {
-      lines.push(
-        `Video job \`${jobId}\` is done: ${length}video saved to ${saved.path} (${formatBytes(saved.bytes)}).`,
-      );
-      links.push(
-        fileLink(saved.path, videoMime(saved.path), `The finished ${length}video from job ${jobId}`),
-      );
-    } else if (structured.video_url) {
-      lines.push(
-        `Video job \`${jobId}\` is done: ${length}video at ${structured.video_url}`,
-        `The URL is temporary: to keep the video, call ${statusTool} with job_id "${jobId}" and download: true.`,
-      );
-    } else {
-      lines.push(
-        `Video job \`${jobId}\` is done, but the service gave no usable video URL (status "${oneLine(state?.rawStatus ?? '', 40)}"). Check the job in the gateway.`,
-      );
-    }
-    if (structured.video_url) links.push(remoteVideoLink(structured.video_url, jobId, Boolean(saved)));
+    said = `${job} is done, but the service gave no usable video URL (status "${oneLine(state?.rawStatus ?? '', 40)}").`;
+    step = 'Check the job in the gateway.';
   } else {
-    lines.push(`Video job \`${jobId}\` is still running${runningDetail(state)}.`);
+    said = `${job} is ${state ? 'still ' : ''}running${runningDetail(state)}.`;
+    step =
+      `To follow it, call ${statusTool} with this job_id and wait_seconds (up to ${MAX_WAIT_SECONDS})` +
+      `${view.wantsFile ? ' and download: true (nothing was saved yet)' : ''}. ` +
+      'Do not submit again: every submit starts, and bills, a new generation.';
   }
-  if (view.note) lines.push(view.note);
-  if (status === 'running') {
-    lines.push(
-      `To follow it, call ${statusTool} with job_id "${jobId}" and wait_seconds (up to ${MAX_WAIT_SECONDS})${view.wantsFile ? ' and download: true (nothing was saved yet)' : ''}. ` +
-        'Do not submit again: every submit starts, and bills, a new generation.',
-    );
-  }
-  return success(lines.join('\n'), structured, links);
+  // Once saved, the file is the video: where it was downloaded from is in video_url.
+  if (status === 'done' && structured.video_url && !saved)
+    links.push(remoteVideoLink(structured.video_url, jobId));
+  const next = [view.note, step].filter(Boolean).join(' ');
+  const text = [said, view.note, step].filter(Boolean).join('\n');
+  return success(text, next ? { ...structured, next } : structured, links);
 }
 
 function videoMime(path: string): string {
@@ -102,7 +97,7 @@ function videoMime(path: string): string {
 }
 
 function runningDetail(state: VideoJobState | null): string {
-  if (!state) return ' (just accepted; no status read yet)';
+  if (!state) return '';
   const progress = state.progress !== null ? `${Math.round(state.progress)}% done, ` : '';
   return ` (${progress}service status "${oneLine(state.rawStatus, 40)}")`;
 }
@@ -112,15 +107,13 @@ export function describeJobError(error: NonNullable<VideoJobState['error']>): st
   return error.code ? `${message} (code ${oneLine(error.code, 60)})` : message;
 }
 
-function remoteVideoLink(url: string, jobId: string, saved: boolean): CallToolResult['content'][number] {
+function remoteVideoLink(url: string, jobId: string): CallToolResult['content'][number] {
   return {
     type: 'resource_link',
     uri: url,
     name: `${jobId}.mp4`,
     mimeType: 'video/mp4',
-    description: saved
-      ? `Where the video was downloaded from (temporary URL) — job ${jobId}`
-      : `The finished video (temporary URL: download it soon) — job ${jobId}`,
+    description: `The finished video (temporary URL: download it soon) — job ${jobId}`,
   };
 }
 

@@ -33,7 +33,7 @@ export const videoStatus = defineTool({
   title: 'Video job status',
   description:
     'Follow a video job: waits up to wait_seconds with progress, then gives its status and, when done, the ' +
-    'video URL. Free: call again with the same job_id while it runs, from any session.',
+    'video URL. Free: call again with the same job_id while it runs.',
   inputSchema,
   outputSchema: videoOutputSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
@@ -46,13 +46,15 @@ export const videoStatus = defineTool({
       return failureFrom('Video status', error, ctx.runtime.scrub);
     }
     const report = risingProgress((update) => ctx.progress(update));
+    // With a download, the job fills the first half of the call's progress and the file the
+    // second: one scale, so the share shown never drops from "video done" to a part of the file.
     const outcome = await followJob(
       ref,
       { deadline: waitDeadline(started, args.wait_seconds), pollFirst: true },
       ctx,
-      report,
+      args.download ? share(report, 0, 50) : report,
     );
-    return statusResult(args.job_id, ref, outcome, args.download, ctx, report);
+    return statusResult(args.job_id, ref, outcome, args.download, ctx, share(report, 50, 50));
   },
 });
 
@@ -62,7 +64,7 @@ async function statusResult(
   outcome: WaitOutcome<VideoJobState>,
   download: boolean,
   ctx: ToolContext,
-  report: ReturnType<typeof risingProgress>,
+  report: Report,
 ): Promise<CallToolResult> {
   if (outcome.kind === 'cancelled') return failure('Video status was cancelled.');
   const pollError = 'error' in outcome ? outcome.error : undefined;
@@ -92,6 +94,16 @@ async function statusResult(
         `The video is at ${state.videoUrl} (a temporary URL). ${next}`,
     );
   }
+}
+
+type Report = ReturnType<typeof risingProgress>;
+
+/** Reports `value` of `total` as `from + span × value/total` of 100; a count without a total as it is. */
+function share(report: Report, from: number, span: number): Report {
+  return (value, total, message) =>
+    total
+      ? report(from + (span * Math.min(value, total)) / total, 100, message)
+      : report(value, total, message);
 }
 
 /** Why a status check failed, and what to do: the job itself is never affected by a failed poll. */

@@ -72,8 +72,7 @@ export async function submitAndFollow(options: SubmitOptions, ctx: ToolContext):
   ctx.runtime.log.info(
     `${tool}: job ${jobId} accepted (request_id ${ref.requestId}, connection ${ref.connectionId ?? 'none'}, idempotency key ${key})`,
   );
-  const intro = `Started a new ${WHAT[kind]} (billed once, when the service accepted it). job_id: ${jobId}`;
-  if (options.waitSeconds <= 0) return jobResult({ jobId, state: null, intro }, ctx);
+  if (options.waitSeconds <= 0) return jobResult({ jobId, state: null, submitted: true }, ctx);
 
   const outcome = await followJob(
     ref,
@@ -88,7 +87,7 @@ export async function submitAndFollow(options: SubmitOptions, ctx: ToolContext):
       : pollError !== undefined
         ? `(Checking its status failed — ${errorSentence(pollError, ctx.runtime.scrub)} The job itself is unaffected.)`
         : undefined;
-  return jobResult({ jobId, state: outcome.state, intro, ...(note ? { note } : {}) }, ctx);
+  return jobResult({ jobId, state: outcome.state, submitted: true, ...(note ? { note } : {}) }, ctx);
 }
 
 /** Says whether the failed submit may have started (and billed) a job, and what to do next. */

@@ -16,7 +16,7 @@ import { submitAndFollow } from './video-submit.js';
 export const DEFAULT_SUBMIT_WAIT_SECONDS = 5;
 const ASPECT_RATIOS = ['16:9', '9:16', '1:1', '4:3', '3:4', '3:2', '2:3'] as const;
 const RESOLUTIONS = ['480p', '720p', '1080p'] as const;
-const BILLING = 'Each call is a NEW generation that the gateway bills: follow the job_id with video_status.';
+const BILLING = 'Each call starts a NEW billed generation: follow the job_id with video_status.';
 
 const common = {
   prompt: z
@@ -32,12 +32,7 @@ const common = {
     .regex(/^[A-Za-z0-9._:/@+-]+$/, 'model must be an id such as xai/grok-imagine-video')
     .optional(),
   resolution: z.enum(RESOLUTIONS).optional(),
-  wait_seconds: z
-    .number()
-    .min(0)
-    .max(MAX_WAIT_SECONDS)
-    .default(DEFAULT_SUBMIT_WAIT_SECONDS)
-    .describe('Keep it short'),
+  wait_seconds: z.number().min(0).max(MAX_WAIT_SECONDS).default(DEFAULT_SUBMIT_WAIT_SECONDS),
   idempotency_key: z
     .string()
     .trim()

@@ -1,10 +1,11 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { askWithProgress, incompleteNote, usageLine } from './support/ask.js';
+import { askWithProgress, incompleteNote } from './support/ask.js';
 import { MODEL_SETTING } from './support/default-models.js';
 import type { CachedPage } from './support/page-cache.js';
 import { pageOf } from './support/paging.js';
+import { capped, RESULT_BUDGET } from './support/result-budget.js';
 import { failure, success } from './support/results.js';
-import { formatCount } from './support/text.js';
+import { formatCount, oneLine } from './support/text.js';
 import type { ToolContext } from './types.js';
 
 /**
@@ -52,38 +53,40 @@ export async function answerFromPage(
     { model, input, instructions, max_output_tokens: ANSWER_MAX_TOKENS },
     `read ${formatCount(page.text.length)} characters; asking ${model}`,
   );
-  const fetchTool = ctx.toolName('web_fetch');
   if (!answer.text.trim()) {
     return failure(
-      `${model} returned no answer about ${page.url}${incompleteNote(answer) ? ` ${incompleteNote(answer)}` : ''}. ` +
-        `Retry, call ${fetchTool} without prompt to read the page, or set ${MODEL_SETTING.summary} to another model.`,
+      `${model} returned no answer about ${page.url}${incompleteNote(answer) ? ` (${incompleteNote(answer).replace(/\.$/, '')})` : ''}. ` +
+        `Retry, call this tool without prompt to read the page, or set ${MODEL_SETTING.summary} to another model.`,
     );
   }
+  const notes = [incompleteNote(answer)];
+  if (window.truncated) {
+    notes.push(
+      `Only ${range} were read: to ask about the rest, call this tool again with the same prompt and ` +
+        `start_index=${window.next_start_index}; without prompt it returns the page text.`,
+    );
+  }
+  const next = notes.filter(Boolean).join(' ');
   const structured = {
     url: page.url,
     title: page.title,
-    content: answer.text,
+    content: capped(answer.text, RESULT_BUDGET.modelText),
     start_index: window.start_index,
     end_index: window.end_index,
     total_length: window.total_length,
     truncated: window.truncated,
     next_start_index: window.next_start_index,
-    prompt: args.prompt,
     model: answer.model,
+    ...(next ? { next } : {}),
   };
-  const head = `${page.title ? `# ${page.title}\n` : ''}Source: ${page.url} — answer from ${partial ? range : `the whole page (${formatCount(window.total_length)} characters)`}`;
-  const note = incompleteNote(answer);
-  const tail = window.truncated
-    ? `\n\n[Only part of the page was read. To ask about the rest, call ${fetchTool} with the same prompt and ` +
-      `start_index=${window.next_start_index}; without prompt it returns the page text.]`
-    : '';
-  const text = `${head}\n\n${answer.text}${note ? `\n\n${note}` : ''}${tail}\n\n— ${usageLine(answer)}`;
-  return success(text, structured);
+  const read = partial ? range : `the whole page (${formatCount(window.total_length)} characters)`;
+  const head = `${page.title ? `# ${oneLine(page.title, Number.POSITIVE_INFINITY)}\n` : ''}Source: ${page.url} — ${answer.model}'s answer from ${read}`;
+  return success(`${head}\n\n${structured.content}${next ? `\n\n[${next}]` : ''}`, structured);
 }
 
-export function noSummaryModelMessage(ctx: ToolContext): string {
+export function noSummaryModelMessage(): string {
   return (
     'No model to answer the prompt: the service lists no chat model at /v1/models. ' +
-    `Set ${MODEL_SETTING.summary} (or ${MODEL_SETTING.chat}), or call ${ctx.toolName('web_fetch')} without prompt to read the page.`
+    `Set ${MODEL_SETTING.summary} (or ${MODEL_SETTING.chat}), or call this tool without prompt to read the page.`
   );
 }

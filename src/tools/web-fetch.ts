@@ -4,10 +4,11 @@ import { ServiceError } from '../service/errors.js';
 import { fetchPage, type PageFormat } from '../service/fetch.js';
 import { defaultModel } from './support/default-models.js';
 import { type CachedPage, PageCache } from './support/page-cache.js';
-import { pageOf, pagingInput, pagingOutput, rangeText } from './support/paging.js';
+import { type Page, pageOf, pagingInput, pagingOutput, rangeText } from './support/paging.js';
 import { noProviderMessage, resolveWebProvider } from './support/providers.js';
-import { failure, failureFrom, success } from './support/results.js';
-import { formatCount } from './support/text.js';
+import { capped, cappedOrNull, RESULT_BUDGET } from './support/result-budget.js';
+import { failure, failureFrom, nextStep, success } from './support/results.js';
+import { formatCount, oneLine } from './support/text.js';
 import { isHttpUrl } from './support/urls.js';
 import { defineTool, type ToolContext } from './types.js';
 import { answerFromPage, MAX_PAGE_PROMPT_CHARS, noSummaryModelMessage } from './web-fetch-prompt.js';
@@ -43,10 +44,9 @@ const outputSchema = {
   title: z.string().nullable(),
   content: z.string(),
   ...pagingOutput,
-  /** Prompt mode only: the question asked; `content` is then the model's answer. */
-  prompt: z.string().optional(),
-  /** Prompt mode only: the model that answered. */
+  /** Prompt mode only: the model that answered (`content` is then its answer). */
   model: z.string().optional(),
+  next: nextStep,
 };
 
 export const webFetch = defineTool({
@@ -55,7 +55,7 @@ export const webFetch = defineTool({
   title: 'Web fetch',
   description:
     'Read a web page as markdown, in parts: each result gives the next start_index (from a cache, no ' +
-    'second fetch). With prompt, a small model answers from the page instead (a small billed call).',
+    'second fetch). With prompt, a small model answers from the page instead (billed).',
   inputSchema,
   outputSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
@@ -65,7 +65,7 @@ export const webFetch = defineTool({
       if (!provider) return failure(noProviderMessage('fetch'));
       // The answering model is chosen before the fetch, so a missing one costs nothing.
       const summary = args.prompt ? await defaultModel('summary', ctx.runtime, ctx.signal) : null;
-      if (summary && !summary.id) return failure(noSummaryModelMessage(ctx));
+      if (summary && !summary.id) return failure(noSummaryModelMessage());
       const page = await loadPage(provider, args.url, args.format, ctx);
       if (args.start_index > 0 && args.start_index >= page.text.length) {
         return failure(
@@ -82,10 +82,11 @@ export const webFetch = defineTool({
         );
       }
       const slice = pageOf(page.text, args.start_index, args.max_length);
-      const structured = { url: page.url, title: page.title, ...slice };
-      return success(formatPage(structured, ctx.toolName('web_fetch')), structured);
+      const next = pageNext(slice);
+      const structured = { url: page.url, title: page.title, ...slice, ...(next ? { next } : {}) };
+      return success(formatPage(structured), structured);
     } catch (error) {
-      const blocked = blockedUrlMessage(error, args.url, ctx.toolName('web_fetch'));
+      const blocked = blockedUrlMessage(error, args.url);
       return blocked
         ? failure(ctx.runtime.scrub(blocked))
         : failureFrom('Web fetch', error, ctx.runtime.scrub);
@@ -119,7 +120,13 @@ function loadShared(provider: string, url: string, asked: PageFormat, ctx: ToolC
       fetched.text.length > MAX_PAGE_CHARS
         ? `${fetched.text.slice(0, MAX_PAGE_CHARS)}\n\n[Page cut at ${formatCount(MAX_PAGE_CHARS)} characters.]`
         : fetched.text;
-    return { url: fetched.url, title: fetched.title, provider: fetched.provider, text };
+    // The page is paged; its URL and title are not, so they are bounded here.
+    return {
+      url: capped(fetched.url, RESULT_BUDGET.url),
+      title: cappedOrNull(fetched.title, RESULT_BUDGET.name),
+      provider: fetched.provider,
+      text,
+    };
   });
 }
 
@@ -127,12 +134,12 @@ function loadShared(provider: string, url: string, asked: PageFormat, ctx: ToolC
  * The gateway's refusal of a target URL (400 "Blocked URL: ..."), said as what it is: not a
  * wrong argument to fix by trial, but an address the gateway will not read. Null for any other error.
  */
-function blockedUrlMessage(error: unknown, url: string, fetchTool: string): string | null {
+function blockedUrlMessage(error: unknown, url: string): string | null {
   if (!(error instanceof ServiceError) || error.status !== 400) return null;
   const reason = /Blocked URL:[^.]*/i.exec(error.message)?.[0];
   if (!reason) return null;
   const why = /internal host/i.test(reason)
-    ? ` it does not fetch loopback, private or internal addresses. ${fetchTool} reads public pages only.`
+    ? ' it does not fetch loopback, private or internal addresses; only public pages can be read.'
     : '';
   return `Web fetch refused: the gateway blocked ${url} (${reason}, HTTP 400)${why ? `:${why}` : '.'}`;
 }
@@ -146,16 +153,24 @@ function formatFor(provider: string, asked: PageFormat): PageFormat {
   return asked === 'text' && provider === 'firecrawl' ? 'markdown' : asked;
 }
 
-function formatPage(
-  p: { url: string; title: string | null } & ReturnType<typeof pageOf>,
-  fetchTool: string,
-): string {
-  const range = rangeText(p);
-  const head = `${p.title ? `# ${p.title}\n` : ''}Source: ${p.url} (${range})`;
-  const body = p.content.trim() ? p.content : '(the page has no readable text)';
-  const tail = p.truncated
-    ? `\n\n[Truncated: ${formatCount(p.total_length - p.end_index)} more characters. ` +
-      `To continue, call ${fetchTool} with start_index=${p.next_start_index}.]`
-    : '';
-  return `${head}\n\n${body}${tail}`;
+/**
+ * What to do after this part: read on, or (an empty page) try another format or provider. The
+ * hint says "this tool", never its name: a client may list it under another name, or have a
+ * web_fetch of its own (Gemini CLI does).
+ */
+function pageNext(p: ReturnType<typeof pageOf>): string | undefined {
+  if (p.truncated) {
+    return (
+      `${formatCount(p.total_length - p.end_index)} more characters: call this tool again with ` +
+      `start_index=${p.next_start_index} (from cache, no second fetch).`
+    );
+  }
+  if (!p.content.trim()) return 'The page has no readable text: try format "html" or another provider.';
+  return undefined;
+}
+
+function formatPage(p: { url: string; title: string | null; content: string; next?: string } & Page): string {
+  const head = `${p.title ? `# ${oneLine(p.title, Number.POSITIVE_INFINITY)}\n` : ''}Source: ${p.url} (${rangeText(p)})`;
+  const body = p.content.trim() ? p.content : '';
+  return `${head}\n\n${body}${p.next ? `${body ? '\n\n' : ''}[${p.next}]` : ''}`;
 }

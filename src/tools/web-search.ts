@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { type SearchResponse, search } from '../service/search.js';
 import { noProviderMessage, resolveWebProvider } from './support/providers.js';
+import { capped, cappedOrNull, RESULT_BUDGET } from './support/result-budget.js';
 import { failure, failureFrom, success } from './support/results.js';
 import { displayDate, oneLine, withoutControlChars } from './support/text.js';
 import { defineTool } from './types.js';
@@ -59,8 +60,8 @@ export const webSearch = defineTool({
   group: 'search',
   title: 'Web search',
   description:
-    'Search the web: numbered results (title, URL, date, snippet) and an answer when the provider has one. ' +
-    'One paid query per call: prefer one precise query. Read a result with web_fetch.',
+    "Search the web: results with title, URL, date and snippet, and the provider's answer if any. " +
+    "One paid query per call: prefer one precise query. Read a result with this server's web_fetch.",
   inputSchema,
   outputSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
@@ -83,29 +84,39 @@ export const webSearch = defineTool({
         },
         ctx.signal,
       );
-      const results = found.results.slice(0, args.max_results);
-      return success(formatResults(found, results), {
-        query: found.query,
-        provider: found.provider,
-        results,
-        answer: found.answer,
-      });
+      // Whatever the provider sent, every field is bounded (and says so when cut).
+      const results = found.results.slice(0, args.max_results).map((r) => ({
+        title: capped(r.title, RESULT_BUDGET.name),
+        url: capped(r.url, RESULT_BUDGET.url),
+        snippet: capped(r.snippet, RESULT_BUDGET.snippet),
+        published_at: cappedOrNull(r.published_at, RESULT_BUDGET.name),
+      }));
+      const answer = cappedOrNull(found.answer, RESULT_BUDGET.answer);
+      const query = capped(found.query, RESULT_BUDGET.answer);
+      const by = capped(found.provider, RESULT_BUDGET.name);
+      return success(formatResults(query, by, results, answer), { query, provider: by, results, answer });
     } catch (error) {
       return failureFrom('Web search', error, ctx.runtime.scrub);
     }
   },
 });
 
-function formatResults(found: SearchResponse, results: SearchResponse['results']): string {
+/** The text: every result's title, URL, date and snippet (as bounded above), and the answer. */
+function formatResults(
+  query: string,
+  provider: string,
+  results: SearchResponse['results'],
+  answer: string | null,
+): string {
   if (results.length === 0) {
-    return `No results for "${found.query}" (${found.provider}). Try fewer or broader words, or drop the filters.`;
+    return `No results for "${oneLine(query, RESULT_BUDGET.name)}" (${provider}). Try fewer or broader words, or drop the filters.`;
   }
   const lines: string[] = [];
-  if (found.answer) lines.push(`Answer: ${oneLine(found.answer, 1200)}`, '');
+  if (answer) lines.push(`Answer: ${oneLine(answer, Number.POSITIVE_INFINITY)}`, '');
   results.forEach((r, i) => {
     const date = r.published_at ? ` — ${displayDate(r.published_at)}` : '';
-    lines.push(`${i + 1}. ${oneLine(r.title, 200)} — ${r.url}${date}`);
-    if (r.snippet) lines.push(oneLine(r.snippet));
+    lines.push(`${i + 1}. ${oneLine(r.title, Number.POSITIVE_INFINITY)} — ${r.url}${date}`);
+    if (r.snippet) lines.push(oneLine(r.snippet, Number.POSITIVE_INFINITY));
   });
   return lines.join('\n');
 }

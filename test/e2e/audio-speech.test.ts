@@ -250,7 +250,7 @@ describe('audio_speech', () => {
     expect(audio.mimeType).toBe('audio/mpeg');
     const out = structuredOf<SpeechOut>(small);
     expect(Buffer.from(audio.data, 'base64').equals(readFileSync(out.file_path))).toBe(true);
-    // 400 characters of uncompressed wav are well over 1 MiB.
+    // 400 characters of uncompressed wav are well over 512 KiB.
     const big = await speak({
       text: 'w'.repeat(400),
       model: 'selfhosted-tts/kokoro',
@@ -260,7 +260,7 @@ describe('audio_speech', () => {
     expect(big.isError).toBeFalsy();
     expect(big.content.some((c) => c.type === 'audio')).toBe(false);
     expect(structuredOf<SpeechOut>(big).bytes).toBeGreaterThan(1024 * 1024);
-    expect(textOf(big)).toMatch(/Not attached inline: .* over the 1\.0 MiB inline limit/);
+    expect(textOf(big)).toMatch(/Not attached inline: .* over the 512\.0 KiB inline limit/);
   });
 
   it('bounds the text length with a clear message, and sends nothing', async () => {

@@ -33,7 +33,7 @@ describe('ask_model, list_models and web_fetch prompts in the built server over 
       'max_output_tokens',
       'reasoning_effort',
     ]);
-    expect(Object.keys(ask?.outputSchema?.properties ?? {})).toEqual(['text', 'model', 'usage']);
+    expect(Object.keys(ask?.outputSchema?.properties ?? {})).toEqual(['text', 'model', 'usage', 'next']);
     expect(ask?.annotations).toMatchObject({
       readOnlyHint: true,
       idempotentHint: false,
@@ -83,7 +83,10 @@ describe('ask_model, list_models and web_fetch prompts in the built server over 
       arguments: { url: 'https://example.com/stdio', prompt: 'What is this page?' },
     });
     expect(page.isError).toBeFalsy();
-    expect(structuredOf<{ prompt: string }>(page).prompt).toBe('What is this page?');
+    expect(structuredOf<{ content: string; model: string }>(page)).toMatchObject({
+      content: expect.stringContaining('What is this page?'),
+      model: 'openai/gpt-4o-mini',
+    });
     const models = await spawned.client.callTool({ name: 'list_models', arguments: { capability: 'chat' } });
     expect(textOf(models)).toMatch(/openai\/gpt-4o-mini \(default\)/);
     expect(spawned.stderr()).not.toContain(SECRET);

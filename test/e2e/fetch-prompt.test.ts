@@ -40,7 +40,6 @@ describe('web_fetch with a prompt', () => {
     expect(out).toMatchObject({
       url,
       title: 'Page /docs',
-      prompt: 'Which host served this page?',
       model: 'openai/gpt-4o-mini',
       start_index: 0,
       truncated: false,
@@ -63,7 +62,7 @@ describe('web_fetch with a prompt', () => {
       `[${sent.instructions}] Echo: ${sent.input}`.split(/\s+/).slice(0, 2048).join(' '),
     );
     expect(textOf(result)).toMatch(
-      /^# Page \/docs\nSource: https:\/\/example\.com\/docs — answer from the whole page/,
+      /^# Page \/docs\nSource: https:\/\/example\.com\/docs — openai\/gpt-4o-mini's answer from the whole page/,
     );
     expect(progress[0]?.message).toMatch(/asking openai\/gpt-4o-mini/);
   });

@@ -46,12 +46,18 @@ describe('list_models', () => {
     expect(text).toMatch(
       /^## chat \(ask_model `model`\) — 3\ncombo-fast \(combo\), openai\/gpt-4o-mini \(default\), anthropic/m,
     );
-    expect(text).toMatch(/^## search \(web_search `provider`, bare ids\) — 1\ntavily \(default\)$/m);
+    expect(text).toMatch(
+      /^## search \(this server's web_search `provider`, bare ids\) — 1\ntavily \(default\)$/m,
+    );
     // Speech models are provider/model; the voice is given apart, and the default's voice is named.
     expect(text).toContain(
       '## speech (audio_speech `model` as provider/model with `voice`, or provider/model/voice) — 4\n' +
-        'openai/tts-1 (default, voice alloy), openai/tts-1-hd, openai/gpt-4o-mini-tts, selfhosted-tts/kokoro\n' +
-        'Voices: openai — alloy, ash, ballad, coral, echo, fable, nova, onyx, sage, shimmer, verse with ' +
+        'openai/tts-1 (default, voice alloy), openai/tts-1-hd, openai/gpt-4o-mini-tts, selfhosted-tts/kokoro\n',
+    );
+    // How voices are given ends the text, as it is the structured `next`.
+    expect(text).toMatch(/\nVoices: [^\n]*$/);
+    expect(text.slice(text.lastIndexOf('\n') + 1)).toBe(
+      'Voices: openai — alloy, ash, ballad, coral, echo, fable, nova, onyx, sage, shimmer, verse with ' +
         'gpt-4o-mini-tts only (default alloy); selfhosted-tts — its own voice names (default: its own).',
     );
     expect(text).not.toContain('{"');

@@ -19,7 +19,7 @@ describe('video tools are listed as the spec names them', () => {
         idempotentHint: false,
         openWorldHint: true,
       });
-      expect(byName.get(name)?.description).toMatch(/NEW generation that the gateway bills.*video_status/s);
+      expect(byName.get(name)?.description).toMatch(/NEW billed generation.*video_status/s);
     }
     expect(byName.get('video_status')?.annotations).toMatchObject({
       readOnlyHint: true,
@@ -44,7 +44,7 @@ describe('video tools are listed as the spec names them', () => {
       'wait_seconds',
     ]);
     expect(Object.keys(byName.get('video_extend')?.outputSchema?.properties ?? {}).sort()).toEqual(
-      ['duration', 'error', 'file_path', 'job_id', 'progress', 'status', 'video_url'].sort(),
+      ['duration', 'error', 'file_path', 'job_id', 'next', 'progress', 'status', 'video_url'].sort(),
     );
   });
 });
@@ -62,7 +62,9 @@ describe('a video job from submit to file', () => {
     expect(submitted.result.isError).toBeFalsy();
     expect(submitted.out).toMatchObject({ status: 'running', progress: null, video_url: null });
     expect(submitted.out.job_id).toMatch(/^vj_[A-Za-z0-9_-]{10,80}$/);
-    expect(textOf(submitted.result)).toMatch(/billed.*call video_status with job_id "vj_/s);
+    expect(textOf(submitted.result)).toMatch(
+      /^New video job `vj_[^`]+` is running\.\nTo follow it, call video_status with this job_id.*bills, a new generation/s,
+    );
     const [submit] = submitsOf(gw.service);
     expect(submitsOf(gw.service)).toHaveLength(1);
     expect(submit?.headers['idempotency-key']).toMatch(/^gtm-[0-9a-f-]{36}$/);
@@ -125,7 +127,7 @@ describe('a video job from submit to file', () => {
       wait_seconds: 10,
     });
     expect(out.status).toBe('done');
-    expect(textOf(result)).toMatch(/Started a new video generation.*is done/s);
+    expect(textOf(result)).toMatch(/^New video job `vj_[^`]+` is done/);
   });
 
   it('reports progress while the gateway takes its time to accept a submit, then follows the job', async () => {
@@ -154,9 +156,7 @@ describe('a video job from submit to file', () => {
     expect(status.out).toMatchObject({ status: 'running', file_path: null });
     expect(textOf(status.result)).toMatch(/and download: true \(nothing was saved yet\)/);
     expect(status.out.progress).toBeGreaterThanOrEqual(0);
-    expect(textOf(status.result)).toMatch(
-      new RegExp(`still running \\(\\d+% done.*call video_status with job_id "${out.job_id}"`, 's'),
-    );
+    expect(textOf(status.result)).toMatch(/still running \(\d+% done.*call video_status with this job_id/s);
     // Backoff: 1 s, then longer; two seconds hold at most three polls.
     expect(pollsOf(gw.service, out.job_id).length).toBeGreaterThanOrEqual(2);
     expect(pollsOf(gw.service, out.job_id).length).toBeLessThanOrEqual(3);
@@ -194,7 +194,7 @@ describe('a video job from submit to file', () => {
     const failed = await callVideo(gw.conn.client, 'video_generate', { prompt: 'p', wait_seconds: 5 });
     expect(failed.result.isError).toBeFalsy();
     expect(failed.out).toMatchObject({ status: 'failed', error: '[xai] Prompt refused (code moderation)' });
-    expect(textOf(failed.result)).toMatch(/FAILED — video job `vj_.*\[xai\] Prompt refused/);
+    expect(textOf(failed.result)).toMatch(/^FAILED — new video job `vj_.*\[xai\] Prompt refused/);
     for (const status of ['expired', 'cancelled'] as const) {
       gw.service.setVideoTiming({ failWith: undefined, status });
       const { out } = await callVideo(gw.conn.client, 'video_generate', { prompt: 'p', wait_seconds: 0 });
@@ -232,7 +232,7 @@ describe('a video job from submit to file', () => {
         prompt: 'p',
         wait_seconds: 0,
       });
-      expect(textOf(result)).toMatch(/call gw_video_status with job_id/);
+      expect(textOf(result)).toMatch(/call gw_video_status with this job_id/);
     } finally {
       await prefixed.close();
     }

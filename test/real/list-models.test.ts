@@ -45,7 +45,7 @@ describe('list_models against 9router', () => {
     ]);
     expect(out.defaults).toEqual({ search: 'search-combo' });
     expect(textOf(result)).toBe(
-      '## search (web_search `provider`, bare ids) — 5\nsearch-combo (combo, default), tavily, exa, serper, brave',
+      "## search (this server's web_search `provider`, bare ids) — 5\nsearch-combo (combo, default), tavily, exa, serper, brave",
     );
   });
 
@@ -54,7 +54,7 @@ describe('list_models against 9router', () => {
     expect(ids(out)).toEqual(['tavily', 'exa', 'jina-reader', 'firecrawl']);
     expect(out.defaults).toEqual({ fetch: 'tavily' });
     expect(textOf(result)).toBe(
-      '## fetch (web_fetch `provider`, bare ids) — 4\ntavily (default), exa, jina-reader, firecrawl',
+      "## fetch (this server's web_fetch `provider`, bare ids) — 4\ntavily (default), exa, jina-reader, firecrawl",
     );
   });
 

@@ -42,8 +42,8 @@ describe('video_generate against 9router', () => {
     });
     expect(result.isError, textOf(result)).toBeFalsy();
     expect(out).toMatchObject({ status: 'running', progress: null, video_url: null, file_path: null });
-    expect(textOf(result)).toMatch(/^Started a new video generation \(billed once.*job_id: vj_/);
-    expect(textOf(result)).toMatch(/call video_status with job_id "vj_.*Do not submit again/s);
+    expect(textOf(result)).toMatch(/^New video job `vj_[^`]+` is running\.\n/);
+    expect(textOf(result)).toMatch(/call video_status with this job_id.*Do not submit again/s);
     expect(progress).toEqual([]);
 
     const journal = await gw.upstream('api.x.ai');
@@ -129,7 +129,7 @@ describe('video_generate against 9router', () => {
       video_url: null,
       error: 'The video was refused by moderation (code content_moderation)',
     });
-    expect(textOf(result)).toMatch(/^Started a new video generation.*\nFAILED — video job `vj_/s);
+    expect(textOf(result)).toMatch(/^FAILED — new video job `vj_/);
     expect(submitsIn(await gw.upstream())).toHaveLength(1);
   });
 

@@ -37,9 +37,9 @@ export async function askWithProgress(
 export function incompleteNote(answer: ModelAnswer): string {
   if (answer.status !== 'incomplete') return '';
   if (answer.incompleteReason === 'max_output_tokens') {
-    return '[The answer stopped at max_output_tokens; raise it for a longer answer.]';
+    return 'The answer stopped at max_output_tokens; raise it for a longer answer.';
   }
-  return `[The answer may be cut: the service reported it incomplete${answer.incompleteReason ? ` (${answer.incompleteReason})` : ''}.]`;
+  return `The answer may be cut: the service reported it incomplete${answer.incompleteReason ? ` (${answer.incompleteReason})` : ''}.`;
 }
 
 export function usageLine(answer: ModelAnswer): string {

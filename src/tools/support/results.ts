@@ -1,9 +1,21 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import { ServiceError } from '../../service/errors.js';
 
 type Content = CallToolResult['content'][number];
 
-/** A successful result: compact markdown for the model, structured data for programs. */
+/**
+ * The next step in a result's structured content, in the words its text uses (how to follow the
+ * job, continue the page, what to change): some clients hand their model only the structured
+ * content. Left out when there is nothing to say.
+ */
+export const nextStep = z.string().optional();
+
+/**
+ * A successful result, in two complete forms: compact markdown, and structured content that
+ * carries the same facts and next step (clients pass their model one, the other or both; see
+ * result-view.ts).
+ */
 export function success(
   text: string,
   structured: Record<string, unknown>,

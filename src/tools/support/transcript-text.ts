@@ -16,32 +16,33 @@ export type TranscriptPage = Omit<Page, 'content'> & {
   file_path: string | null;
 };
 
-/** The result text: the part of the transcript, how to read on, and where the file is. */
-export function transcriptMarkdown(
-  out: TranscriptPage,
-  requested: TranscriptFormat,
-  fromCache: boolean,
-  toolName: string,
-): string {
-  const range = rangeText(out);
-  const lines = [`Transcript (${out.model}, ${range}${fromCache ? ', from cache' : ''}):`, ''];
-  lines.push(out.text.trim() ? out.text : '(no speech recognised)');
+/**
+ * What to do after this part (read on: "this tool", never its name, which a client may change),
+ * and what the reader should know about it (another format than asked; where the file is).
+ */
+export function transcriptNext(out: TranscriptPage, requested: TranscriptFormat): string {
+  const notes: string[] = [];
   if (out.truncated) {
-    lines.push(
-      '',
-      `[Truncated: ${formatCount(out.total_length - out.end_index)} more characters. To continue, call ` +
-        `${toolName} with the same arguments and start_index=${out.next_start_index} ` +
-        '(served from cache, no new transcription).]',
+    notes.push(
+      `${formatCount(out.total_length - out.end_index)} more characters: call this tool again with the same ` +
+        `arguments and start_index=${out.next_start_index} (from cache, no new transcription).`,
     );
   }
   if (requested !== out.format && SAVED_EXTENSION[requested]) {
-    lines.push('', `Asked for ${requested}, but the provider answered ${out.format} (no timestamps).`);
+    notes.push(`Asked for ${requested}, but the provider answered ${out.format} (no timestamps).`);
   }
   if (out.file_path) {
     const what = SAVED_EXTENSION[out.format] ? `${out.format} transcript` : 'full transcript';
-    lines.push('', `The ${what} is saved at ${out.file_path}.`);
+    notes.push(`The ${what} is saved at ${out.file_path}.`);
   }
-  return lines.join('\n');
+  return notes.join(' ');
+}
+
+/** The result text: the part of the transcript, then its next step (see transcriptNext). */
+export function transcriptMarkdown(out: TranscriptPage, next: string, fromCache: boolean): string {
+  const head = `Transcript (${out.model}, ${rangeText(out)}${fromCache ? ', from cache' : ''}):`;
+  const body = out.text.trim() ? out.text : '(no speech recognised)';
+  return `${head}\n\n${body}${next ? `\n\n[${next}]` : ''}`;
 }
 
 export function transcriptMime(path: string): string {

@@ -1,11 +1,14 @@
 // Page readers in the shapes 9router reads: jina (plain text with a Title: line, the URL posted
 // as JSON), tavily extract, firecrawl scrape (markdown or html, as asked; an unknown format is
 // refused), exa contents. The page's text is made from its URL; `long-page` in the URL makes it
-// about 60,000 characters, `untitled` leaves the title out.
+// about 60,000 characters, `untitled` leaves the title out, `huge-title-<n>` makes the title n
+// characters long.
 import { answerFault, json } from './answer.js';
 import type { Route } from './types.js';
 
 export function pageTitle(url: string): string | null {
+  const huge = /\bhuge-title-(\d+)\b/.exec(url)?.[1];
+  if (huge) return 'T'.repeat(Number(huge));
   return /\buntitled\b/.test(url) ? null : `Page ${new URL(url).pathname}`;
 }
 

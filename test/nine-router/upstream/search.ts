@@ -1,6 +1,7 @@
 // Search providers in the shapes 9router reads: tavily, exa, serper (web and news) and brave.
 // Each answers up to the number of results asked for, titled after the query, with dates in the
-// provider's own format. `no-results` in a query answers an empty list.
+// provider's own format. `no-results` in a query answers an empty list; `huge-fields-<n>` makes
+// every title and snippet n characters long.
 import { answerFault, json } from './answer.js';
 import type { Route, UpstreamRequest } from './types.js';
 
@@ -14,6 +15,14 @@ function items(query: string, count: number): Item[] {
   if (/\bno-results\b/.test(query)) return [];
   const n = Math.max(1, Math.min(Number.isFinite(count) ? count : 5, 20));
   const slug = query.replace(/[^a-z0-9]+/gi, '-').slice(0, 40) || 'q';
+  const huge = Number(/\bhuge-fields-(\d+)\b/.exec(query)?.[1] ?? 0);
+  if (huge) {
+    return Array.from({ length: n }, (_, i) => ({
+      title: `${i + 1}`.padEnd(huge, 'T'),
+      url: `https://example.com/${slug}/${i + 1}`,
+      snippet: `${i + 1}`.padEnd(huge, 'S'),
+    }));
+  }
   return Array.from({ length: n }, (_, i) => ({
     title: `Result ${i + 1} for ${query}`,
     url: `https://example.com/${slug}/${i + 1}`,
