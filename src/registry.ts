@@ -1,8 +1,12 @@
-import { type CallToolResult, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ListToolsRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { catalogEntry } from './catalog.js';
 import { type Config, ConfigError } from './config.js';
-import { isJsonObject, type RequestContext, type RequestHandler, RpcError } from './protocol.js';
+import type { GatewayServer, RequestExtra } from './mcp-server.js';
 import type { Runtime } from './runtime.js';
 import { ALL_TOOLS } from './tools/index.js';
 import { failure, failureFrom } from './tools/support/results.js';
@@ -75,63 +79,52 @@ export function serverInstructions(
 }
 
 /**
- * The tools/list and tools/call handlers for the selected tools: the only code that hands tools to
- * the protocol. Calls are validated against each tool's zod shapes here, synchronously (see
- * toolSchemas()), and every result is scrubbed of secrets before it leaves.
+ * Serves tools/list and tools/call for the selected tools: the only code that hands tools to the
+ * protocol. Calls are validated against each tool's zod shapes here, synchronously (see
+ * toolSchemas()), and every result is scrubbed of secrets before it leaves. (The SDK's Server
+ * has already answered -32602 to a call whose params are malformed.)
  */
-export function toolHandlers(
+export function registerTools(
+  server: GatewayServer,
   runtime: Runtime,
   tools: readonly AnyToolDefinition[],
-): Record<'tools/list' | 'tools/call', RequestHandler> {
+): void {
   const toolName = (base: string) => prefixed(runtime.config, base);
   // tools/list is served from a catalog converted once per process (catalog.ts).
   const catalog = tools.map((tool) => catalogEntry(tool, toolName(tool.name), toolMeta(tool)));
   const byName = new Map(tools.map((tool) => [toolName(tool.name), tool]));
-  return {
-    'tools/list': () => ({ tools: catalog }),
-    'tools/call': async (params, context) => {
-      const { name, arguments: given } = params;
-      if (typeof name !== 'string') throw invalidCall('params.name must be a string');
-      if (given !== undefined && !isJsonObject(given))
-        throw invalidCall('params.arguments must be an object');
-      const tool = byName.get(name);
-      if (!tool) return failure(`Unknown tool "${name}"; this server has ${[...byName.keys()].join(', ')}.`);
-      const schemas = toolSchemas(tool);
-      const args = schemas.input.safeParse(given ?? {});
-      if (!args.success) return failure(`Invalid arguments for ${name}: ${issuesOf(args.error)}`);
-      let result: CallToolResult;
-      try {
-        result = scrubResult(
-          await tool.run(args.data, toolContext(runtime, context, toolName)),
-          runtime.secrets,
-        );
-      } catch (error) {
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: catalog }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const { name, arguments: given } = request.params;
+    const tool = byName.get(name);
+    if (!tool) return failure(`Unknown tool "${name}"; this server has ${[...byName.keys()].join(', ')}.`);
+    const schemas = toolSchemas(tool);
+    const args = schemas.input.safeParse(given ?? {});
+    if (!args.success) return failure(`Invalid arguments for ${name}: ${issuesOf(args.error)}`);
+    let result: CallToolResult;
+    try {
+      result = scrubResult(await tool.run(args.data, toolContext(runtime, extra, toolName)), runtime.secrets);
+    } catch (error) {
+      runtime.log.error(
+        `${tool.name} threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      );
+      return failureFrom(tool.title, error, runtime.scrub);
+    }
+    if (!result.isError) {
+      const checked = schemas.output.safeParse(result.structuredContent);
+      if (!checked.success) {
         runtime.log.error(
-          `${tool.name} threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+          `${tool.name} gave structured content its schema refuses: ${issuesOf(checked.error)}`,
         );
-        return failureFrom(tool.title, error, runtime.scrub);
+        return failureFrom(
+          tool.title,
+          new Error('its result did not match the output schema'),
+          runtime.scrub,
+        );
       }
-      if (!result.isError) {
-        const checked = schemas.output.safeParse(result.structuredContent);
-        if (!checked.success) {
-          runtime.log.error(
-            `${tool.name} gave structured content its schema refuses: ${issuesOf(checked.error)}`,
-          );
-          return failureFrom(
-            tool.title,
-            new Error('its result did not match the output schema'),
-            runtime.scrub,
-          );
-        }
-      }
-      return result;
-    },
-  };
-}
-
-/** A tools/call whose params are malformed is a protocol error (-32602), not a tool result. */
-function invalidCall(problem: string): RpcError {
-  return new RpcError(ErrorCode.InvalidParams, `Invalid tools/call request: ${problem}`);
+    }
+    return result;
+  });
 }
 
 const compiled = new WeakMap<AnyToolDefinition, { input: z.ZodObject; output: z.ZodObject }>();
@@ -161,20 +154,16 @@ function toolMeta(tool: AnyToolDefinition): Record<string, unknown> | undefined 
   return isRequired(tool) ? { [REQUIRED_META_KEY]: true } : undefined;
 }
 
-function toolContext(
-  runtime: Runtime,
-  context: RequestContext,
-  toolName: (base: string) => string,
-): ToolContext {
-  const token = context.progressToken;
+function toolContext(runtime: Runtime, extra: RequestExtra, toolName: (base: string) => string): ToolContext {
+  const token = extra._meta?.progressToken;
   return {
     runtime,
-    signal: context.signal,
+    signal: extra.signal,
     toolName,
     async progress(update) {
-      if (token === undefined || context.signal.aborted) return;
-      await context
-        .notify({ method: 'notifications/progress', params: { progressToken: token, ...update } })
+      if (token === undefined || extra.signal.aborted) return;
+      await extra
+        .sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...update } })
         .catch((error: unknown) => runtime.log.debug(`progress notification not sent: ${String(error)}`));
     },
   };

@@ -1,5 +1,5 @@
-import { McpProtocol } from './protocol.js';
-import { selectTools, serverInstructions, toolHandlers } from './registry.js';
+import { GatewayServer } from './mcp-server.js';
+import { registerTools, selectTools, serverInstructions } from './registry.js';
 import type { Runtime } from './runtime.js';
 import type { AnyToolDefinition } from './tools/types.js';
 import { SERVER_NAME, VERSION } from './version.js';
@@ -11,14 +11,15 @@ import { SERVER_NAME, VERSION } from './version.js';
 export function createServer(
   runtime: Runtime,
   tools: readonly AnyToolDefinition[] = selectTools(runtime.config),
-): McpProtocol {
-  return new McpProtocol(
+): GatewayServer {
+  const server = new GatewayServer(
     { name: SERVER_NAME, title: 'Gateway tools', version: VERSION },
     {
       capabilities: { tools: { listChanged: false } },
       instructions: serverInstructions(runtime.config, tools),
-      log: runtime.log,
     },
-    toolHandlers(runtime, tools),
+    runtime.log,
   );
+  registerTools(server, runtime, tools);
+  return server;
 }
