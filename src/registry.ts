@@ -6,8 +6,8 @@ import {
 import { z } from 'zod';
 import { catalogEntry } from './catalog.js';
 import { type Config, ConfigError } from './config.js';
-import type { GatewayServer, RequestExtra } from './mcp-server.js';
-import type { Runtime } from './runtime.js';
+import type { RequestExtra } from './mcp-server.js';
+import type { Session } from './session.js';
 import { ALL_TOOLS } from './tools/index.js';
 import { failure, failureFrom } from './tools/support/results.js';
 import { scrubResult } from './tools/support/scrub-result.js';
@@ -84,11 +84,8 @@ export function serverInstructions(
  * toolSchemas()), and every result is scrubbed of secrets before it leaves. (The SDK's Server
  * has already answered -32602 to a call whose params are malformed.)
  */
-export function registerTools(
-  server: GatewayServer,
-  runtime: Runtime,
-  tools: readonly AnyToolDefinition[],
-): void {
+export function registerTools(session: Session, tools: readonly AnyToolDefinition[]): void {
+  const { server, runtime } = session;
   const toolName = (base: string) => prefixed(runtime.config, base);
   // tools/list is served from a catalog converted once per process (catalog.ts).
   const catalog = tools.map((tool) => catalogEntry(tool, toolName(tool.name), toolMeta(tool)));
@@ -101,11 +98,12 @@ export function registerTools(
     const schemas = toolSchemas(tool);
     const args = schemas.input.safeParse(given ?? {});
     if (!args.success) return failure(`Invalid arguments for ${name}: ${issuesOf(args.error)}`);
+    const context = toolContext(session, extra, toolName);
     let result: CallToolResult;
     try {
-      result = scrubResult(await tool.run(args.data, toolContext(runtime, extra, toolName)), runtime.secrets);
+      result = scrubResult(await tool.run(args.data, context), runtime.secrets);
     } catch (error) {
-      runtime.log.error(
+      context.log.error(
         `${tool.name} threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
       );
       return failureFrom(tool.title, error, runtime.scrub);
@@ -154,9 +152,11 @@ function toolMeta(tool: AnyToolDefinition): Record<string, unknown> | undefined 
   return isRequired(tool) ? { [REQUIRED_META_KEY]: true } : undefined;
 }
 
-function toolContext(runtime: Runtime, extra: RequestExtra, toolName: (base: string) => string): ToolContext {
+function toolContext(session: Session, extra: RequestExtra, toolName: (base: string) => string): ToolContext {
+  const { runtime } = session;
   const token = extra._meta?.progressToken;
   return {
+    ...session.forCall(extra),
     runtime,
     signal: extra.signal,
     toolName,

@@ -1,6 +1,7 @@
 import { GatewayServer } from './mcp-server.js';
 import { registerTools, selectTools, serverInstructions } from './registry.js';
 import type { Runtime } from './runtime.js';
+import { Session } from './session.js';
 import type { AnyToolDefinition } from './tools/types.js';
 import { SERVER_NAME, VERSION } from './version.js';
 
@@ -15,11 +16,11 @@ export function createServer(
   const server = new GatewayServer(
     { name: SERVER_NAME, title: 'Gateway tools', version: VERSION },
     {
-      capabilities: { tools: { listChanged: false } },
+      capabilities: { tools: { listChanged: false }, logging: {} },
       instructions: serverInstructions(runtime.config, tools),
     },
     runtime.log,
   );
-  registerTools(server, runtime, tools);
+  registerTools(new Session(server, runtime), tools);
   return server;
 }

@@ -1,6 +1,7 @@
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
 import type { CancelSignal } from '../cancel.js';
+import type { Logger } from '../log.js';
 import type { Runtime } from '../runtime.js';
 
 export type ToolGroup = 'search' | 'fetch' | 'video' | 'audio' | 'models' | 'chat';
@@ -21,6 +22,8 @@ export interface ToolContext {
   progress(update: Progress): Promise<void>;
   /** A tool's public name under the configured prefix, for hints such as "call video_status". */
   toolName(base: string): string;
+  /** The stderr log, and the calling client's log notifications (at the level it asked for). */
+  log: Logger;
 }
 
 /** One tool, as data. The registry is the only code that hands these to the SDK. */

@@ -61,7 +61,7 @@ export async function submitAndFollow(options: SubmitOptions, ctx: ToolContext):
     clearInterval(heartbeat);
   }
   if (!canEncode(ref)) {
-    ctx.runtime.log.warn(`${tool}: accepted job has unusable ids ${JSON.stringify(ref)}`);
+    ctx.log.warn(`${tool}: accepted job has unusable ids ${JSON.stringify(ref)}`);
     return failure(
       ctx.runtime.scrub(
         `The service accepted the ${WHAT[kind]} (so it is billed) but answered with a job id this server cannot follow (request_id ${JSON.stringify(ref.requestId.slice(0, 80))}). Do not submit again; look the job up in the gateway.`,
@@ -69,7 +69,7 @@ export async function submitAndFollow(options: SubmitOptions, ctx: ToolContext):
     );
   }
   const jobId = encodeJobHandle(ref);
-  ctx.runtime.log.info(
+  ctx.log.info(
     `${tool}: job ${jobId} accepted (request_id ${ref.requestId}, connection ${ref.connectionId ?? 'none'}, idempotency key ${key})`,
   );
   const intro = `Started a new ${WHAT[kind]} (billed once, when the service accepted it). job_id: ${jobId}`;
@@ -110,12 +110,12 @@ function submitFailure(
     case 'not-sent':
       return failure(`The ${what} request never reached the service, so nothing was billed. ${reason}`);
     case 'cancelled':
-      ctx.runtime.log.warn(`${tool}: cancelled while submitting; a job may exist (idempotency key ${key})`);
+      ctx.log.warn(`${tool}: cancelled while submitting; a job may exist (idempotency key ${key})`);
       return failure(
         `The ${what} was cancelled while being sent; a job may or may not exist (idempotency key "${key}").`,
       );
     case 'ambiguous': {
-      ctx.runtime.log.warn(
+      ctx.log.warn(
         `${tool}: submit outcome unknown (${error.kind}${error.status ? ` ${error.status}` : ''}); idempotency key ${key}`,
       );
       const headline =

@@ -19,8 +19,8 @@ export type Expected =
   | { kind: 'answer'; id: string | number }
   | { kind: 'nothing' };
 
-/** Methods this server handles (a tools-only server: everything else is "Method not found"). */
-const HANDLED = ['ping', 'initialize', 'tools/list', 'tools/call'];
+/** Methods this server handles (everything else is "Method not found"). */
+const HANDLED = ['ping', 'initialize', 'tools/list', 'tools/call', 'logging/setLevel'];
 const METHODS = [
   ...HANDLED,
   'resources/list',
