@@ -29,6 +29,13 @@ async function main(): Promise<number | undefined> {
     process.stdout.write(json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report)); // allow-stdout: doctor prints a report, it is not a server run
     return report.ok ? 0 : 1;
   }
+  if (!config.cwdIsWorkspace) {
+    log.info(
+      `the working directory ${config.cwd} is not a project directory: local files are read only from ` +
+        `${config.inputRootsSet ? 'GATEWAY_INPUT_ROOTS' : "the client's roots"}, and files are saved in ` +
+        `${config.outputDir} unless the client shares roots`,
+    );
+  }
   const runtime = createRuntime(config, warnings);
   if (config.transport === 'http') await (await import('./transports/http.js')).runHttp(runtime);
   else await runStdio(runtime);

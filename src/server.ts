@@ -1,5 +1,6 @@
 import { GatewayServer } from './mcp-server.js';
 import { registerTools, selectTools, serverInstructions } from './registry.js';
+import { registerResources } from './resources.js';
 import type { Runtime } from './runtime.js';
 import { Session } from './session.js';
 import type { AnyToolDefinition } from './tools/types.js';
@@ -16,11 +17,13 @@ export function createServer(
   const server = new GatewayServer(
     { name: SERVER_NAME, title: 'Gateway tools', version: VERSION },
     {
-      capabilities: { tools: { listChanged: false }, logging: {} },
+      capabilities: { tools: { listChanged: false }, resources: { listChanged: true }, logging: {} },
       instructions: serverInstructions(runtime.config, tools),
     },
     runtime.log,
   );
-  registerTools(new Session(server, runtime), tools);
+  const session = new Session(server, runtime);
+  registerTools(session, tools);
+  registerResources(session);
   return server;
 }

@@ -4,7 +4,7 @@ import { type TranscriptFormat, transcribe } from '../service/audio.js';
 import { audioFailure, chooseTranscriptionModel, type ModelChoice } from './support/audio-models.js';
 import { type AudioSource, audioSource, MAX_BASE64_BYTES } from './support/audio-sources.js';
 import { byteProgress, countingStream } from './support/byte-progress.js';
-import { createOutputFile, fileLink, formatBytes } from './support/files.js';
+import { createOutputFile, formatBytes } from './support/files.js';
 import { pageOf, pagingInput, pagingOutput } from './support/paging.js';
 import { failure, success } from './support/results.js';
 import { type CachedTranscript, TranscriptCache } from './support/transcript-cache.js';
@@ -114,7 +114,7 @@ export const audioTranscribe = defineTool({
         ctx.toolName('audio_transcribe'),
       );
       const link = transcript.filePath
-        ? [fileLink(transcript.filePath, transcriptMime(transcript.filePath), 'The saved transcript')]
+        ? [ctx.savedFile(transcript.filePath, transcriptMime(transcript.filePath), 'The saved transcript')]
         : [];
       return success(text, structured, link);
     } catch (error) {
@@ -171,12 +171,8 @@ async function saveText(
 ): Promise<string> {
   // The stem's own extension must go first: `talk.mp3-transcript` would lose its suffix instead.
   const stem = `${basename(sourceName, extname(sourceName))}-transcript`;
-  const { path, handle } = await createOutputFile(
-    ctx.runtime.config.outputDir,
-    stem,
-    extension,
-    ctx.runtime.config.cwd,
-  );
+  const { outputDir, workDir } = await ctx.workspace();
+  const { path, handle } = await createOutputFile(outputDir, stem, extension, workDir);
   try {
     await handle.writeFile(text);
   } finally {

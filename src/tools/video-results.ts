@@ -2,7 +2,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { ServiceError } from '../service/errors.js';
 import type { VideoJobState } from '../service/videos.js';
-import { fileLink, formatBytes, type SavedFile } from './support/files.js';
+import { formatBytes, type SavedFile } from './support/files.js';
 import { success, UserError } from './support/results.js';
 import { oneLine } from './support/text.js';
 import { MAX_WAIT_SECONDS } from './support/wait.js';
@@ -65,7 +65,12 @@ export function jobResult(view: JobView, ctx: ToolContext): CallToolResult {
         `Video job \`${jobId}\` is done: ${length}video saved to ${saved.path} (${formatBytes(saved.bytes)}).`,
       );
       links.push(
-        fileLink(saved.path, videoMime(saved.path), `The finished ${length}video from job ${jobId}`),
+        ctx.savedFile(
+          saved.path,
+          videoMime(saved.path),
+          `The finished ${length}video from job ${jobId}`,
+          saved.bytes,
+        ),
       );
     } else if (structured.video_url) {
       lines.push(
