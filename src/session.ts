@@ -1,5 +1,6 @@
 import type { ResourceLink } from '@modelcontextprotocol/sdk/types.js';
 import { ClientLog, loggerFor } from './client-log.js';
+import { type BilledCall, Confirmations } from './confirm.js';
 import type { Logger } from './log.js';
 import type { GatewayServer, RequestExtra } from './mcp-server.js';
 import { SavedFiles } from './resources.js';
@@ -11,6 +12,7 @@ export interface CallParts {
   log: Logger;
   workspace(): Promise<Workspace>;
   savedFile(path: string, mimeType: string, description: string, bytes?: number): ResourceLink;
+  confirm(call: BilledCall): Promise<string | null>;
 }
 
 /**
@@ -22,6 +24,7 @@ export class Session {
   readonly clientLog: ClientLog;
   readonly workspace: ClientWorkspace;
   readonly files = new SavedFiles();
+  private readonly confirmations: Confirmations;
 
   constructor(
     readonly server: GatewayServer,
@@ -30,7 +33,9 @@ export class Session {
     const { config } = runtime;
     this.clientLog = new ClientLog(server, runtime.scrub);
     // Stateless HTTP builds a server per request: a client's answer would reach another one.
-    this.workspace = new ClientWorkspace(server, config, !(config.transport === 'http' && config.stateless));
+    const canAsk = !(config.transport === 'http' && config.stateless);
+    this.workspace = new ClientWorkspace(server, config, canAsk);
+    this.confirmations = new Confirmations(server, config.confirm, canAsk);
     server.oninitialized = () => {
       this.workspace.reset();
       // Settings that weaken the server, said to the client too (VS Code shows server logs).
@@ -61,6 +66,7 @@ export class Session {
           .catch(() => undefined);
         return link;
       },
+      confirm: (call) => this.confirmations.ask(call, extra, log),
     };
   }
 }

@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { excerpt } from '../confirm.js';
 import { notAudio, type SpeechFormat, speechAudio } from '../service/audio.js';
 import { audioFailure, chooseSpeechModel, type SpeechChoice } from './support/audio-models.js';
 import { formatBytes, type SavedFile, saveStream } from './support/files.js';
@@ -77,6 +78,16 @@ export const audioSpeech = defineTool({
     try {
       choice = await chooseSpeechModel(args.model, args.voice, ctx);
       if (!choice.ok) return failure(choice.message);
+      const stopped = await ctx.confirm({
+        kind: 'speech',
+        action: 'Turn text into speech',
+        model: choice.id,
+        details: [
+          ['Text', excerpt(args.text)],
+          ['Format', args.format],
+        ],
+      });
+      if (stopped) return failure(stopped);
       const saved = await synthesize(choice, args.text, args.format, args.return_audio, ctx);
       const structured = {
         file_path: saved.path,

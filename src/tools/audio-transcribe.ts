@@ -87,6 +87,19 @@ export const audioTranscribe = defineTool({
         args.response_format,
       ]);
       const cached = ctx.runtime.transcripts.get(key);
+      if (!cached) {
+        const stopped = await ctx.confirm({
+          kind: 'transcription',
+          action: 'Transcribe audio',
+          model: choice.model,
+          details: [
+            ['Audio', args.url ?? source.name],
+            ['Language', args.language],
+            ['Format', args.response_format],
+          ],
+        });
+        if (stopped) return failure(stopped);
+      }
       const transcript = cached ?? (await transcribeSource(source, choice.model, args, ctx));
       if (!cached) ctx.runtime.transcripts.set(key, transcript);
       if (args.start_index > 0 && args.start_index >= transcript.text.length) {

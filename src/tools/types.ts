@@ -1,6 +1,7 @@
 import type { CallToolResult, ResourceLink, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
 import type { CancelSignal } from '../cancel.js';
+import type { BilledCall } from '../confirm.js';
 import type { Logger } from '../log.js';
 import type { Runtime } from '../runtime.js';
 import type { Workspace } from '../workspace.js';
@@ -32,6 +33,11 @@ export interface ToolContext {
    * gives the resource_link for its result.
    */
   savedFile(path: string, mimeType: string, description: string, bytes?: number): ResourceLink;
+  /**
+   * Before a billed call is sent: asks the user when GATEWAY_CONFIRM names its kind and the client
+   * can ask. Null to go ahead; otherwise the sentence for the result (nothing may be sent).
+   */
+  confirm(call: BilledCall): Promise<string | null>;
 }
 
 /** One tool, as data. The registry is the only code that hands these to the SDK. */

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { excerpt } from '../confirm.js';
 import { ServiceError } from '../service/errors.js';
 import {
   classifySubmitFailure,
@@ -38,9 +39,31 @@ const WHAT: Record<VideoSubmitKind, string> = {
   edits: 'video edit',
   extensions: 'video extension',
 };
+const ACTION: Record<VideoSubmitKind, string> = {
+  generations: 'Generate a video',
+  edits: 'Edit a video',
+  extensions: 'Extend a video',
+};
 
 export async function submitAndFollow(options: SubmitOptions, ctx: ToolContext): Promise<CallToolResult> {
   const { kind, tool, body } = options;
+  const stopped = await ctx.confirm({
+    kind: 'video',
+    action: ACTION[kind],
+    model: body.model ?? ctx.runtime.config.videoModel,
+    details: [
+      ['Prompt', excerpt(body.prompt)],
+      ['Duration', body.duration !== undefined ? `${body.duration} s` : undefined],
+      ['Aspect ratio', body.aspect_ratio],
+      ['Resolution', body.resolution],
+      [
+        'Image',
+        body.image && (body.image.url.startsWith('data:') ? 'a local image' : excerpt(body.image.url, 120)),
+      ],
+      ['Starting video', body.video && excerpt(body.video.url, 120)],
+    ],
+  });
+  if (stopped) return failure(stopped);
   const key = options.idempotencyKey ?? `gtm-${randomUUID()}`;
   const { client } = ctx.runtime.service;
   const report = risingProgress((update) => ctx.progress(update));
