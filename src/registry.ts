@@ -72,7 +72,7 @@ export function serverInstructions(
   return [
     `Required agent tools, always available: ${search} (search the web) and ${fetch} (read a URL as markdown, paged with start_index).`,
     others.length > 0 ? `Also available: ${others.join(', ')}.` : '',
-    'Tool errors say what to change; results with files give a path under the output directory.',
+    'Tool errors say what to change; a saved file is given by its path on the server and as the resource gateway-tools://output/<file name>, which resources/read returns wherever the client runs.',
   ]
     .filter(Boolean)
     .join(' ');

@@ -49,6 +49,8 @@ describe('resources in memory', () => {
 
   it('declares resources and lists nothing before a tool saved a file', async () => {
     expect(conn.client.getServerCapabilities()?.resources).toEqual({ listChanged: true });
+    // Clients that show the model only structured content (file_path) still learn the URI's form.
+    expect(conn.client.getInstructions()).toContain('as the resource gateway-tools://output/<file name>');
     expect(await conn.client.listResources()).toEqual({ resources: [] });
     expect((await conn.client.listResourceTemplates()).resourceTemplates).toEqual([
       expect.objectContaining({ uriTemplate: 'gateway-tools://output/{name}', name: 'saved-file' }),
