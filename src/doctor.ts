@@ -40,6 +40,15 @@ export async function runDoctor(config: Config): Promise<DoctorReport> {
       else checks.push(skipped(role, label, required, why));
     }
     checks.push(...(await checkWorkspace(config)), ...(await checkInputRoots(config.inputRoots, config.cwd)));
+    if (config.confirm.length > 0) {
+      checks.push({
+        id: 'confirm',
+        status: 'ok',
+        required: false,
+        message: `Confirmation before billed ${config.confirm.join(', ')} calls: asked by clients with elicitation (Claude Code, Cursor, VS Code, Codex); other clients, and stateless HTTP, are not asked`,
+        fix: null,
+      });
+    }
   } finally {
     await closeRuntime(runtime);
   }

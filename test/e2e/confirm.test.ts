@@ -197,6 +197,14 @@ describe('confirmations through the built server', () => {
     }
   });
 
+  it('doctor says which calls are confirmed and which clients can ask', async () => {
+    const run = await runCli(['doctor', '--json'], { ...env, GATEWAY_CONFIRM: 'audio' });
+    const checks = (JSON.parse(run.stdout) as { checks: { id: string; message: string }[] }).checks;
+    expect(checks.find((c) => c.id === 'confirm')?.message).toBe(
+      'Confirmation before billed speech, transcription calls: asked by clients with elicitation (Claude Code, Cursor, VS Code, Codex); other clients, and stateless HTTP, are not asked',
+    );
+  });
+
   it('refuses an unknown kind at start-up, naming the choices', async () => {
     const run = await runCli([], { ...env, GATEWAY_CONFIRM: 'video,everything' });
     expect(run.code).toBe(2);
