@@ -47,7 +47,9 @@ export class ClientWorkspace {
   }
 
   async current(extra: RequestExtra, log: Logger): Promise<Workspace> {
-    const roots = this.wantsRoots() ? await (this.roots ??= this.askRoots(extra, log)) : null;
+    if (!this.wantsRoots()) return fromSettings(this.config);
+    if (!this.roots) this.roots = this.askRoots(extra, log);
+    const roots = await this.roots;
     return roots && roots.length > 0 ? fromRoots(this.config, roots) : fromSettings(this.config);
   }
 
