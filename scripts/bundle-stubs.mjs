@@ -19,6 +19,25 @@ export const BUNDLE_STUBS = [
     path: 'raw-body',
     contents: `export default ${refuse('raw-body')};`,
   },
+  {
+    // The SDK Server's default JSON Schema validator (Ajv and ajv-formats, ~250 KB): only used to
+    // check elicitation answers, and src/mcp-server.ts always gives the Server its own validator.
+    importer: /node_modules\/@modelcontextprotocol\/sdk\/dist\/esm\/server\/index\.js$/,
+    path: '../validation/ajv-provider.js',
+    contents: `export class AjvJsonSchemaValidator { constructor() { (${refuse('Ajv')})(); } }`,
+  },
+  {
+    // zod 3, for schemas written with zod 3: every schema here (the SDK's own and the server's) is zod 4.
+    importer: /node_modules\/@modelcontextprotocol\/sdk\/dist\/esm\/server\/zod-compat\.js$/,
+    path: 'zod/v3',
+    contents: `export const object = ${refuse('zod 3')};`,
+  },
+  {
+    // zod 3 schemas to JSON Schema: the tool schemas are converted from zod 4 at build time.
+    importer: /node_modules\/@modelcontextprotocol\/sdk\/dist\/esm\/server\/zod-json-schema-compat\.js$/,
+    path: 'zod-to-json-schema',
+    contents: `export const zodToJsonSchema = ${refuse('zod-to-json-schema')};`,
+  },
 ];
 
 /** esbuild plugin applying BUNDLE_STUBS; fails the build if one of them matched nothing. */

@@ -6,10 +6,10 @@
  * (the node-<platform>-<arch> package) into .tmp/conformance-tools/, next to the pinned suite; the
  * machine's own Node is left alone. Not part of `npm test`: it downloads things.
  *
- * Scenarios: the generic ones that apply to a tools-only server. The others need fixture tools,
- * prompts or resources this server does not have by design (test_simple_text, test_reconnection,
- * completion, sampling, elicitation, ...), and logging-set-level applies only to servers that
- * declare the logging capability, which this one does not.
+ * Scenarios: the generic ones that apply to this server, logging and resource listing included.
+ * The others need fixture tools, prompts or resources this server does not have by design
+ * (test_simple_text, test_reconnection, test://static-text, completion, sampling, ...): its
+ * resources are the files its tools saved.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -31,6 +31,8 @@ const RUNS: { mode: string; args: string[]; scenarios: string[] }[] = [
       'server-initialize',
       'ping',
       'tools-list',
+      'logging-set-level',
+      'resources-list',
       'server-sse-multiple-streams',
       'dns-rebinding-protection',
     ],
@@ -39,7 +41,14 @@ const RUNS: { mode: string; args: string[]; scenarios: string[] }[] = [
   {
     mode: 'stateless',
     args: ['--stateless'],
-    scenarios: ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection'],
+    scenarios: [
+      'server-initialize',
+      'ping',
+      'tools-list',
+      'logging-set-level',
+      'resources-list',
+      'dns-rebinding-protection',
+    ],
   },
 ];
 

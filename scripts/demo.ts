@@ -34,7 +34,11 @@ function show(title: string, body: string) {
 
 async function call(name: string, args: Record<string, unknown>) {
   const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
-  const text = result.content.map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join('\n');
+  const text = result.content
+    .map((c) =>
+      c.type === 'text' ? c.text : c.type === 'resource_link' ? `[resource_link ${c.uri}]` : `[${c.type}]`,
+    )
+    .join('\n');
   show(`${name} ${JSON.stringify(args)}${result.isError ? ' (isError)' : ''}`, text);
   return result;
 }
@@ -64,6 +68,13 @@ try {
   await call('list_models', { capability: 'speech' });
   await call('ask_model', { prompt: 'Say hello in five words.' });
   await call('audio_speech', { text: 'The build is green.', voice: 'nova', model: 'openai/tts-1' });
+  // A saved file through the protocol, as a client on another machine would get it.
+  const [saved] = (await client.listResources()).resources;
+  if (saved) {
+    const [content] = (await client.readResource({ uri: saved.uri })).contents;
+    const bytes = content && 'blob' in content ? Buffer.from(content.blob, 'base64').length : 0;
+    show(`resources/read ${saved.uri}`, `${content?.mimeType}, ${bytes} bytes`);
+  }
 
   service.setVideoTiming({ pollsUntilDone: 3 });
   const job = await call('video_generate', { prompt: 'A paper boat on a rainy street', wait_seconds: 0 });

@@ -20,7 +20,8 @@ async function main(): Promise<number | undefined> {
   // The tool selection is validated before anything starts: nothing runs half-configured.
   selectTools(config);
   const log = createLogger(config.logLevel);
-  for (const warning of startupWarnings(config, process.argv.slice(2))) log.warn(warning);
+  const warnings = startupWarnings(config, process.argv.slice(2));
+  for (const warning of warnings) log.warn(warning);
   // doctor and the HTTP transport are loaded only when used: stdio start-up stays small.
   if (command === 'doctor') {
     const { formatReport, runDoctor } = await import('./doctor.js');
@@ -28,7 +29,14 @@ async function main(): Promise<number | undefined> {
     process.stdout.write(json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report)); // allow-stdout: doctor prints a report, it is not a server run
     return report.ok ? 0 : 1;
   }
-  const runtime = createRuntime(config);
+  if (!config.cwdIsWorkspace) {
+    log.info(
+      `the working directory ${config.cwd} is not a project directory: local files are read only from ` +
+        `${config.inputRootsSet ? 'GATEWAY_INPUT_ROOTS' : "the client's roots"}, and files are saved in ` +
+        `${config.outputDir} unless the client shares roots`,
+    );
+  }
+  const runtime = createRuntime(config, warnings);
   if (config.transport === 'http') await (await import('./transports/http.js')).runHttp(runtime);
   else await runStdio(runtime);
   return undefined;

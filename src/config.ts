@@ -3,14 +3,23 @@ import { resolve } from 'node:path';
 import type { z } from 'zod';
 import { ProxySettingError, type ProxySettings, readProxySettings } from './service/proxy-settings.js';
 import { type RawSettings, rawSchema, SETTINGS } from './settings.js';
+import { isWorkspaceDir, userDataDir } from './user-dirs.js';
 
 export type Config = Omit<z.output<typeof rawSchema>, 'apiKeyFile' | 'outputDir' | 'inputRoots'> & {
   apiKey: string | undefined;
+  /** Where files are saved when the client offers no roots (absolute). */
   outputDir: string;
+  /** GATEWAY_OUTPUT_DIR as given: a relative one goes under the client's first root when it has roots. */
+  outputDirSetting: string;
+  /** Where local files may be read from when the client offers no roots; none without a workspace. */
   inputRoots: string[];
+  /** GATEWAY_INPUT_ROOTS was set: it wins over the client's roots. */
+  inputRootsSet: boolean;
   cwd: string;
   /** From HTTPS_PROXY / HTTP_PROXY / NO_PROXY (lowercase too); undefined when no proxy applies. */
   proxy?: ProxySettings;
+  /** The working directory can stand for the workspace (it is neither / nor the home directory). */
+  cwdIsWorkspace: boolean;
 };
 
 export type Command = 'serve' | 'doctor' | 'help' | 'version';
@@ -83,16 +92,21 @@ export function parseCommandLine(
     throw new ConfigError(`invalid ${where} (${alias}): ${issue.message}${shown}`);
   }
   const { apiKeyFile, outputDir, inputRoots, ...rest } = parsed.data;
+  const cwdIsWorkspace = isWorkspaceDir(cwd);
+  const inputRootsSet = inputRoots !== undefined && inputRoots.length > 0;
   return {
     command,
     json,
     config: {
       ...rest,
       apiKey: rest.apiKey ?? readKeyFile(apiKeyFile, origin.apiKeyFile ?? 'GATEWAY_API_KEY_FILE'),
-      outputDir: resolve(cwd, outputDir),
-      inputRoots: (inputRoots && inputRoots.length > 0 ? inputRoots : [cwd]).map((r) => resolve(cwd, r)),
+      outputDir: resolve(cwdIsWorkspace ? cwd : userDataDir(env), outputDir),
+      outputDirSetting: outputDir,
+      inputRoots: inputRootsSet ? inputRoots.map((r) => resolve(cwd, r)) : cwdIsWorkspace ? [cwd] : [],
+      inputRootsSet,
       cwd,
       proxy: proxyFrom(env),
+      cwdIsWorkspace,
     },
   };
 }

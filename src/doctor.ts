@@ -1,6 +1,6 @@
 import type { Config } from './config.js';
 import { type Check, type CheckStatus, type DoctorReport, skipped } from './doctor/check.js';
-import { checkInputRoots, checkOutputDir } from './doctor/file-checks.js';
+import { checkInputRoots, checkWorkspace } from './doctor/file-checks.js';
 import { checkKey, checkRole, checkService } from './doctor/service-checks.js';
 import { closeRuntime, createRuntime } from './runtime.js';
 import type { ModelRole } from './tools/support/default-models.js';
@@ -39,7 +39,16 @@ export async function runDoctor(config: Config): Promise<DoctorReport> {
       if (keyOk || role === 'video') checks.push(await checkRole(runtime, role, label, required));
       else checks.push(skipped(role, label, required, why));
     }
-    checks.push(await checkOutputDir(config.outputDir), ...(await checkInputRoots(config.inputRoots)));
+    checks.push(...(await checkWorkspace(config)), ...(await checkInputRoots(config.inputRoots, config.cwd)));
+    if (config.confirm.length > 0) {
+      checks.push({
+        id: 'confirm',
+        status: 'ok',
+        required: false,
+        message: `Confirmation before billed ${config.confirm.join(', ')} calls: asked by clients with elicitation (Claude Code, Cursor, VS Code, Codex); other clients, and stateless HTTP, are not asked`,
+        fix: null,
+      });
+    }
   } finally {
     await closeRuntime(runtime);
   }

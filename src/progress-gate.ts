@@ -1,5 +1,5 @@
+import type { ServerNotification } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from './log.js';
-import type { RequestContext } from './protocol.js';
 import type { Progress } from './tools/types.js';
 
 /**
@@ -15,10 +15,14 @@ export const PROGRESS_SETTLE_MS = 40;
  * above the last and its share of the total (when given) never below the last; and `settle()`,
  * awaited before the result is sent, so the last notification arrives before it.
  */
-export function progressGate(
-  context: Pick<RequestContext, 'progressToken' | 'signal' | 'notify'>,
-  log: Pick<Logger, 'debug'>,
-) {
+/** What the gate needs of a request: its progress token, its cancellation, and a way to notify. */
+export interface ProgressChannel {
+  progressToken: string | number | undefined;
+  signal: { readonly aborted: boolean };
+  notify(notification: ServerNotification): Promise<void>;
+}
+
+export function progressGate(context: ProgressChannel, log: Pick<Logger, 'debug'>) {
   const token = context.progressToken;
   let lastProgress = Number.NEGATIVE_INFINITY;
   let lastShare = 0;

@@ -1,16 +1,16 @@
 import {
+  CallToolRequestSchema,
   type CallToolResult,
-  ErrorCode,
-  type Implementation,
+  ListToolsRequestSchema,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { catalogEntry } from './catalog.js';
 import { type Config, ConfigError } from './config.js';
+import type { RequestExtra } from './mcp-server.js';
 import { progressGate } from './progress-gate.js';
-import { isJsonObject, type RequestContext, type RequestHandler, RpcError } from './protocol.js';
 import { type ResultView, resultView } from './result-view.js';
-import type { Runtime } from './runtime.js';
+import type { Session } from './session.js';
 import { ALL_TOOLS } from './tools/index.js';
 import { boundResult } from './tools/support/result-budget.js';
 import { failure, failureFrom } from './tools/support/results.js';
@@ -76,29 +76,21 @@ export function serverInstructions(
   return [
     `Required agent tools, always available: ${search} (search the web) and ${fetch} (read a URL as markdown, paged with start_index).`,
     others.length > 0 ? `Also available: ${others.join(', ')}.` : '',
-    'Tool errors say what to change; results with files give a path under the output directory.',
+    'Tool errors say what to change; a saved file is given by its path on the server and as the resource gateway-tools://output/<file name>, which resources/read returns wherever the client runs.',
   ]
     .filter(Boolean)
     .join(' ');
 }
 
-/** What the registry knows of the session it serves. */
-export interface SessionInfo {
-  /** The client's `clientInfo` from initialize, once known: it decides the result view. */
-  clientInfo?(): Implementation | undefined;
-}
-
 /**
- * The tools/list and tools/call handlers for the selected tools: the only code that hands tools to
- * the protocol. Calls are validated against each tool's zod shapes here, synchronously (see
+ * Serves tools/list and tools/call for the selected tools: the only code that hands tools to the
+ * protocol. Calls are validated against each tool's zod shapes here, synchronously (see
  * toolSchemas()); every result is scrubbed of secrets, shaped for the client (result-view.ts) and
- * held to the result budget before it leaves.
+ * held to the result budget before it leaves, after the call's last progress notification. (The
+ * SDK's Server has already answered -32602 to a call whose params are malformed.)
  */
-export function toolHandlers(
-  runtime: Runtime,
-  tools: readonly AnyToolDefinition[],
-  session: SessionInfo = {},
-): Record<'tools/list' | 'tools/call', RequestHandler> {
+export function registerTools(session: Session, tools: readonly AnyToolDefinition[]): void {
+  const { server, runtime } = session;
   const toolName = (base: string) => prefixed(runtime.config, base);
   // tools/list is served from a catalog converted once per process (catalog.ts).
   const catalog = tools.map((tool) => catalogEntry(tool, toolName(tool.name), toolMeta(tool)));
@@ -107,43 +99,47 @@ export function toolHandlers(
   let known: ResultView | undefined;
   const view = (): ResultView => {
     if (known) return known;
-    const client = session.clientInfo?.();
+    const client = server.getClientVersion();
     const chosen = resultView(runtime.config.resultFormat, client);
     // Kept once the client is known (initialize comes first); until then, decided per request.
-    if (client || !session.clientInfo) known = chosen;
+    if (client) known = chosen;
     return chosen;
   };
-  return {
-    'tools/list': () => ({ tools: view().structured ? catalog : textCatalog }),
-    'tools/call': async (params, context) => {
-      const { name, arguments: given } = params;
-      if (typeof name !== 'string') throw invalidCall('params.name must be a string');
-      if (given !== undefined && !isJsonObject(given))
-        throw invalidCall('params.arguments must be an object');
-      const tool = byName.get(name);
-      if (!tool) return failure(`Unknown tool "${name}"; this server has ${[...byName.keys()].join(', ')}.`);
-      const schemas = toolSchemas(tool);
-      const args = schemas.input.safeParse(given ?? {});
-      if (!args.success) return failure(`Invalid arguments for ${name}: ${issuesOf(args.error)}`);
-      const gate = progressGate(context, runtime.log);
-      const result = await callTool(tool, schemas, args.data, toolContext(runtime, context, toolName, gate));
-      // The last progress notification is on its way before the result follows it.
-      await gate.settle();
-      return boundResult(shaped(result, view()));
-    },
-  };
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: view().structured ? catalog : textCatalog,
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const { name, arguments: given } = request.params;
+    const tool = byName.get(name);
+    if (!tool) return failure(`Unknown tool "${name}"; this server has ${[...byName.keys()].join(', ')}.`);
+    const schemas = toolSchemas(tool);
+    const args = schemas.input.safeParse(given ?? {});
+    if (!args.success) return failure(`Invalid arguments for ${name}: ${issuesOf(args.error)}`);
+    const gate = progressGate(
+      {
+        progressToken: extra._meta?.progressToken,
+        signal: extra.signal,
+        notify: (notification) => extra.sendNotification(notification),
+      },
+      runtime.log,
+    );
+    const result = await callTool(tool, schemas, args.data, toolContext(session, extra, toolName, gate));
+    // The last progress notification is on its way before the result follows it.
+    await gate.settle();
+    return boundResult(shaped(result, view()));
+  });
 
   async function callTool(
     tool: AnyToolDefinition,
     schemas: ReturnType<typeof toolSchemas>,
     args: Record<string, unknown>,
-    ctx: ToolContext,
+    context: ToolContext,
   ): Promise<CallToolResult> {
     let result: CallToolResult;
     try {
-      result = scrubResult(await tool.run(args, ctx), runtime.secrets);
+      result = scrubResult(await tool.run(args, context), runtime.secrets);
     } catch (error) {
-      runtime.log.error(
+      context.log.error(
         `${tool.name} threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
       );
       return failureFrom(tool.title, error, runtime.scrub);
@@ -182,11 +178,6 @@ function shaped(result: CallToolResult, view: ResultView): CallToolResult {
   };
 }
 
-/** A tools/call whose params are malformed is a protocol error (-32602), not a tool result. */
-function invalidCall(problem: string): RpcError {
-  return new RpcError(ErrorCode.InvalidParams, `Invalid tools/call request: ${problem}`);
-}
-
 const compiled = new WeakMap<AnyToolDefinition, { input: z.ZodObject; output: z.ZodObject }>();
 
 /** Each tool's zod objects, built on its first call. */
@@ -215,12 +206,18 @@ function toolMeta(tool: AnyToolDefinition): Record<string, unknown> | undefined 
 }
 
 function toolContext(
-  runtime: Runtime,
-  context: RequestContext,
+  session: Session,
+  extra: RequestExtra,
   toolName: (base: string) => string,
   gate: ReturnType<typeof progressGate>,
 ): ToolContext {
-  return { runtime, signal: context.signal, toolName, progress: gate.progress };
+  return {
+    ...session.forCall(extra),
+    runtime: session.runtime,
+    signal: extra.signal,
+    toolName,
+    progress: gate.progress,
+  };
 }
 
 function normalizeName(name: string): string {

@@ -19,9 +19,11 @@ export interface Runtime {
   scrub: (text: string) => string;
   /** The exact secrets (key, MCP token, base URL and proxy passwords) no log line or tool result may carry. */
   secrets: readonly string[];
+  /** Settings that weaken the server (startup-warnings.ts): logged once, and told to each client. */
+  startupWarnings: readonly string[];
 }
 
-export function createRuntime(config: Config): Runtime {
+export function createRuntime(config: Config, startupWarnings: readonly string[] = []): Runtime {
   const secrets = [
     config.apiKey,
     config.mcpToken,
@@ -37,6 +39,7 @@ export function createRuntime(config: Config): Runtime {
     transcripts: new TranscriptCache(),
     log: createLogger(config.logLevel, scrub),
     scrub,
+    startupWarnings,
   };
 }
 

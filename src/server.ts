@@ -1,6 +1,8 @@
-import { McpProtocol } from './protocol.js';
-import { selectTools, serverInstructions, toolHandlers } from './registry.js';
+import { GatewayServer } from './mcp-server.js';
+import { registerTools, selectTools, serverInstructions } from './registry.js';
+import { registerResources } from './resources.js';
 import type { Runtime } from './runtime.js';
+import { Session } from './session.js';
 import type { AnyToolDefinition } from './tools/types.js';
 import { SERVER_NAME, VERSION } from './version.js';
 
@@ -11,14 +13,17 @@ import { SERVER_NAME, VERSION } from './version.js';
 export function createServer(
   runtime: Runtime,
   tools: readonly AnyToolDefinition[] = selectTools(runtime.config),
-): McpProtocol {
-  return new McpProtocol(
+): GatewayServer {
+  const server = new GatewayServer(
     { name: SERVER_NAME, title: 'Gateway tools', version: VERSION },
     {
-      capabilities: { tools: { listChanged: false } },
+      capabilities: { tools: { listChanged: false }, resources: { listChanged: true }, logging: {} },
       instructions: serverInstructions(runtime.config, tools),
-      log: runtime.log,
     },
-    toolHandlers(runtime, tools),
+    runtime.log,
   );
+  const session = new Session(server, runtime);
+  registerTools(session, tools);
+  registerResources(session);
+  return server;
 }

@@ -1,6 +1,7 @@
 // The settings: each one's env variable, CLI flag, help line and zod schema (see config.ts for
 // how they are read).
 import { z } from 'zod';
+import { CONFIRM_CHOICES, confirmKinds } from './confirm.js';
 import { LOG_LEVELS } from './log.js';
 import { parseHostEntry } from './service/url-guard.js';
 
@@ -92,6 +93,13 @@ export const rawSchema = z.object({
   timeoutMs: intIn(1_000, 600_000).default(60_000),
   maxRetries: intIn(0, 10).default(2),
   logLevel: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
+  confirm: list
+    .refine(
+      (kinds) => kinds.every((k) => CONFIRM_CHOICES.includes(k.toLowerCase())),
+      `must be kinds of billed call, comma-separated: ${CONFIRM_CHOICES.join(', ')}`,
+    )
+    .transform(confirmKinds)
+    .default([]),
 });
 export type RawSettings = z.input<typeof rawSchema>;
 
@@ -216,6 +224,12 @@ export const SETTINGS: readonly Setting[] = [
     env: 'GATEWAY_MAX_RETRIES',
     flag: '--max-retries',
     help: 'retries for retryable failures, 0-10 (default 2; never for video submits)',
+  },
+  {
+    key: 'confirm',
+    env: 'GATEWAY_CONFIRM',
+    flag: '--confirm',
+    help: 'ask the user before billed calls of these kinds: video, speech, transcription, chat, or all (default none); only clients with elicitation can ask (Claude Code, Cursor, VS Code, Codex), others are not asked',
   },
   {
     key: 'logLevel',

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { rm, stat, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import type { Config } from '../config.js';
+import { userDataDir } from '../user-dirs.js';
 import type { Check } from './check.js';
 
 /**
@@ -8,26 +10,82 @@ import type { Check } from './check.js';
  * first save): a missing one is checked through its nearest existing parent, and every probe
  * file is removed again, so doctor leaves nothing behind.
  */
-export async function checkOutputDir(dir: string): Promise<Check> {
+export async function checkOutputDir(
+  dir: string,
+  label = 'Output directory',
+  id = 'output_dir',
+  required = true,
+): Promise<Check> {
   const fix = 'Set GATEWAY_OUTPUT_DIR to a directory you can write to, or fix its permissions.';
   const existing = await nearestExisting(dir);
   if (!existing.isDirectory) {
-    const message = `Output directory ${dir} cannot be created: ${existing.path} is not a directory`;
-    return { id: 'output_dir', status: 'fail', required: true, message, fix };
+    const message = `${label} ${dir} cannot be created: ${existing.path} is not a directory`;
+    return { id, status: 'fail', required, message, fix };
   }
   const problem = await probeWrite(existing.path);
   if (problem) {
-    const message = `Output directory ${dir} is not writable (${existing.path}: ${problem})`;
-    return { id: 'output_dir', status: 'fail', required: true, message, fix };
+    const message = `${label} ${dir} is not writable (${existing.path}: ${problem})`;
+    return { id, status: 'fail', required, message, fix };
   }
   const message =
     existing.path === dir
-      ? `Output directory writable: ${dir}`
-      : `Output directory ${dir} does not exist yet; it will be created on the first save (${existing.path} is writable)`;
-  return { id: 'output_dir', status: 'ok', required: true, message, fix: null };
+      ? `${label} writable: ${dir}`
+      : `${label} ${dir} does not exist yet; it will be created on the first save (${existing.path} is writable)`;
+  return { id, status: 'ok', required, message, fix: null };
 }
 
-export async function checkInputRoots(roots: readonly string[]): Promise<Check[]> {
+/**
+ * Where files go in each case: here (the output directory for this working directory), for a
+ * client that shares its workspace roots, and without a workspace (a server started in / or the
+ * home directory, as Claude Desktop starts it, whose client shares no roots).
+ */
+export async function checkWorkspace(config: Config): Promise<Check[]> {
+  const here = await checkOutputDir(
+    config.outputDir,
+    config.cwdIsWorkspace
+      ? 'Output directory'
+      : `Output directory (per-user default: ${config.cwd} is not a project directory)`,
+  );
+  const checks = [here];
+  const relative = !isAbsolute(config.outputDirSetting);
+  if (relative && config.cwdIsWorkspace) {
+    checks.push(
+      await checkOutputDir(
+        resolve(userDataDir(process.env), config.outputDirSetting),
+        'Output directory without a workspace (started in / or the home directory, as Claude Desktop does, and no client roots)',
+        'output_dir_default',
+        false,
+      ),
+    );
+  }
+  const roots = config.inputRootsSet
+    ? 'GATEWAY_INPUT_ROOTS stays the input roots'
+    : 'their roots are the input roots';
+  const output = relative
+    ? `files go to <first root>/${config.outputDirSetting}`
+    : `files go to ${config.outputDir}`;
+  checks.push({
+    id: 'workspace',
+    status: 'ok',
+    required: false,
+    message: `Clients that share workspace roots (Claude Code, Cursor, VS Code, Gemini CLI): ${roots}, ${output}`,
+    fix: null,
+  });
+  return checks;
+}
+
+export async function checkInputRoots(roots: readonly string[], cwd: string): Promise<Check[]> {
+  if (roots.length === 0) {
+    return [
+      {
+        id: 'input_root',
+        status: 'warn',
+        required: false,
+        message: `No input roots: ${cwd} is not a project directory, so local files are read only from the client's roots, when it shares them`,
+        fix: 'Set GATEWAY_INPUT_ROOTS to the directories tools may read (comma-separated).',
+      },
+    ];
+  }
   return Promise.all(
     roots.map(async (root): Promise<Check> => {
       const info = await stat(root).catch(() => null);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { excerpt } from '../confirm.js';
 import { askWithProgress, incompleteNote, usageLine } from './support/ask.js';
 import { defaultModel, MODEL_SETTING } from './support/default-models.js';
 import { capped, RESULT_BUDGET } from './support/result-budget.js';
@@ -62,6 +63,18 @@ export const askModel = defineTool({
             `or set ${MODEL_SETTING.chat}.`,
         );
       }
+      const stopped = await ctx.confirm({
+        kind: 'chat',
+        action: 'Ask a model',
+        model,
+        details: [
+          ['Prompt', excerpt(args.prompt)],
+          ['Instructions', args.instructions && excerpt(args.instructions, 120)],
+          ['Most output tokens', args.max_output_tokens],
+          ['Reasoning effort', args.reasoning_effort],
+        ],
+      });
+      if (stopped) return failure(stopped);
       const answer = await askWithProgress(
         ctx,
         {

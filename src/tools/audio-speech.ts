@@ -1,8 +1,10 @@
 import { rm } from 'node:fs/promises';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { excerpt } from '../confirm.js';
 import { notAudio, type SpeechFormat, speechAudio } from '../service/audio.js';
 import { audioFailure, chooseSpeechModel, type SpeechChoice } from './support/audio-models.js';
-import { fileLink, formatBytes, type SavedFile, saveStream } from './support/files.js';
+import { formatBytes, type SavedFile, saveStream } from './support/files.js';
 import { failure, nextStep, success } from './support/results.js';
 import { deliveredAudio, peekHead } from './support/speech-format.js';
 import type { SpeechId } from './support/speech-ids.js';
@@ -80,6 +82,16 @@ export const audioSpeech = defineTool({
     try {
       choice = await chooseSpeechModel(args.model, args.voice, ctx);
       if (!choice.ok) return failure(choice.message);
+      const stopped = await ctx.confirm({
+        kind: 'speech',
+        action: 'Turn text into speech',
+        model: choice.id,
+        details: [
+          ['Text', excerpt(args.text)],
+          ['Format', args.format],
+        ],
+      });
+      if (stopped) return failure(stopped);
       const saved = await synthesize(choice, args.text, args.format, args.return_audio, ctx);
       const structured = {
         file_path: saved.path,
@@ -100,7 +112,9 @@ export const audioSpeech = defineTool({
             `no ${args.format} was delivered.`,
         );
       }
-      const extra = [fileLink(saved.path, saved.mimeType, `Speech by ${choice.id}`)];
+      const extra: CallToolResult['content'] = [
+        ctx.savedFile(saved.path, saved.mimeType, `Speech by ${choice.id}`, saved.bytes),
+      ];
       let inline = '';
       if (args.return_audio && saved.inline) {
         extra.push({ type: 'audio', data: saved.inline.toString('base64'), mimeType: saved.mimeType });
@@ -135,9 +149,10 @@ async function synthesize(
   const audio = await speechAudio(client, { model: choice.id, input: text }, format, ctx.signal);
   const { head, body } = await peekHead(audio.body);
   const delivered = deliveredAudio(head, audio, format);
+  const { outputDir, workDir } = await ctx.workspace();
   const target = {
-    outputDir: ctx.runtime.config.outputDir,
-    workDir: ctx.runtime.config.cwd,
+    outputDir,
+    workDir,
     stem: `speech-${fileStem(choice)}`,
     extension: delivered.extension,
   };

@@ -4,7 +4,7 @@ import { type TranscriptFormat, transcribe } from '../service/audio.js';
 import { audioFailure, chooseTranscriptionModel, type ModelChoice } from './support/audio-models.js';
 import { type AudioSource, audioSource, MAX_BASE64_BYTES } from './support/audio-sources.js';
 import { byteProgress, countingStream } from './support/byte-progress.js';
-import { createOutputFile, fileLink, formatBytes } from './support/files.js';
+import { createOutputFile, formatBytes } from './support/files.js';
 import { pageOf, pagingInput, pagingOutput } from './support/paging.js';
 import { failure, nextStep, success } from './support/results.js';
 import { type CachedTranscript, TranscriptCache } from './support/transcript-cache.js';
@@ -93,6 +93,19 @@ export const audioTranscribe = defineTool({
         args.response_format,
       ]);
       const cached = ctx.runtime.transcripts.get(key);
+      if (!cached) {
+        const stopped = await ctx.confirm({
+          kind: 'transcription',
+          action: 'Transcribe audio',
+          model: choice.model,
+          details: [
+            ['Audio', args.url ?? source.name],
+            ['Language', args.language],
+            ['Format', args.response_format],
+          ],
+        });
+        if (stopped) return failure(stopped);
+      }
       const transcript = cached ?? (await transcribeSource(source, choice.model, args, ctx));
       if (!cached) ctx.runtime.transcripts.set(key, transcript);
       if (args.start_index > 0 && args.start_index >= transcript.text.length) {
@@ -117,7 +130,7 @@ export const audioTranscribe = defineTool({
       const structured = next ? { ...shown, next } : shown;
       const text = transcriptMarkdown(shown, next, cached !== undefined);
       const link = transcript.filePath
-        ? [fileLink(transcript.filePath, transcriptMime(transcript.filePath), 'The saved transcript')]
+        ? [ctx.savedFile(transcript.filePath, transcriptMime(transcript.filePath), 'The saved transcript')]
         : [];
       return success(text, structured, link);
     } catch (error) {
@@ -174,12 +187,8 @@ async function saveText(
 ): Promise<string> {
   // The stem's own extension must go first: `talk.mp3-transcript` would lose its suffix instead.
   const stem = `${basename(sourceName, extname(sourceName))}-transcript`;
-  const { path, handle } = await createOutputFile(
-    ctx.runtime.config.outputDir,
-    stem,
-    extension,
-    ctx.runtime.config.cwd,
-  );
+  const { outputDir, workDir } = await ctx.workspace();
+  const { path, handle } = await createOutputFile(outputDir, stem, extension, workDir);
   try {
     await handle.writeFile(text);
   } finally {

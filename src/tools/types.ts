@@ -1,7 +1,10 @@
-import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ResourceLink, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
 import type { CancelSignal } from '../cancel.js';
+import type { BilledCall } from '../confirm.js';
+import type { Logger } from '../log.js';
 import type { Runtime } from '../runtime.js';
+import type { Workspace } from '../workspace.js';
 
 export type ToolGroup = 'search' | 'fetch' | 'video' | 'audio' | 'models' | 'chat';
 export const TOOL_GROUPS: readonly ToolGroup[] = ['search', 'fetch', 'video', 'audio', 'models', 'chat'];
@@ -21,6 +24,20 @@ export interface ToolContext {
   progress(update: Progress): Promise<void>;
   /** A tool's public name under the configured prefix, for hints such as "call video_status". */
   toolName(base: string): string;
+  /** The stderr log, and the calling client's log notifications (at the level it asked for). */
+  log: Logger;
+  /** The calling client's input roots and output directory (from its roots, else the settings). */
+  workspace(): Promise<Workspace>;
+  /**
+   * Records a file the tool saved (listed by resources/list, readable by resources/read) and
+   * gives the resource_link for its result.
+   */
+  savedFile(path: string, mimeType: string, description: string, bytes?: number): ResourceLink;
+  /**
+   * Before a billed call is sent: asks the user when GATEWAY_CONFIRM names its kind and the client
+   * can ask. Null to go ahead; otherwise the sentence for the result (nothing may be sent).
+   */
+  confirm(call: BilledCall): Promise<string | null>;
 }
 
 /** One tool, as data. The registry is the only code that hands these to the SDK. */

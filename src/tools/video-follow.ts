@@ -100,14 +100,10 @@ export async function saveVideo(
     if (received > reported) await progress();
   }
   const extension = videoExtension(download.contentType, url);
+  const { outputDir, workDir } = await ctx.workspace();
   return saveStream(
     counted(download.body),
-    {
-      outputDir: ctx.runtime.config.outputDir,
-      stem: `video-${ref.requestId}`,
-      extension,
-      workDir: ctx.runtime.config.cwd,
-    },
+    { outputDir, stem: `video-${ref.requestId}`, extension, workDir },
     MAX_VIDEO_DOWNLOAD_BYTES,
     ctx.signal,
   );

@@ -31,8 +31,8 @@ export async function resolveImage(
     );
   }
   if (imagePath === undefined) return undefined;
-  const { config } = ctx.runtime;
-  const file = await openInputFile(imagePath, config.inputRoots, config.cwd, MAX_IMAGE_BYTES);
+  const { inputRoots, baseDir } = await ctx.workspace();
+  const file = await openInputFile(imagePath, inputRoots, baseDir, MAX_IMAGE_BYTES);
   // Read through the checked descriptor, one byte past the limit to notice a file that grew.
   const bytes = await readUpTo(file.handle, MAX_IMAGE_BYTES + 1).finally(() => file.handle.close());
   if (bytes.length > MAX_IMAGE_BYTES) {

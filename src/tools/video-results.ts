@@ -2,7 +2,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { ServiceError } from '../service/errors.js';
 import type { VideoJobState } from '../service/videos.js';
-import { fileLink, formatBytes, type SavedFile } from './support/files.js';
+import { formatBytes, type SavedFile } from './support/files.js';
 import { nextStep, success, UserError } from './support/results.js';
 import { oneLine } from './support/text.js';
 import { MAX_WAIT_SECONDS } from './support/wait.js';
@@ -64,7 +64,14 @@ export function jobResult(view: JobView, ctx: ToolContext): CallToolResult {
       'a new generation, billed again.';
   } else if (status === 'done' && saved) {
     said = `${job} is done: ${length}video saved to ${saved.path} (${formatBytes(saved.bytes)}).`;
-    links.push(fileLink(saved.path, videoMime(saved.path), `The finished ${length}video from job ${jobId}`));
+    links.push(
+      ctx.savedFile(
+        saved.path,
+        videoMime(saved.path),
+        `The finished ${length}video from job ${jobId}`,
+        saved.bytes,
+      ),
+    );
   } else if (status === 'done' && structured.video_url) {
     said = `${job} is done: ${length}video at ${structured.video_url}`;
     step = `The URL is temporary: to keep the video, call ${statusTool} with this job_id and download: true.`;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { excerpt } from '../confirm.js';
 import { ServiceError } from '../service/errors.js';
 import {
   classifySubmitFailure,
@@ -38,9 +39,31 @@ const WHAT: Record<VideoSubmitKind, string> = {
   edits: 'video edit',
   extensions: 'video extension',
 };
+const ACTION: Record<VideoSubmitKind, string> = {
+  generations: 'Generate a video',
+  edits: 'Edit a video',
+  extensions: 'Extend a video',
+};
 
 export async function submitAndFollow(options: SubmitOptions, ctx: ToolContext): Promise<CallToolResult> {
   const { kind, tool, body } = options;
+  const stopped = await ctx.confirm({
+    kind: 'video',
+    action: ACTION[kind],
+    model: body.model ?? ctx.runtime.config.videoModel,
+    details: [
+      ['Prompt', excerpt(body.prompt)],
+      ['Duration', body.duration !== undefined ? `${body.duration} s` : undefined],
+      ['Aspect ratio', body.aspect_ratio],
+      ['Resolution', body.resolution],
+      [
+        'Image',
+        body.image && (body.image.url.startsWith('data:') ? 'a local image' : excerpt(body.image.url, 120)),
+      ],
+      ['Starting video', body.video && excerpt(body.video.url, 120)],
+    ],
+  });
+  if (stopped) return failure(stopped);
   const key = options.idempotencyKey ?? `gtm-${randomUUID()}`;
   const { client } = ctx.runtime.service;
   const report = risingProgress((update) => ctx.progress(update));
@@ -61,7 +84,7 @@ export async function submitAndFollow(options: SubmitOptions, ctx: ToolContext):
     clearInterval(heartbeat);
   }
   if (!canEncode(ref)) {
-    ctx.runtime.log.warn(`${tool}: accepted job has unusable ids ${JSON.stringify(ref)}`);
+    ctx.log.warn(`${tool}: accepted job has unusable ids ${JSON.stringify(ref)}`);
     return failure(
       ctx.runtime.scrub(
         `The service accepted the ${WHAT[kind]} (so it is billed) but answered with a job id this server cannot follow (request_id ${JSON.stringify(ref.requestId.slice(0, 80))}). Do not submit again; look the job up in the gateway.`,
@@ -69,7 +92,7 @@ export async function submitAndFollow(options: SubmitOptions, ctx: ToolContext):
     );
   }
   const jobId = encodeJobHandle(ref);
-  ctx.runtime.log.info(
+  ctx.log.info(
     `${tool}: job ${jobId} accepted (request_id ${ref.requestId}, connection ${ref.connectionId ?? 'none'}, idempotency key ${key})`,
   );
   if (options.waitSeconds <= 0) return jobResult({ jobId, state: null, submitted: true }, ctx);
@@ -109,12 +132,12 @@ function submitFailure(
     case 'not-sent':
       return failure(`The ${what} request never reached the service, so nothing was billed. ${reason}`);
     case 'cancelled':
-      ctx.runtime.log.warn(`${tool}: cancelled while submitting; a job may exist (idempotency key ${key})`);
+      ctx.log.warn(`${tool}: cancelled while submitting; a job may exist (idempotency key ${key})`);
       return failure(
         `The ${what} was cancelled while being sent; a job may or may not exist (idempotency key "${key}").`,
       );
     case 'ambiguous': {
-      ctx.runtime.log.warn(
+      ctx.log.warn(
         `${tool}: submit outcome unknown (${error.kind}${error.status ? ` ${error.status}` : ''}); idempotency key ${key}`,
       );
       const headline =

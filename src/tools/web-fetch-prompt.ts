@@ -1,4 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { excerpt } from '../confirm.js';
 import { askWithProgress, incompleteNote } from './support/ask.js';
 import { MODEL_SETTING } from './support/default-models.js';
 import type { CachedPage } from './support/page-cache.js';
@@ -48,6 +49,16 @@ export async function answerFromPage(
     ? `${INSTRUCTIONS} Only part of the page is included; when the answer may be in the part not shown, say so.`
     : INSTRUCTIONS;
 
+  const stopped = await ctx.confirm({
+    kind: 'chat',
+    action: 'Ask a model about a web page',
+    model,
+    details: [
+      ['Question', excerpt(args.prompt)],
+      ['Page', `${page.url} (${formatCount(window.end_index - window.start_index)} characters sent)`],
+    ],
+  });
+  if (stopped) return failure(stopped);
   const answer = await askWithProgress(
     ctx,
     { model, input, instructions, max_output_tokens: ANSWER_MAX_TOKENS },

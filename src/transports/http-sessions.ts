@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { McpProtocol } from '../protocol.js';
+import type { GatewayServer } from '../mcp-server.js';
 import type { Runtime } from '../runtime.js';
 import type { InFlightCalls, WatchedCalls } from './http-calls.js';
 import { RPC, sendRpcError } from './http-io.js';
@@ -11,7 +11,7 @@ export interface Session<T extends Transport = Transport> {
   id: string;
   kind: SessionKind;
   transport: T;
-  server: McpProtocol;
+  server: GatewayServer;
   calls: WatchedCalls;
   /** HTTP responses still open for this session (a listening stream is not idleness). */
   open: number;
@@ -101,7 +101,7 @@ export class SessionRegistry {
 export interface HttpContext {
   runtime: Runtime;
   /** Builds the MCP server for one session (or, stateless, for one request). */
-  makeServer: () => McpProtocol;
+  makeServer: () => GatewayServer;
   sessions: SessionRegistry;
   inFlight: InFlightCalls;
   /** Stateless requests being served, bounded by GATEWAY_MAX_SESSIONS. */

@@ -6,7 +6,7 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError } from '../config.js';
-import type { McpProtocol } from '../protocol.js';
+import type { GatewayServer } from '../mcp-server.js';
 import { closeRuntime, type Runtime } from '../runtime.js';
 import { createServer } from '../server.js';
 import { VERSION } from '../version.js';
@@ -24,7 +24,7 @@ import { handleMcp } from './http-streamable.js';
  */
 export interface HttpServerOptions {
   /** Builds the MCP server for a session; defaults to the project's createServer. */
-  makeServer?: (runtime: Runtime) => McpProtocol;
+  makeServer?: (runtime: Runtime) => GatewayServer;
 }
 
 export interface RunningHttpServer {

@@ -2,7 +2,6 @@ import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../log.js';
-import { isJsonObject } from '../protocol.js';
 
 /**
  * The longest JSON-RPC line read from stdin. A legitimate audio_transcribe call carries up to
@@ -149,4 +148,8 @@ export function isPlainRequest(json: unknown): json is JSONRPCMessage {
   for (const key in meta) if (key !== 'progressToken') return false;
   const token = meta.progressToken;
   return token === undefined || typeof token === 'string' || Number.isSafeInteger(token);
+}
+
+function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

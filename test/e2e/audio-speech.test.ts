@@ -1,6 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { basename, dirname, join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { synthesizeAudio } from '../reference-service/index.js';
@@ -70,7 +69,11 @@ describe('audio_speech', () => {
     expect(out.bytes).toBe(saved.length);
     const link = result.content.find((c) => c.type === 'resource_link');
     expect(link).toMatchObject({ mimeType: 'audio/mpeg' });
-    expect(fileURLToPath((link as { uri: string }).uri)).toBe(out.file_path);
+    expect((link as { uri: string }).uri).toBe(`gateway-tools://output/${basename(out.file_path)}`);
+    const read = await gw.conn.client.readResource({ uri: (link as { uri: string }).uri });
+    expect(read.contents).toEqual([
+      { uri: (link as { uri: string }).uri, mimeType: 'audio/mpeg', blob: saved.toString('base64') },
+    ]);
     expect(result.content.some((c) => c.type === 'audio')).toBe(false);
     expect(textOf(result)).toContain(out.file_path);
     // The format travels in the query string; the body carries only model and input.

@@ -79,6 +79,8 @@ describe('gateway-tools-mcp doctor', () => {
       'transcription',
       'video',
       'output_dir',
+      'output_dir_default',
+      'workspace',
       'input_root',
     ]);
     expect(report.checks.every((c) => c.status === 'ok')).toBe(true);

@@ -180,7 +180,7 @@ describe('start-up weight', () => {
 
   it('the bundle leaves out the dependency code the server never runs', async () => {
     const bundle = await readBundle();
-    expect(bundle).not.toContain('ajv'); // Ajv: the server never elicits
+    expect(bundle).not.toContain('ajv'); // Ajv: the server checks elicitation answers itself
     expect(bundle).not.toContain('erwartet'); // zod's German messages (and every locale but English)
     expect(bundle).not.toContain('ZodEffects'); // zod 3
     expect(bundle).not.toContain('Encoding not recognized'); // iconv-lite, under raw-body

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { videoFileBytes } from '../reference-service/index.js';
 import { useGateway } from '../support/gateway.js';
@@ -102,7 +102,7 @@ describe('a video job from submit to file', () => {
     expect(dirname(path)).toBe(gw.conn.runtime.config.outputDir);
     expect(readFileSync(path).equals(videoFileBytes(256 * 1024))).toBe(true);
     expect(saved.result.content).toContainEqual(
-      expect.objectContaining({ type: 'resource_link', uri: `file://${path}` }),
+      expect.objectContaining({ type: 'resource_link', uri: `gateway-tools://output/${basename(path)}` }),
     );
     expect(submitsOf(gw.service)).toHaveLength(1);
   });

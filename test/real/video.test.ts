@@ -158,13 +158,12 @@ describe('video_status against 9router', () => {
     expect(basename(out.file_path as string)).toMatch(new RegExp(`^video-${requestId}-\\d{8}-\\d{6}\\.mp4$`));
     expect(readFileSync(out.file_path as string)).toEqual(videoBytes(requestId, 20_000));
     expect(textOf(result)).toContain(`video saved to ${out.file_path} (`);
+    const uri = `gateway-tools://output/${basename(out.file_path as string)}`;
     expect(result.content).toContainEqual(
-      expect.objectContaining({
-        type: 'resource_link',
-        uri: expect.stringMatching(/^file:\/\//),
-        mimeType: 'video/mp4',
-      }),
+      expect.objectContaining({ type: 'resource_link', uri, mimeType: 'video/mp4' }),
     );
+    const [read] = (await gw.conn.client.readResource({ uri })).contents;
+    expect(Buffer.from((read as { blob: string }).blob, 'base64')).toEqual(videoBytes(requestId, 20_000));
     expect(progress.at(-1)?.progress).toBeGreaterThanOrEqual(100);
     const journal = await gw.upstream('api.x.ai');
     expect(submitsIn(journal)).toHaveLength(1);

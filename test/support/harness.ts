@@ -33,13 +33,21 @@ export function removeTempDirs(): void {
   for (const dir of createdDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
 
+/** A plain SDK Client, as most tests use; a test of roots, elicitation or logging brings its own. */
+export function testClient(): Client {
+  return new Client({ name: 'test-client', version: '1.0.0' });
+}
+
 /** Connects an SDK Client to a server built in this process, over the in-memory transport. */
-export async function connectInMemory(env: Record<string, string>, argv: string[] = []): Promise<Connected> {
+export async function connectInMemory(
+  env: Record<string, string>,
+  argv: string[] = [],
+  client: Client = testClient(),
+): Promise<Connected> {
   const { config } = parseCommandLine(argv, { GATEWAY_LOG_LEVEL: 'error', ...env }, env.CWD ?? tempDir());
   const runtime = createRuntime(config);
   const server = createServer(runtime);
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  const client = new Client({ name: 'test-client', version: '1.0.0' });
   await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
   return {
     client,
@@ -61,7 +69,11 @@ export interface Spawned {
 }
 
 /** Spawns the built dist/cli.js and connects an SDK Client to it over stdio. */
-export async function connectStdio(env: Record<string, string>, args: string[] = []): Promise<Spawned> {
+export async function connectStdio(
+  env: Record<string, string>,
+  args: string[] = [],
+  client: Client = testClient(),
+): Promise<Spawned> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [CLI, ...args],
@@ -73,7 +85,6 @@ export async function connectStdio(env: Record<string, string>, args: string[] =
   transport.stderr?.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();
   });
-  const client = new Client({ name: 'test-client', version: '1.0.0' });
   await client.connect(transport);
   return { client, pid: () => transport.pid, stderr: () => stderr, close: () => client.close() };
 }

@@ -39,6 +39,8 @@ export async function startHttpCli(
 export interface HttpClientOptions {
   token?: string;
   headers?: Record<string, string>;
+  /** A client set up by the test (handlers for roots, elicitation, log lines); a plain one by default. */
+  client?: Client;
 }
 
 /** An SDK Client connected over Streamable HTTP (/mcp) or the legacy SSE transport (/sse). */
@@ -54,7 +56,7 @@ export async function connectHttp(
     kind === 'streamable'
       ? new StreamableHTTPClientTransport(new URL('/mcp', baseUrl), { requestInit })
       : new SSEClientTransport(new URL('/sse', baseUrl), { requestInit });
-  const client = new Client({ name: `test-${kind}`, version: '1.0.0' });
+  const client = options.client ?? new Client({ name: `test-${kind}`, version: '1.0.0' });
   await client.connect(transport);
   return client;
 }

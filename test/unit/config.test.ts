@@ -1,9 +1,10 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, helpText, parseCommandLine } from '../../src/config.js';
 import { SETTINGS } from '../../src/settings.js';
+import { userDataDir } from '../../src/user-dirs.js';
 
 const parse = (argv: string[], env: Record<string, string> = {}) =>
   parseCommandLine(argv, env, '/work/project');
@@ -36,6 +37,32 @@ describe('configuration', () => {
     expect(config.apiKey).toBe('k-123456');
     expect(config.toolPrefix).toBe('gw_');
     expect(config.inputRoots).toEqual(['/work/project/a', '/abs/b']);
+  });
+
+  it('takes neither / nor the home directory for the workspace', () => {
+    for (const cwd of ['/', homedir()]) {
+      const { config } = parseCommandLine([], { XDG_DATA_HOME: '/data/me' }, cwd);
+      expect(config.cwdIsWorkspace).toBe(false);
+      expect(config.inputRoots).toEqual([]);
+      expect(config.inputRootsSet).toBe(false);
+      expect(config.outputDir).toBe('/data/me/gateway-tools-mcp/gateway-output');
+      expect(config.outputDirSetting).toBe('gateway-output');
+    }
+    const set = parseCommandLine([], { GATEWAY_INPUT_ROOTS: '/srv/in', GATEWAY_OUTPUT_DIR: '/srv/out' }, '/');
+    expect(set.config).toMatchObject({ inputRoots: ['/srv/in'], inputRootsSet: true, outputDir: '/srv/out' });
+  });
+
+  it('finds the per-user data directory of each platform', () => {
+    expect(userDataDir({}, '/home/me', 'linux')).toBe('/home/me/.local/share/gateway-tools-mcp');
+    expect(userDataDir({ XDG_DATA_HOME: 'relative' }, '/home/me', 'linux')).toBe(
+      '/home/me/.local/share/gateway-tools-mcp',
+    );
+    expect(userDataDir({}, '/Users/me', 'darwin')).toBe(
+      '/Users/me/Library/Application Support/gateway-tools-mcp',
+    );
+    expect(userDataDir({ LOCALAPPDATA: 'C:/Users/me/AppData/Local' }, 'C:/Users/me', 'win32')).toBe(
+      join('C:/Users/me/AppData/Local', 'gateway-tools-mcp'),
+    );
   });
 
   it('documents every setting in the README', () => {

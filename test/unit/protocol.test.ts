@@ -3,22 +3,37 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import {
   type JSONRPCMessage,
   LATEST_PROTOCOL_VERSION,
+  ListToolsRequestSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { McpProtocol, type RequestContext, RpcError } from '../../src/protocol.js';
+import { z } from 'zod';
+import { GatewayServer, type RequestExtra, RpcError } from '../../src/mcp-server.js';
 
-// The protocol layer on its own, with handlers made for the test: what JSON-RPC and MCP require of
-// initialize, ping, unknown methods, failures and cancellation.
+// The protocol layer on its own (the SDK's Server as this project wraps it), with handlers made
+// for the test: what JSON-RPC and MCP require of initialize, ping, unknown methods, bad params,
+// failures and cancellation.
 const SECRET = 'sk-protocol-test-0123456789';
 
 interface Harness {
-  server: McpProtocol;
+  server: GatewayServer;
   answers: JSONRPCMessage[];
   errors: string[];
   send(message: Record<string, unknown>): Promise<void>;
   answerTo(id: number | string): Promise<JSONRPCMessage>;
-  slowCalls: RequestContext[];
+  slowCalls: RequestExtra[];
+}
+
+const request = <M extends string, P extends z.ZodType>(method: M, params: P) =>
+  z.object({ method: z.literal(method), params });
+const anyParams = z.optional(z.looseObject({}));
+
+function testServer(log: { error(m: string): void; debug(m: string): void }): GatewayServer {
+  return new GatewayServer(
+    { name: 'test-server', version: '1.2.3' },
+    { capabilities: { tools: { listChanged: false } }, instructions: 'Use the tools.' },
+    log,
+  );
 }
 
 const open: Harness[] = [];
@@ -28,28 +43,25 @@ afterEach(async () => {
 
 async function connect(): Promise<Harness> {
   const errors: string[] = [];
-  const slowCalls: RequestContext[] = [];
-  const server = new McpProtocol(
-    { name: 'test-server', version: '1.2.3' },
-    {
-      capabilities: { tools: { listChanged: false } },
-      instructions: 'Use the tools.',
-      log: { error: (m) => errors.push(m), debug: () => undefined },
-    },
-    {
-      'test/echo': (params) => ({ echoed: params.text }),
-      'test/bug': () => {
-        throw new Error(`exploded near ${SECRET}`);
-      },
-      'test/refused': () => {
-        throw new RpcError(-32602, 'Invalid params: no');
-      },
-      'test/slow': (_params, context) =>
-        new Promise((resolve) => {
-          slowCalls.push(context);
-          context.signal.once('abort', () => resolve({ late: true }));
-        }),
-    },
+  const slowCalls: RequestExtra[] = [];
+  const server = testServer({ error: (m) => errors.push(m), debug: () => undefined });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [] }));
+  server.setRequestHandler(request('test/echo', z.object({ text: z.string() })), (r) => ({
+    echoed: r.params.text,
+  }));
+  server.setRequestHandler(request('test/bug', anyParams), () => {
+    throw new Error(`exploded near ${SECRET}`);
+  });
+  server.setRequestHandler(request('test/refused', anyParams), () => {
+    throw new RpcError(-32602, 'Invalid params: no');
+  });
+  server.setRequestHandler(
+    request('test/slow', anyParams),
+    (_r, extra) =>
+      new Promise((resolve) => {
+        slowCalls.push(extra);
+        extra.signal.addEventListener('abort', () => resolve({ late: true }));
+      }),
   );
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   const answers: JSONRPCMessage[] = [];
@@ -76,17 +88,10 @@ async function connect(): Promise<Harness> {
   return h;
 }
 
-describe('McpProtocol', () => {
+describe('GatewayServer', () => {
   it('completes an SDK client handshake with its name, capabilities and instructions', async () => {
-    const server = new McpProtocol(
-      { name: 'test-server', version: '1.2.3' },
-      {
-        capabilities: { tools: { listChanged: false } },
-        instructions: 'Use the tools.',
-        log: { error: () => undefined, debug: () => undefined },
-      },
-      { 'tools/list': () => ({ tools: [] }) },
-    );
+    const server = testServer({ error: () => undefined, debug: () => undefined });
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [] }));
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     const client = new Client({ name: 'c', version: '1' });
     await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
@@ -101,16 +106,34 @@ describe('McpProtocol', () => {
   it('agrees on a supported protocol version and offers its latest for any other', async () => {
     const h = await connect();
     const older = SUPPORTED_PROTOCOL_VERSIONS.find((v) => v !== LATEST_PROTOCOL_VERSION) as string;
-    await h.send({ id: 1, method: 'initialize', params: { protocolVersion: older, capabilities: {} } });
-    await h.send({
-      id: 2,
-      method: 'initialize',
-      params: { protocolVersion: '1999-01-01', capabilities: {} },
-    });
-    await h.send({ id: 3, method: 'initialize', params: { capabilities: {} } });
+    const clientInfo = { name: 'raw', version: '1' };
+    const init = (protocolVersion?: string) => ({ protocolVersion, capabilities: {}, clientInfo });
+    await h.send({ id: 1, method: 'initialize', params: init(older) });
+    await h.send({ id: 2, method: 'initialize', params: init('1999-01-01') });
+    await h.send({ id: 3, method: 'initialize', params: init() });
     expect(await h.answerTo(1)).toMatchObject({ result: { protocolVersion: older } });
     expect(await h.answerTo(2)).toMatchObject({ result: { protocolVersion: LATEST_PROTOCOL_VERSION } });
-    expect(await h.answerTo(3)).toMatchObject({ error: { code: -32602 } });
+    expect(await h.answerTo(3)).toMatchObject({
+      error: {
+        code: -32602,
+        message: expect.stringMatching(/^Invalid params for initialize: protocolVersion: /),
+      },
+    });
+  });
+
+  it("answers params its schema refuses with -32602 naming the field, for its own methods and the SDK's", async () => {
+    const h = await connect();
+    await h.send({ id: 'e', method: 'test/echo', params: { text: 5 } });
+    await h.send({ id: 'p', method: 'tools/list', params: { cursor: 5 } });
+    expect(await h.answerTo('e')).toMatchObject({
+      error: { code: -32602, message: expect.stringMatching(/^Invalid params for test\/echo: text: /) },
+    });
+    expect(await h.answerTo('p')).toMatchObject({
+      error: {
+        code: -32602,
+        message: 'Invalid params for tools/list: cursor: Invalid input: expected string, received number',
+      },
+    });
   });
 
   it('answers unknown methods with -32601 and leaves notifications and responses unanswered', async () => {
@@ -162,11 +185,17 @@ describe('McpProtocol', () => {
     const h = await connect();
     await h.send({ id: 12, method: 'test/slow', params: { _meta: { progressToken: 'p' } } });
     await waitFor(() => h.slowCalls.length === 1);
-    const call = h.slowCalls[0] as RequestContext;
-    expect(call.progressToken).toBe('p');
-    await call.notify({ method: 'notifications/progress', params: { progressToken: 'p', progress: 1 } });
+    const call = h.slowCalls[0] as RequestExtra;
+    expect(call._meta?.progressToken).toBe('p');
+    await call.sendNotification({
+      method: 'notifications/progress',
+      params: { progressToken: 'p', progress: 1 },
+    });
     await h.send({ method: 'notifications/cancelled', params: { requestId: 12 } });
-    await call.notify({ method: 'notifications/progress', params: { progressToken: 'p', progress: 2 } });
+    await call.sendNotification({
+      method: 'notifications/progress',
+      params: { progressToken: 'p', progress: 2 },
+    });
     const progress = h.answers.filter((a) => 'method' in a && a.method === 'notifications/progress');
     expect(progress).toEqual([
       { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'p', progress: 1 } },

@@ -130,7 +130,7 @@ async function listed(capability: AudioCapability, ctx: ToolContext): Promise<Li
     return { list: await ctx.runtime.service.catalog.list(LIST_OF[capability], ctx.signal) };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    ctx.runtime.log.debug(`listing ${capability} models failed, not checking the model: ${message}`);
+    ctx.log.debug(`listing ${capability} models failed, not checking the model: ${message}`);
     return { list: null, error: ctx.runtime.scrub(message) };
   }
 }

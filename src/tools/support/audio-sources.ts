@@ -54,8 +54,8 @@ export async function audioSource(args: SourceArgs, ctx: ToolContext): Promise<A
 }
 
 async function fileSource(requested: string, maxBytes: number, ctx: ToolContext): Promise<AudioSource> {
-  const { inputRoots, cwd } = ctx.runtime.config;
-  const file = await resolveInputFile(requested, inputRoots, cwd, maxBytes);
+  const { inputRoots, baseDir } = await ctx.workspace();
+  const file = await resolveInputFile(requested, inputRoots, baseDir, maxBytes);
   if (file.size === 0) throw new UserError(`${requested} is empty: there is no audio to transcribe.`);
   const { mtimeMs } = await stat(file.path);
   return {
@@ -63,7 +63,7 @@ async function fileSource(requested: string, maxBytes: number, ctx: ToolContext)
     name: file.name,
     async open() {
       // Checked again and opened once: every byte read below comes through this descriptor.
-      const opened = await openInputFile(requested, inputRoots, cwd, maxBytes);
+      const opened = await openInputFile(requested, inputRoots, baseDir, maxBytes);
       try {
         if (opened.size === 0) throw new UserError(`${requested} is empty: there is no audio to transcribe.`);
         const head = await readUpTo(opened.handle, 512);

@@ -2,8 +2,6 @@ import { type FileHandle, mkdir, open, realpath, rm, stat } from 'node:fs/promis
 import { basename, extname, isAbsolute, join, resolve } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { pathToFileURL } from 'node:url';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { type CancelSignal, toAbortSignal } from '../../cancel.js';
 import { gcPacer } from '../../service/transfer-gc.js';
 import { assertCreatedInside, isInsideDir, realOutputDir } from './fs-guards.js';
@@ -27,6 +25,7 @@ export async function resolveInputFile(
   maxBytes: number,
 ): Promise<InputFile> {
   if (requested.includes('\0')) throw new UserError('The file path contains a NUL character.');
+  if (roots.length === 0) throw new UserError(noWorkspace(cwd));
   const absolute = isAbsolute(requested) ? requested : resolve(cwd, requested);
   let real: string;
   try {
@@ -46,6 +45,18 @@ export async function resolveInputFile(
     throw new UserError(`${requested} is ${formatBytes(info.size)}; the limit is ${formatBytes(maxBytes)}.`);
   }
   return { path: real, size: info.size, name: basename(real) };
+}
+
+/**
+ * Without input roots (the server runs in / or the home directory, and the client shares no
+ * roots) no local file is read: the whole disk is not the workspace.
+ */
+function noWorkspace(cwd: string): string {
+  return (
+    `Local files cannot be read here: the server runs in ${cwd}, which is not a project directory, and the client ` +
+    "shares no workspace roots. Set GATEWAY_INPUT_ROOTS (in this server's settings in the client) to the " +
+    'directories tools may read, or give the file as a URL or inline data instead.'
+  );
 }
 
 /** Why a path cannot be resolved: "No such file" would be wrong for a symlink loop or a huge path. */
@@ -155,21 +166,6 @@ function sanitizeStem(stem: string): string {
     .replace(/^-+|-+$/g, '')
     .slice(0, 48);
   return cleaned || 'file';
-}
-
-/** A resource_link content item pointing at a saved file. */
-export function fileLink(
-  path: string,
-  mimeType: string,
-  description: string,
-): CallToolResult['content'][number] {
-  return {
-    type: 'resource_link',
-    uri: pathToFileURL(path).href,
-    name: basename(path),
-    mimeType,
-    description,
-  };
 }
 
 export function formatBytes(n: number): string {

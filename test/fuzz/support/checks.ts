@@ -5,6 +5,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { decodeJobHandle } from '../../../src/tools/support/job-handle.js';
 import { PageCache } from '../../../src/tools/support/page-cache.js';
+import { savedFileName } from '../../../src/tools/support/saved-files.js';
 import { TranscriptCache } from '../../../src/tools/support/transcript-cache.js';
 import { snapshotDiff, snapshotTree } from './fs-snapshot.js';
 import { overTheWire } from './hostile.js';
@@ -98,7 +99,10 @@ function checkSavedPaths(w: World, result: CallToolResult): void {
   const filePath = (result.structuredContent as { file_path?: unknown } | undefined)?.file_path;
   if (typeof filePath === 'string') paths.push(filePath);
   for (const item of result.content) {
-    if (item.type === 'resource_link' && item.uri.startsWith('file:')) paths.push(fileURLToPath(item.uri));
+    if (item.type !== 'resource_link') continue;
+    if (item.uri.startsWith('file:')) paths.push(fileURLToPath(item.uri));
+    const saved = savedFileName(item.uri);
+    if (saved !== null) paths.push(join(w.outDir, saved));
   }
   for (const path of paths) {
     const rel = relative(w.outDir, path);

@@ -19,13 +19,21 @@ export type Expected =
   | { kind: 'answer'; id: string | number }
   | { kind: 'nothing' };
 
-/** Methods this server handles (a tools-only server: everything else is "Method not found"). */
-const HANDLED = ['ping', 'initialize', 'tools/list', 'tools/call'];
+/** Methods this server handles (everything else is "Method not found"). */
+const HANDLED = [
+  'ping',
+  'initialize',
+  'tools/list',
+  'tools/call',
+  'logging/setLevel',
+  'resources/list',
+  'resources/read',
+  'resources/templates/list',
+];
 const METHODS = [
   ...HANDLED,
-  'resources/list',
+  'resources/subscribe',
   'prompts/list',
-  'logging/setLevel',
   'completion/complete',
   'sampling/createMessage',
   'notifications/initialized',

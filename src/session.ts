@@ -1,0 +1,72 @@
+import type { ResourceLink } from '@modelcontextprotocol/sdk/types.js';
+import { ClientLog, loggerFor } from './client-log.js';
+import { type BilledCall, Confirmations } from './confirm.js';
+import type { Logger } from './log.js';
+import type { GatewayServer, RequestExtra } from './mcp-server.js';
+import { SavedFiles } from './resources.js';
+import type { Runtime } from './runtime.js';
+import { ClientWorkspace, type Workspace } from './workspace.js';
+
+/** The per-connection parts of a tool call's context (see ToolContext). */
+export interface CallParts {
+  log: Logger;
+  workspace(): Promise<Workspace>;
+  savedFile(path: string, mimeType: string, description: string, bytes?: number): ResourceLink;
+  confirm(call: BilledCall): Promise<string | null>;
+}
+
+/**
+ * What one MCP connection has of its own, beside the process-wide runtime: the client's log
+ * level, its workspace (from its roots) and the files its calls saved. A tool call gets its
+ * per-connection parts through forCall().
+ */
+export class Session {
+  readonly clientLog: ClientLog;
+  readonly workspace: ClientWorkspace;
+  readonly files = new SavedFiles();
+  private readonly confirmations: Confirmations;
+
+  constructor(
+    readonly server: GatewayServer,
+    readonly runtime: Runtime,
+  ) {
+    const { config } = runtime;
+    this.clientLog = new ClientLog(server, runtime.scrub);
+    // Stateless HTTP builds a server per request: a client's answer would reach another one.
+    const canAsk = !(config.transport === 'http' && config.stateless);
+    this.workspace = new ClientWorkspace(server, config, canAsk);
+    this.confirmations = new Confirmations(server, config.confirm, canAsk);
+    server.oninitialized = () => {
+      this.workspace.reset();
+      // Settings that weaken the server, said to the client too (VS Code shows server logs).
+      for (const warning of runtime.startupWarnings) this.clientLog.send('warn', warning);
+    };
+  }
+
+  logFor(extra: RequestExtra): Logger {
+    return loggerFor(this.runtime.log, this.clientLog, extra.requestId);
+  }
+
+  workspaceFor(extra: RequestExtra): Promise<Workspace> {
+    return this.workspace.current(extra, this.logFor(extra));
+  }
+
+  forCall(extra: RequestExtra): CallParts {
+    const log = this.logFor(extra);
+    return {
+      log,
+      workspace: () => this.workspace.current(extra, log),
+      savedFile: (path, mimeType, description, bytes) => {
+        const link = this.files.add(path, mimeType, description, bytes);
+        this.server
+          .notification(
+            { method: 'notifications/resources/list_changed' },
+            { relatedRequestId: extra.requestId },
+          )
+          .catch(() => undefined);
+        return link;
+      },
+      confirm: (call) => this.confirmations.ask(call, extra, log),
+    };
+  }
+}
