@@ -86,7 +86,7 @@ export function parseCommandLine(
     const issue = parsed.error.issues[0]!;
     const key = issue.path[0] as keyof RawSettings;
     const setting = SETTINGS.find((s) => s.key === key)!;
-    const shown = setting.secret ? '' : ` (got "${String(raw[key]).slice(0, 80)}")`;
+    const shown = setting.secret ? '' : ` (got "${withoutCredentials(String(raw[key])).slice(0, 80)}")`;
     const where = origin[key] ?? setting.env;
     const alias = where === setting.env ? setting.flag : setting.env;
     throw new ConfigError(`invalid ${where} (${alias}): ${issue.message}${shown}`);
@@ -168,4 +168,12 @@ export function helpText(version: string): string {
     ...rows,
     '',
   ].join('\n');
+}
+
+/**
+ * A setting's value as it may be printed: the user name and password of any URL in it masked
+ * (a base URL or proxy may carry them), before anything else is done to it.
+ */
+export function withoutCredentials(value: string): string {
+  return value.replace(/\/\/[^/?#@\s]*@/g, '//***@');
 }

@@ -97,6 +97,24 @@ describe('configuration', () => {
     expect(() => parse(['--port'])).toThrow(/--port needs a value/);
   });
 
+  it('never prints the credentials of an invalid base URL', () => {
+    for (const value of [
+      'ftp://admin:hunter2-secret-pass@gw.example.com',
+      'http://admin:hunter2-secret-pass@bad host:99',
+      'http://hunter2-secret-pass@gw.example.com:99999',
+      `ftp://admin:${'x'.repeat(70)}hunter2-secret-pass@gw.example.com`,
+    ]) {
+      let message = '';
+      try {
+        parse([], { GATEWAY_BASE_URL: value });
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message, value).toMatch(/^invalid GATEWAY_BASE_URL .*\(got ".*\/\/\*\*\*@/);
+      expect(message, value).not.toMatch(/hunter2|secret|admin|x{10}/);
+    }
+  });
+
   it('never shows a secret value in an error', () => {
     try {
       parse([], { GATEWAY_MCP_TOKEN: 'short' });
