@@ -2,7 +2,7 @@ import type { CancelSignal } from '../cancel.js';
 import type { ServiceClient } from './client.js';
 import { abortable } from './deadline.js';
 import { ServiceError } from './errors.js';
-import { asArray, asObject, asString } from './normalize.js';
+import { asArray, asId, asObject, asPrintable } from './normalize.js';
 
 export type ModelListKind = 'chat' | 'tts' | 'stt' | 'image' | 'embedding' | 'image-to-text' | 'web';
 
@@ -32,8 +32,10 @@ export async function listModels(
     const { data } = await client.json<unknown>({ method: 'GET', path, signal, retry: 'safe' });
     return asArray(asObject(data).data).flatMap((raw) => {
       const m = asObject(raw);
-      const id = asString(m.id);
-      return id ? [{ id, owned_by: asString(m.owned_by) ?? null, kind: asString(m.kind) ?? null }] : [];
+      // A listed id is shown to the agent and to a terminal (doctor): one with control characters
+      // is dropped, not cleaned, since no cleaned form is what the gateway would accept.
+      const id = asId(m.id);
+      return id ? [{ id, owned_by: asPrintable(m.owned_by) ?? null, kind: asPrintable(m.kind) ?? null }] : [];
     });
   } catch (error) {
     if (error instanceof ServiceError && error.status === 404) return null;
@@ -56,11 +58,11 @@ export async function modelInfo(
     });
     const m = asObject(data);
     return {
-      id: asString(m.id) ?? id,
-      name: asString(m.name) ?? null,
-      kind: asString(m.kind) ?? null,
-      owned_by: asString(m.owned_by) ?? null,
-      endpoint: asString(m.endpoint) ?? null,
+      id: asId(m.id) ?? id,
+      name: asPrintable(m.name) ?? null,
+      kind: asPrintable(m.kind) ?? null,
+      owned_by: asPrintable(m.owned_by) ?? null,
+      endpoint: asPrintable(m.endpoint) ?? null,
     };
   } catch (error) {
     if (error instanceof ServiceError && error.status === 404) return null;

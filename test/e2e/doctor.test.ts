@@ -108,6 +108,19 @@ describe('gateway-tools-mcp doctor', () => {
     });
   });
 
+  it('shows no control characters from the gateway: a forged line cannot reach the terminal', async () => {
+    const forged = 'openai/tts-1\u001b[2K\r\u001b[32m✓ Everything is fine\u001b[0m\n✓ forged';
+    service.setModelList('tts', [
+      { id: forged, owned_by: 'openai\u001b]0;title\u0007' },
+      { id: 'openai/tts-1-hd', owned_by: 'openai\u0085\u009b31m' },
+    ]);
+    const run = await doctor({ GATEWAY_API_KEY: SECRET });
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for them is the point
+    expect(run.stdout + run.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+    expect(run.stdout).not.toMatch(/forged|Everything is fine/);
+    expect(lineFor(run.stdout, /Speech/)).toMatch(/openai\/tts-1-hd/);
+  });
+
   it('fails when the service cannot be reached', async () => {
     const gone = await startReferenceService();
     const url = gone.url;

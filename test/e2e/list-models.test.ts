@@ -108,6 +108,20 @@ describe('list_models', () => {
     );
   });
 
+  it('passes on no control characters from the gateway, in either form', async () => {
+    gw.service.setModelList('tts', [
+      { id: 'openai/tts-1\u001b[2K\r✓ forged', owned_by: 'openai' },
+      { id: 'openai/tts-1-hd', owned_by: 'openai\u001b]0;title\u0007\u009b31m' },
+    ]);
+    const result = await list({ capability: 'speech' });
+    expect(result.isError).toBeFalsy();
+    const everything = JSON.stringify(result);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for them is the point
+    expect(everything).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]|\\u001b|\\u009b|\\u0007/);
+    expect(everything).not.toContain('forged');
+    expect(everything).toContain('openai/tts-1-hd');
+  });
+
   it('shows a configured default the gateway does not list', async () => {
     const other = await connectInMemory({
       GATEWAY_BASE_URL: gw.service.url,
