@@ -11,7 +11,7 @@ import { closeRuntime, createRuntime, type Runtime } from '../../src/runtime.js'
 import { createServer } from '../../src/server.js';
 import { success } from '../../src/tools/support/results.js';
 import { defineTool } from '../../src/tools/types.js';
-import { type ReferenceService, startReferenceService } from '../reference-service/index.js';
+import { useReferenceService } from '../support/gateway.js';
 import { connectStdio, tempDir, textOf } from '../support/harness.js';
 import { connectHttp, disconnect, HTTP_KINDS, startHttpCli } from '../support/http-harness.js';
 import { until } from '../support/video.js';
@@ -111,22 +111,14 @@ describe('log lines in memory', () => {
 });
 
 describe('log lines from the built server', () => {
-  let service: ReferenceService;
-  let env: Record<string, string>;
-  beforeAll(async () => {
-    service = await startReferenceService();
-    env = { GATEWAY_BASE_URL: service.url, GATEWAY_API_KEY: service.apiKey };
-  });
-  afterAll(async () => {
-    await service.close();
-  });
+  const reference = useReferenceService();
 
   const submit = (client: Client) =>
     client.callTool({ name: 'video_generate', arguments: { prompt: 'a kite', wait_seconds: 0 } });
 
   it('tells a stdio client what weakens the server, and the log lines of its calls at its level', async () => {
     const { client, lines } = loggingClient();
-    const spawned = await connectStdio({ ...env, GATEWAY_ALLOW_PRIVATE_URLS: '*' }, [], client);
+    const spawned = await connectStdio({ ...reference.env, GATEWAY_ALLOW_PRIVATE_URLS: '*' }, [], client);
     try {
       await until(() => lines.length > 0, 5_000, 'a start-up warning');
       expect(lines[0]).toMatchObject({
@@ -139,7 +131,7 @@ describe('log lines from the built server', () => {
       await submit(client);
       const accepted = lines.filter((l) => l.level === 'info').map((l) => String(l.data));
       expect(accepted).toEqual([expect.stringMatching(/^video_generate: job \S+ accepted/)]);
-      expect(JSON.stringify(lines)).not.toContain(service.apiKey);
+      expect(JSON.stringify(lines)).not.toContain(reference.service.apiKey);
       // The stderr log keeps GATEWAY_LOG_LEVEL (info in this harness): both submits are there.
       expect(spawned.stderr().match(/info: video_generate: job \S+ accepted/g)).toHaveLength(2);
     } finally {
@@ -148,7 +140,7 @@ describe('log lines from the built server', () => {
   });
 
   it.each(HTTP_KINDS)('sends the log lines of a call on its own stream over %s', async (kind) => {
-    const server = await startHttpCli(env);
+    const server = await startHttpCli(reference.env);
     const { client, lines } = loggingClient();
     try {
       await connectHttp(server.url, kind, { client });

@@ -5,8 +5,8 @@ import {
   ElicitRequestSchema,
   type ElicitResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ReferenceService, startReferenceService } from '../reference-service/index.js';
+import { describe, expect, it } from 'vitest';
+import { useReferenceService } from '../support/gateway.js';
 import { connectInMemory, connectStdio, runCli, tempDir, testClient, textOf } from '../support/harness.js';
 import { connectHttp, disconnect, HTTP_KINDS, startHttpCli } from '../support/http-harness.js';
 import { submitsOf, until } from '../support/video.js';
@@ -14,15 +14,7 @@ import { submitsOf, until } from '../support/video.js';
 // Confirm before spending (GATEWAY_CONFIRM): a client with elicitation asks its user before a
 // billed call is sent; declined, dismissed or cancelled, nothing reaches the gateway and the
 // result says so; a client without elicitation gets the call as without the setting.
-let service: ReferenceService;
-let env: Record<string, string>;
-beforeAll(async () => {
-  service = await startReferenceService();
-  env = { GATEWAY_BASE_URL: service.url, GATEWAY_API_KEY: service.apiKey };
-});
-afterAll(async () => {
-  await service.close();
-});
+const reference = useReferenceService();
 
 interface AskingClient {
   client: Client;
@@ -56,9 +48,9 @@ const generate = (client: Client, signal?: AbortSignal) =>
 describe('confirmations in memory', () => {
   it('asks before a video is generated, with what, which model and which options', async () => {
     const user = askingClient('decline');
-    const conn = await connectInMemory({ ...env, GATEWAY_CONFIRM: 'video' }, [], user.client);
+    const conn = await connectInMemory({ ...reference.env, GATEWAY_CONFIRM: 'video' }, [], user.client);
     try {
-      const before = submitsOf(service).length;
+      const before = submitsOf(reference.service).length;
       const declined = await generate(user.client);
       expect(declined.isError).toBe(true);
       expect(textOf(declined)).toBe(
@@ -77,12 +69,12 @@ describe('confirmations in memory', () => {
       expect(textOf(await generate(user.client))).toMatch(
         /^The user dismissed the confirmation: Generate a video /,
       );
-      expect(submitsOf(service)).toHaveLength(before);
+      expect(submitsOf(reference.service)).toHaveLength(before);
 
       user.answer = 'accept';
       const accepted = await generate(user.client);
       expect(accepted.isError, textOf(accepted)).toBeFalsy();
-      expect(submitsOf(service)).toHaveLength(before + 1);
+      expect(submitsOf(reference.service)).toHaveLength(before + 1);
       expect(user.asked).toHaveLength(3);
     } finally {
       await conn.close();
@@ -91,9 +83,9 @@ describe('confirmations in memory', () => {
 
   it('asks only for the kinds named, and for every kind with all', async () => {
     const user = askingClient('decline');
-    const conn = await connectInMemory({ ...env, GATEWAY_CONFIRM: 'speech' }, [], user.client);
+    const conn = await connectInMemory({ ...reference.env, GATEWAY_CONFIRM: 'speech' }, [], user.client);
     try {
-      const before = service.counters.speech ?? 0;
+      const before = reference.service.counters.speech ?? 0;
       const speech = (await user.client.callTool({
         name: 'audio_speech',
         arguments: { text: 'Say this', model: 'openai/tts-1/alloy' },
@@ -101,14 +93,14 @@ describe('confirmations in memory', () => {
       expect(textOf(speech)).toMatch(
         /^The user declined: Turn text into speech with openai\/tts-1\/alloy was not sent/,
       );
-      expect(service.counters.speech ?? 0).toBe(before);
+      expect(reference.service.counters.speech ?? 0).toBe(before);
       expect((await generate(user.client)).isError).toBeFalsy();
       expect(user.asked).toHaveLength(1);
     } finally {
       await conn.close();
     }
     const all = askingClient('decline');
-    const everything = await connectInMemory({ ...env, GATEWAY_CONFIRM: 'all' }, [], all.client);
+    const everything = await connectInMemory({ ...reference.env, GATEWAY_CONFIRM: 'all' }, [], all.client);
     try {
       const asked = (await all.client.callTool({
         name: 'ask_model',
@@ -122,11 +114,11 @@ describe('confirmations in memory', () => {
   });
 
   it('sends as today to a client without elicitation', async () => {
-    const conn = await connectInMemory({ ...env, GATEWAY_CONFIRM: 'all' }, [], testClient());
+    const conn = await connectInMemory({ ...reference.env, GATEWAY_CONFIRM: 'all' }, [], testClient());
     try {
-      const before = submitsOf(service).length;
+      const before = submitsOf(reference.service).length;
       expect((await generate(conn.client)).isError).toBeFalsy();
-      expect(submitsOf(service)).toHaveLength(before + 1);
+      expect(submitsOf(reference.service)).toHaveLength(before + 1);
     } finally {
       await conn.close();
     }
@@ -134,16 +126,16 @@ describe('confirmations in memory', () => {
 
   it('sends nothing when the call is cancelled while the user is being asked', async () => {
     const user = askingClient('never');
-    const conn = await connectInMemory({ ...env, GATEWAY_CONFIRM: 'video' }, [], user.client);
+    const conn = await connectInMemory({ ...reference.env, GATEWAY_CONFIRM: 'video' }, [], user.client);
     try {
-      const before = submitsOf(service).length;
+      const before = submitsOf(reference.service).length;
       const abort = new AbortController();
       const call = generate(user.client, abort.signal);
       await until(() => user.asked.length === 1, 5_000, 'the confirmation');
       abort.abort('changed my mind');
       await expect(call).rejects.toThrow();
       await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(submitsOf(service)).toHaveLength(before);
+      expect(submitsOf(reference.service)).toHaveLength(before);
     } finally {
       await conn.close();
     }
@@ -153,13 +145,13 @@ describe('confirmations in memory', () => {
 describe('confirmations through the built server', () => {
   it('over stdio', async () => {
     const user = askingClient('decline');
-    const spawned = await connectStdio({ ...env, GATEWAY_CONFIRM: 'video' }, [], user.client);
+    const spawned = await connectStdio({ ...reference.env, GATEWAY_CONFIRM: 'video' }, [], user.client);
     try {
-      const before = submitsOf(service).length;
+      const before = submitsOf(reference.service).length;
       expect(textOf(await generate(user.client))).toMatch(/^The user declined/);
       user.answer = 'accept';
       expect((await generate(user.client)).isError).toBeFalsy();
-      expect(submitsOf(service)).toHaveLength(before + 1);
+      expect(submitsOf(reference.service)).toHaveLength(before + 1);
       expect(spawned.stderr()).toMatch(
         /info: Generate a video with xai\/grok-imagine-video: declined by the user/,
       );
@@ -169,15 +161,19 @@ describe('confirmations through the built server', () => {
   });
 
   it.each(HTTP_KINDS)('over %s', async (kind) => {
-    const server = await startHttpCli({ ...env, GATEWAY_CONFIRM: 'video', CWD: tempDir('gtm-confirm-') });
+    const server = await startHttpCli({
+      ...reference.env,
+      GATEWAY_CONFIRM: 'video',
+      CWD: tempDir('gtm-confirm-'),
+    });
     const user = askingClient('decline');
     try {
       await connectHttp(server.url, kind, { client: user.client });
-      const before = submitsOf(service).length;
+      const before = submitsOf(reference.service).length;
       expect(textOf(await generate(user.client))).toMatch(/^The user declined/);
       user.answer = 'accept';
       expect((await generate(user.client)).isError).toBeFalsy();
-      expect(submitsOf(service)).toHaveLength(before + 1);
+      expect(submitsOf(reference.service)).toHaveLength(before + 1);
       await disconnect(user.client);
     } finally {
       await server.stop();
@@ -185,7 +181,7 @@ describe('confirmations through the built server', () => {
   });
 
   it('does not ask in stateless mode, where the answer would reach another server', async () => {
-    const server = await startHttpCli({ ...env, GATEWAY_CONFIRM: 'video' }, ['--stateless']);
+    const server = await startHttpCli({ ...reference.env, GATEWAY_CONFIRM: 'video' }, ['--stateless']);
     const user = askingClient('decline');
     try {
       await connectHttp(server.url, 'streamable', { client: user.client });
@@ -198,7 +194,7 @@ describe('confirmations through the built server', () => {
   });
 
   it('doctor says which calls are confirmed and which clients can ask', async () => {
-    const run = await runCli(['doctor', '--json'], { ...env, GATEWAY_CONFIRM: 'audio' });
+    const run = await runCli(['doctor', '--json'], { ...reference.env, GATEWAY_CONFIRM: 'audio' });
     const checks = (JSON.parse(run.stdout) as { checks: { id: string; message: string }[] }).checks;
     expect(checks.find((c) => c.id === 'confirm')?.message).toBe(
       'Confirmation before billed speech, transcription calls: asked by clients with elicitation (Claude Code, Cursor, VS Code, Codex); other clients, and stateless HTTP, are not asked',
@@ -206,7 +202,7 @@ describe('confirmations through the built server', () => {
   });
 
   it('refuses an unknown kind at start-up, naming the choices', async () => {
-    const run = await runCli([], { ...env, GATEWAY_CONFIRM: 'video,everything' });
+    const run = await runCli([], { ...reference.env, GATEWAY_CONFIRM: 'video,everything' });
     expect(run.code).toBe(2);
     expect(run.stderr.trim()).toBe(
       'gateway-tools-mcp: invalid GATEWAY_CONFIRM (--confirm): must be kinds of billed call, comma-separated: video, speech, transcription, chat, audio, all (got "video,everything")',

@@ -5,22 +5,15 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, ResourceLink } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_RESOURCE_BYTES } from '../../src/tools/support/read-saved-file.js';
-import { type ReferenceService, startReferenceService, synthesizeAudio } from '../reference-service/index.js';
+import { synthesizeAudio } from '../reference-service/index.js';
+import { useReferenceService } from '../support/gateway.js';
 import { type Connected, connectInMemory, connectStdio, structuredOf, tempDir } from '../support/harness.js';
 import { connectHttp, disconnect, HTTP_KINDS, startHttpCli } from '../support/http-harness.js';
 
 // Saved files as MCP resources: every file a tool saves is listed to the session that made it
 // and readable by the URI the tool returned, through the protocol (so a client on another machine
 // gets it too), and nothing else on the server's disk is.
-let service: ReferenceService;
-let env: Record<string, string>;
-beforeAll(async () => {
-  service = await startReferenceService();
-  env = { GATEWAY_BASE_URL: service.url, GATEWAY_API_KEY: service.apiKey };
-});
-afterAll(async () => {
-  await service.close();
-});
+const reference = useReferenceService();
 
 const SPEECH = { text: 'Resources over the wire', model: 'openai/tts-1/alloy' };
 
@@ -41,7 +34,7 @@ describe('resources in memory', () => {
   beforeAll(async () => {
     cwd = tempDir('gtm-res-');
     outputDir = join(cwd, 'gateway-output');
-    conn = await connectInMemory({ ...env, CWD: cwd });
+    conn = await connectInMemory({ ...reference.env, CWD: cwd });
   });
   afterAll(async () => {
     await conn.close();
@@ -90,7 +83,7 @@ describe('resources in memory', () => {
   });
 
   it('lists a file only to the session that saved it, and reads it for any session of the same workspace', async () => {
-    const other = await connectInMemory({ ...env, CWD: cwd });
+    const other = await connectInMemory({ ...reference.env, CWD: cwd });
     try {
       const { link } = await speak(conn.client);
       expect((await other.client.listResources()).resources).toEqual([]);
@@ -152,7 +145,7 @@ describe('resources in memory', () => {
 describe('a remote client reads saved files through the built server', () => {
   it.each(HTTP_KINDS)('over %s, from a server in another working directory', async (kind) => {
     const serverDir = tempDir('gtm-res-remote-');
-    const server = await startHttpCli({ ...env, CWD: serverDir });
+    const server = await startHttpCli({ ...reference.env, CWD: serverDir });
     let client: Client | undefined;
     try {
       client = await connectHttp(server.url, kind);
@@ -173,7 +166,7 @@ describe('a remote client reads saved files through the built server', () => {
   });
 
   it('over stdio', async () => {
-    const spawned = await connectStdio({ ...env, CWD: tempDir('gtm-res-stdio-') });
+    const spawned = await connectStdio({ ...reference.env, CWD: tempDir('gtm-res-stdio-') });
     try {
       const { link } = await speak(spawned.client);
       expect((await spawned.client.readResource({ uri: link.uri })).contents).toEqual([

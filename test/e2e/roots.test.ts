@@ -8,8 +8,9 @@ import {
   type LoggingMessageNotification,
   LoggingMessageNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ReferenceService, startReferenceService, synthesizeAudio } from '../reference-service/index.js';
+import { describe, expect, it } from 'vitest';
+import { synthesizeAudio } from '../reference-service/index.js';
+import { useReferenceService } from '../support/gateway.js';
 import { connectInMemory, connectStdio, runCli, structuredOf, tempDir, textOf } from '../support/harness.js';
 import { connectHttp, disconnect, HTTP_KINDS, startHttpCli } from '../support/http-harness.js';
 
@@ -17,15 +18,7 @@ import { connectHttp, disconnect, HTTP_KINDS, startHttpCli } from '../support/ht
 // the first, and files are saved under it. Without roots, a server started in / or the home
 // directory (as Claude Desktop starts it) reads no local file and saves in the per-user data
 // directory.
-let service: ReferenceService;
-let env: Record<string, string>;
-beforeAll(async () => {
-  service = await startReferenceService();
-  env = { GATEWAY_BASE_URL: service.url, GATEWAY_API_KEY: service.apiKey };
-});
-afterAll(async () => {
-  await service.close();
-});
+const reference = useReferenceService();
 
 interface RootsClient {
   client: Client;
@@ -89,7 +82,7 @@ describe('a client with roots, in memory', () => {
     ];
     const serverCwd = dirWithAudio('gtm-cwd-', 'in the cwd');
     const roots = rootsClient([rootA, rootB]);
-    const conn = await connectInMemory({ ...env, CWD: serverCwd }, [], roots.client);
+    const conn = await connectInMemory({ ...reference.env, CWD: serverCwd }, [], roots.client);
     try {
       const first = await speak(conn.client);
       expect(dirname(first)).toBe(join(rootA, 'gateway-output'));
@@ -124,7 +117,11 @@ describe('a client with roots, in memory', () => {
       dirWithAudio('gtm-conf-', 'configured'),
     ];
     const roots = rootsClient([root]);
-    const conn = await connectInMemory({ ...env, GATEWAY_INPUT_ROOTS: configured }, [], roots.client);
+    const conn = await connectInMemory(
+      { ...reference.env, GATEWAY_INPUT_ROOTS: configured },
+      [],
+      roots.client,
+    );
     try {
       expect((await transcribe(conn.client, join(root, 'clip.mp3'))).isError).toBe(true);
       expect(textOf(await transcribe(conn.client, join(configured, 'clip.mp3')))).toContain(
@@ -137,7 +134,7 @@ describe('a client with roots, in memory', () => {
     const fixed = rootsClient([root]);
     const output = join(tempDir('gtm-out-'), 'out');
     const both = await connectInMemory(
-      { ...env, GATEWAY_INPUT_ROOTS: configured, GATEWAY_OUTPUT_DIR: output },
+      { ...reference.env, GATEWAY_INPUT_ROOTS: configured, GATEWAY_OUTPUT_DIR: output },
       [],
       fixed.client,
     );
@@ -154,7 +151,7 @@ describe('a client with roots, in memory', () => {
     const roots = rootsClient([tempDir('gtm-root-')], () => {
       throw new Error('roots are not available');
     });
-    const conn = await connectInMemory({ ...env, CWD: cwd }, [], roots.client);
+    const conn = await connectInMemory({ ...reference.env, CWD: cwd }, [], roots.client);
     try {
       expect(dirname(await speak(conn.client))).toBe(join(cwd, 'gateway-output'));
       expect(roots.log).toEqual([
@@ -175,7 +172,11 @@ describe('the built server', () => {
   it('uses the roots of a stdio client started in /', async () => {
     const root = dirWithAudio('gtm-root-', 'from the root');
     const roots = rootsClient([root]);
-    const spawned = await connectStdio({ ...env, CWD: '/', HOME: tempDir('gtm-home-') }, [], roots.client);
+    const spawned = await connectStdio(
+      { ...reference.env, CWD: '/', HOME: tempDir('gtm-home-') },
+      [],
+      roots.client,
+    );
     try {
       expect(dirname(await speak(roots.client))).toBe(join(root, 'gateway-output'));
       expect(textOf(await transcribe(roots.client, 'clip.mp3'))).toContain(heard('from the root'));
@@ -190,16 +191,16 @@ describe('the built server', () => {
       const home = tempDir('gtm-home-');
       writeFileSync(join(home, 'clip.mp3'), synthesizeAudio('private', 'mp3'));
       const cwd = where === '/' ? '/' : home;
-      const spawned = await connectStdio({ ...env, CWD: cwd, HOME: home });
+      const spawned = await connectStdio({ ...reference.env, CWD: cwd, HOME: home });
       try {
-        const before = service.counters.transcriptions ?? 0;
+        const before = reference.service.counters.transcriptions ?? 0;
         const refused = await transcribe(spawned.client, join(home, 'clip.mp3'));
         expect(refused.isError).toBe(true);
         expect(textOf(refused)).toBe(
           `Local files cannot be read here: the server runs in ${cwd}, which is not a project directory, and the client shares no workspace roots. ` +
             "Set GATEWAY_INPUT_ROOTS (in this server's settings in the client) to the directories tools may read, or give the file as a URL or inline data instead.",
         );
-        expect(service.counters.transcriptions ?? 0).toBe(before);
+        expect(reference.service.counters.transcriptions ?? 0).toBe(before);
         const saved = await speak(spawned.client);
         expect(dirname(saved)).toBe(join(home, '.local/share/gateway-tools-mcp/gateway-output'));
         expect(spawned.stderr()).toContain(`the working directory ${cwd} is not a project directory`);
@@ -212,7 +213,7 @@ describe('the built server', () => {
 
   it('doctor names the per-user output directory and says there are no input roots', async () => {
     const home = tempDir('gtm-home-');
-    const run = await runCli(['doctor', '--json'], { ...env, CWD: '/', HOME: home });
+    const run = await runCli(['doctor', '--json'], { ...reference.env, CWD: '/', HOME: home });
     const report = JSON.parse(run.stdout) as { checks: { id: string; status: string; message: string }[] };
     const byId = (id: string) => report.checks.find((c) => c.id === id);
     expect(byId('output_dir')).toMatchObject({
@@ -227,7 +228,11 @@ describe('the built server', () => {
       'their roots are the input roots, files go to <first root>/gateway-output',
     );
 
-    const inProject = await runCli(['doctor', '--json'], { ...env, CWD: tempDir('gtm-proj-'), HOME: home });
+    const inProject = await runCli(['doctor', '--json'], {
+      ...reference.env,
+      CWD: tempDir('gtm-proj-'),
+      HOME: home,
+    });
     const checks = (JSON.parse(inProject.stdout) as typeof report).checks;
     expect(checks.find((c) => c.id === 'output_dir_default')?.message).toContain(
       join(home, '.local/share/gateway-tools-mcp/gateway-output'),
@@ -236,7 +241,7 @@ describe('the built server', () => {
 
   it.each(HTTP_KINDS)('follows the roots of a client over %s', async (kind) => {
     const root = tempDir('gtm-root-');
-    const server = await startHttpCli({ ...env, CWD: tempDir('gtm-cwd-') });
+    const server = await startHttpCli({ ...reference.env, CWD: tempDir('gtm-cwd-') });
     const roots = rootsClient([root]);
     try {
       await connectHttp(server.url, kind, { client: roots.client });
@@ -250,7 +255,7 @@ describe('the built server', () => {
 
   it('does not ask for roots in stateless mode, where the answer would reach another server', async () => {
     const cwd = tempDir('gtm-cwd-');
-    const server = await startHttpCli({ ...env, CWD: cwd }, ['--stateless']);
+    const server = await startHttpCli({ ...reference.env, CWD: cwd }, ['--stateless']);
     const roots = rootsClient([tempDir('gtm-root-')]);
     try {
       await connectHttp(server.url, 'streamable', { client: roots.client });

@@ -46,3 +46,26 @@ export function useGateway(options: GatewayOptions = {}): Gateway {
   });
   return gateway;
 }
+
+export interface ReferenceSetup {
+  /** The reference service, running for the whole file. */
+  service: ReferenceService;
+  /** The settings that point a server at it: pass them (plus more) to any way of starting one. */
+  env: Record<string, string>;
+}
+
+/**
+ * The reference service alone, for files that start their own servers (in memory, over stdio or
+ * HTTP) with settings of their own.
+ */
+export function useReferenceService(): ReferenceSetup {
+  const setup = {} as ReferenceSetup;
+  beforeAll(async () => {
+    setup.service = await startReferenceService();
+    setup.env = { GATEWAY_BASE_URL: setup.service.url, GATEWAY_API_KEY: setup.service.apiKey };
+  });
+  afterAll(async () => {
+    await setup.service?.close();
+  });
+  return setup;
+}
