@@ -49,6 +49,8 @@ type Handler<T extends AnyObjectSchema> = (
  */
 export class GatewayServer extends Server {
   private bugLog: Pick<Logger, 'error'> | undefined;
+  /** Called before each request's handler, with the request's method and context. */
+  onrequest?: (method: string, extra: RequestExtra) => void;
 
   constructor(info: Implementation, options: ServerOptions, log: Pick<Logger, 'error' | 'debug'>) {
     super(info, { jsonSchemaValidator: FLAT_FORM_VALIDATOR, ...options });
@@ -61,6 +63,7 @@ export class GatewayServer extends Server {
     const strict = method === 'tools/call' ? undefined : schema;
     super.setRequestHandler(looseRequest(method) as unknown as T, async (request, extra) => {
       const checked = strict ? paramsChecked(strict, request, method) : request;
+      this.onrequest?.(method, extra);
       try {
         return await handler(checked as SchemaOutput<T>, extra);
       } catch (error) {

@@ -25,6 +25,8 @@ export class Session {
   readonly workspace: ClientWorkspace;
   readonly files = new SavedFiles();
   private readonly confirmations: Confirmations;
+  /** Start-up warnings not yet told to this client (over HTTP, they wait for its next request). */
+  private pendingWarnings: readonly string[] = [];
 
   constructor(
     readonly server: GatewayServer,
@@ -39,8 +41,21 @@ export class Session {
     server.oninitialized = () => {
       this.workspace.reset();
       // Settings that weaken the server, said to the client too (VS Code shows server logs).
-      for (const warning of runtime.startupWarnings) this.clientLog.send('warn', warning);
+      // Over HTTP a line sent now would go to the client's GET stream, which it may not have
+      // opened (yet, or ever): it waits for the next request and travels on that one's stream.
+      if (config.transport === 'http') this.pendingWarnings = [...runtime.startupWarnings];
+      else this.sendWarnings(runtime.startupWarnings);
     };
+    server.onrequest = (_method, extra) => {
+      if (this.pendingWarnings.length === 0) return;
+      const warnings = this.pendingWarnings;
+      this.pendingWarnings = [];
+      this.sendWarnings(warnings, extra.requestId);
+    };
+  }
+
+  private sendWarnings(warnings: readonly string[], relatedRequestId?: string | number): void {
+    for (const warning of warnings) this.clientLog.send('warn', warning, relatedRequestId);
   }
 
   logFor(extra: RequestExtra): Logger {

@@ -139,6 +139,28 @@ describe('log lines from the built server', () => {
     }
   });
 
+  it.each(HTTP_KINDS)(
+    'tells a client over %s what weakens the server, on its first request',
+    async (kind) => {
+      const server = await startHttpCli({ ...reference.env, GATEWAY_ALLOW_PRIVATE_URLS: '*' });
+      const { client, lines } = loggingClient();
+      try {
+        await connectHttp(server.url, kind, { client });
+        await client.listTools();
+        await client.listTools();
+        expect(lines).toEqual([
+          expect.objectContaining({
+            level: 'warning',
+            data: expect.stringContaining('GATEWAY_ALLOW_PRIVATE_URLS is *'),
+          }),
+        ]);
+        await disconnect(client);
+      } finally {
+        await server.stop();
+      }
+    },
+  );
+
   it.each(HTTP_KINDS)('sends the log lines of a call on its own stream over %s', async (kind) => {
     const server = await startHttpCli(reference.env);
     const { client, lines } = loggingClient();
