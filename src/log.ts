@@ -1,3 +1,5 @@
+import type { Scrub } from './secrets.js';
+
 /** One logger, to stderr only: stdout belongs to JSON-RPC on the stdio transport. */
 export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -10,8 +12,6 @@ export interface Logger {
   level: LogLevel;
 }
 
-type Scrub = (text: string) => string;
-
 export function createLogger(level: LogLevel, scrub: Scrub = (t) => t): Logger {
   const rank = LOG_LEVELS.indexOf(level);
   const write = (at: LogLevel) => (message: string) => {
@@ -19,14 +19,4 @@ export function createLogger(level: LogLevel, scrub: Scrub = (t) => t): Logger {
     process.stderr.write(`[gateway-tools-mcp] ${at}: ${scrub(message)}\n`);
   };
   return { level, error: write('error'), warn: write('warn'), info: write('info'), debug: write('debug') };
-}
-
-/** Builds a function that replaces every secret (and anything shaped like a bearer token) with ***. */
-export function secretScrubber(secrets: readonly (string | undefined)[]): Scrub {
-  const known = secrets.filter((s): s is string => typeof s === 'string' && s.length >= 4);
-  return (text) => {
-    let out = text;
-    for (const secret of known) out = out.split(secret).join('***');
-    return out.replace(/(bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi, '$1***');
-  };
 }

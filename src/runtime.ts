@@ -1,5 +1,6 @@
 import type { Config } from './config.js';
-import { createLogger, type Logger, secretScrubber } from './log.js';
+import { createLogger, type Logger } from './log.js';
+import { secretScrubber } from './secrets.js';
 import { createService, type Service } from './service/index.js';
 import { proxyPasswords } from './service/proxy-settings.js';
 import { PageCache } from './tools/support/page-cache.js';
@@ -34,7 +35,7 @@ export function createRuntime(config: Config, startupWarnings: readonly string[]
   return {
     config,
     secrets,
-    service: createService(config, scrub),
+    service: createService(config, scrub, secrets),
     pages: new PageCache(),
     transcripts: new TranscriptCache(),
     log: createLogger(config.logLevel, scrub),

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { CancelSignal } from '../cancel.js';
+import { withoutSecrets } from '../secrets.js';
 import { Deadline, sleep } from './deadline.js';
 import { createDispatchers, type Dispatchers } from './dispatchers.js';
 import { parseErrorBody, ServiceError, seconds } from './errors.js';
@@ -27,6 +28,8 @@ export interface ServiceClientOptions {
   maxRetries: number;
   /** Removes secrets from any text that leaves the client. */
   scrub: (text: string) => string;
+  /** The exact secrets, removed from every body the service sends before anything reads (or cuts) it. */
+  secrets?: readonly string[];
   userAgent?: string;
   /** Hosts on non-public networks that downloads may reach (GATEWAY_ALLOW_PRIVATE_URLS; `*` = any). */
   allowPrivateUrls?: readonly string[];
@@ -143,11 +146,19 @@ export class ServiceClient {
     return this.options.scrub(text);
   }
 
+  /**
+   * A body as the service sent it, without the exact secrets: done before it is parsed, so no
+   * later cut (a capped field, a page window, a preview) can leave part of a secret behind.
+   */
+  clean(text: string): string {
+    return this.options.secrets ? withoutSecrets(text, this.options.secrets) : text;
+  }
+
   /** Sends a request and parses a JSON answer (tolerating a trailing `data: [DONE]`). */
   json<T>(req: ServiceRequest): Promise<JsonResponse<T>> {
     return this.withRetries(req, true, async (signal) => {
       const res = await this.send(req, signal);
-      const text = await readText(res.body, MAX_JSON_BYTES, signal);
+      const text = this.clean(await readText(res.body, MAX_JSON_BYTES, signal));
       return { data: parseJsonBody<T>(text, this.options.scrub), headers: res.headers };
     });
   }
@@ -304,9 +315,10 @@ export class ServiceClient {
     });
     const flatHeaders = flattenHeaders(res.headers);
     if (res.statusCode >= 400) {
-      const text = await readText(res.body, MAX_ERROR_BYTES, signal).catch(() => '');
+      // Scrubbed whole before parseErrorBody cuts its message.
+      const text = this.scrub(await readText(res.body, MAX_ERROR_BYTES, signal).catch(() => ''));
       const parsed = parseErrorBody(text, flatHeaders['content-type']);
-      const said = parsed.message === undefined ? undefined : this.scrub(parsed.message);
+      const said = parsed.message;
       throw new ServiceError({
         kind: 'http',
         status: res.statusCode,

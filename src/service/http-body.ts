@@ -17,7 +17,8 @@ function parseJson<T>(cleaned: string, scrub: (t: string) => string): T {
   try {
     return JSON.parse(cleaned) as T;
   } catch {
-    const preview = scrub(cleaned.slice(0, 80).replace(/\s+/g, ' '));
+    // Scrubbed whole, then cut: a cut first could leave part of a secret that scrub no longer knows.
+    const preview = scrub(cleaned).replace(/\s+/g, ' ').slice(0, 80);
     throw new ServiceError({
       kind: 'malformed',
       message: `The service sent a body that is not valid JSON (${cleaned.length} bytes, starting "${preview}")`,

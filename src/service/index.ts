@@ -12,13 +12,18 @@ export interface Service {
   catalog: ModelCatalog;
 }
 
-export function createService(config: Config, scrub: (text: string) => string): Service {
+export function createService(
+  config: Config,
+  scrub: (text: string) => string,
+  secrets: readonly string[] = [],
+): Service {
   const client = new ServiceClient({
     baseUrl: config.baseUrl,
     apiKey: config.apiKey,
     timeoutMs: config.timeoutMs,
     maxRetries: config.maxRetries,
     scrub,
+    secrets,
     userAgent: `gateway-tools-mcp/${VERSION}`,
     allowPrivateUrls: config.allowPrivateUrls,
     proxy: config.proxy,

@@ -121,12 +121,17 @@ async function readResponse(
   if (mode !== 'sse') {
     raw += decoder.decode();
     return {
-      answer: answerFromResponse(parseJsonBody<unknown>(raw, client.scrub.bind(client)), req.model),
+      answer: answerFromResponse(
+        parseJsonBody<unknown>(client.clean(raw), client.scrub.bind(client)),
+        req.model,
+      ),
       retryWithoutStream: false,
     };
   }
   reader.push(`${decoder.decode()}\n\n`);
-  const answer = reader.finish();
+  const finished = reader.finish();
+  // Deltas can split a secret, so it is removed from the whole text, before anything cuts it.
+  const answer = { ...finished, text: client.clean(finished.text) };
   return {
     answer,
     retryWithoutStream: !answer.text && reader.textLength === 0 && answer.status !== 'incomplete',

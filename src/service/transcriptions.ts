@@ -63,9 +63,11 @@ export async function transcribe(
     timeoutMs,
     model: req.model,
   });
-  const raw = await readText(res.body, MAX_TRANSCRIPT_BYTES, signal).catch((error) => {
-    throw bodyReadError(error, 'the transcript', timeoutMs, (t) => client.scrub(t), signal);
-  });
+  const raw = client.clean(
+    await readText(res.body, MAX_TRANSCRIPT_BYTES, signal).catch((error) => {
+      throw bodyReadError(error, 'the transcript', timeoutMs, (t) => client.scrub(t), signal);
+    }),
+  );
   const contentType = res.headers['content-type'];
   // A body labelled JSON that does not parse is a cut or broken answer, not a plain-text transcript.
   if (/json/i.test(contentType ?? '')) parseJsonBody(raw, client.scrub.bind(client));

@@ -83,6 +83,75 @@ describe('a gateway that echoes secrets in successful answers', () => {
   });
 });
 
+/** True when any 10 characters of the key in a row are in the text: a secret cut in part still leaks. */
+const holdsPartOfKey = (text: string) =>
+  Array.from({ length: SECRET.length - 9 }, (_, i) => SECRET.slice(i, i + 10)).some((part) =>
+    text.includes(part),
+  );
+
+describe('a gateway that puts the key where the server cuts its text', () => {
+  // Each case places the key across a cut the server makes (a message, a field, a preview, a
+  // page): the key must be gone before the cut, or part of it is left where no scrub finds it.
+  const filler = (n: number) => 'x'.repeat(n);
+
+  it('an error message longer than the server quotes', async () => {
+    gw.service.inject('search', { status: 400, message: `${filler(285)} ${SECRET} and more` });
+    const result = await call('web_search', { query: 'q', provider: 'tavily' });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toContain('xxx');
+    expect(holdsPartOfKey(wire(result))).toBe(false);
+  });
+
+  it('a body that is not JSON, quoted in part', async () => {
+    gw.service.inject('fetch', { body: `<p>${filler(60)} ${SECRET} and the rest of the page` });
+    const result = await call('web_fetch', { url: 'https://example.com/', provider: 'jina-reader' });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toContain('not valid JSON');
+    expect(holdsPartOfKey(wire(result))).toBe(false);
+  });
+
+  it('a search title longer than a result keeps', async () => {
+    gw.service.inject('search', {
+      body: JSON.stringify({
+        provider: 'tavily',
+        query: 'q',
+        results: [{ title: `${filler(290)}${SECRET}`, url: 'https://example.com/', snippet: 's' }],
+      }),
+    });
+    const result = await call('web_search', { query: 'q', provider: 'tavily' });
+    expect(result.isError).toBeFalsy();
+    expect(holdsPartOfKey(wire(result))).toBe(false);
+  });
+
+  it('a page read in parts, with the key across the end of a part', async () => {
+    gw.service.inject('fetch', {
+      body: JSON.stringify({
+        provider: 'jina-reader',
+        url: 'https://example.com/long',
+        title: 'Long',
+        content: { format: 'markdown', text: `${filler(190)}${SECRET}${filler(400)}` },
+      }),
+    });
+    const args = { url: 'https://example.com/long', provider: 'jina-reader', max_length: 200 };
+    const first = await call('web_fetch', args);
+    const second = await call('web_fetch', { ...args, start_index: 200 });
+    expect(first.isError).toBeFalsy();
+    expect(second.isError).toBeFalsy();
+    expect(holdsPartOfKey(wire(first) + wire(second))).toBe(false);
+  });
+
+  it('a failed video job whose reason is longer than the server quotes', async () => {
+    const submitted = await call('video_generate', { prompt: 'p', wait_seconds: 0 });
+    const jobId = (submitted.structuredContent as { job_id: string }).job_id;
+    gw.service.inject('videos.poll', {
+      body: JSON.stringify({ status: 'failed', error: { message: `${filler(380)} ${SECRET}` } }),
+    });
+    const result = await call('video_status', { job_id: jobId, wait_seconds: 0 });
+    expect(textOf(result)).toContain('xxx');
+    expect(holdsPartOfKey(wire(result))).toBe(false);
+  });
+});
+
 describe('logs and process listings', () => {
   it('debug logs of a session full of failures never contain the key', async () => {
     const spawned = await connectStdio({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { secretScrubber } from '../../src/log.js';
+import { secretScrubber } from '../../src/secrets.js';
 import { transcriptText } from '../../src/service/audio.js';
 import { parseErrorBody, ServiceError } from '../../src/service/errors.js';
 import { parseJsonBody, parseRetryAfter } from '../../src/service/http-body.js';

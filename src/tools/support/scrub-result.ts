@@ -1,4 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { withoutSecrets } from '../../secrets.js';
 
 /**
  * The last guard before a result leaves the server: every configured secret (the gateway key,
@@ -29,7 +30,7 @@ function holdsSecret(value: unknown, secrets: readonly string[]): boolean {
 }
 
 function scrubValue(value: unknown, secrets: readonly string[]): unknown {
-  if (typeof value === 'string') return scrubText(value, secrets);
+  if (typeof value === 'string') return withoutSecrets(value, secrets);
   if (Array.isArray(value)) return value.map((v) => scrubValue(v, secrets));
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
@@ -37,10 +38,4 @@ function scrubValue(value: unknown, secrets: readonly string[]): unknown {
     return out;
   }
   return value;
-}
-
-function scrubText(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join('***');
-  return out;
 }
