@@ -13,6 +13,7 @@ import {
   readText,
   safeUrl,
 } from './http-body.js';
+import { shownText, shownValue } from './normalize.js';
 import type { ProxySettings } from './proxy-settings.js';
 import { readUpstreamFailure, resetAfterSeconds } from './upstream-failure.js';
 import { UrlGuard } from './url-guard.js';
@@ -69,6 +70,12 @@ export interface ServiceRequest {
   timeoutMs?: number;
   /** The model or provider the request names, for a body that is not JSON (multipart). */
   model?: string;
+  /**
+   * Strings of a JSON answer as sent, control characters included. Only for answers whose reader
+   * refuses such strings itself (a model id with one is dropped: no cleaned form is an id the
+   * gateway would accept); every other answer has them removed (normalize.ts shownValue).
+   */
+  controlsKept?: boolean;
 }
 
 export interface ServiceResponse {
@@ -159,7 +166,8 @@ export class ServiceClient {
     return this.withRetries(req, true, async (signal) => {
       const res = await this.send(req, signal);
       const text = this.clean(await readText(res.body, MAX_JSON_BYTES, signal));
-      return { data: parseJsonBody<T>(text, this.options.scrub), headers: res.headers };
+      const data = parseJsonBody<T>(text, this.options.scrub);
+      return { data: req.controlsKept ? data : shownValue(data), headers: res.headers };
     });
   }
 
@@ -318,7 +326,7 @@ export class ServiceClient {
       // Scrubbed whole before parseErrorBody cuts its message.
       const text = this.scrub(await readText(res.body, MAX_ERROR_BYTES, signal).catch(() => ''));
       const parsed = parseErrorBody(text, flatHeaders['content-type']);
-      const said = parsed.message;
+      const said = parsed.message === undefined ? undefined : shownText(parsed.message);
       throw new ServiceError({
         kind: 'http',
         status: res.statusCode,

@@ -29,7 +29,13 @@ export async function listModels(
 ): Promise<ModelEntry[] | null> {
   const path = kind === 'chat' ? '/v1/models' : `/v1/models/${kind}`;
   try {
-    const { data } = await client.json<unknown>({ method: 'GET', path, signal, retry: 'safe' });
+    const { data } = await client.json<unknown>({
+      method: 'GET',
+      path,
+      signal,
+      retry: 'safe',
+      controlsKept: true,
+    });
     return asArray(asObject(data).data).flatMap((raw) => {
       const m = asObject(raw);
       // A listed id is shown to the agent and to a terminal (doctor): one with control characters

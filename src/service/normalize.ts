@@ -35,3 +35,42 @@ export function asId(value: unknown): string | undefined {
   const text = asString(value);
   return text === undefined || new RegExp(CONTROL.source).test(text) ? undefined : text;
 }
+
+/**
+ * Terminal escape sequences (CSI `ESC [ ... final`, OSC `ESC ] ... BEL|ST`, two-character
+ * `ESC x`), then the single characters no shown text needs: C0 controls but tab and newline (a
+ * carriage return can overwrite a line), DEL, C1, and the bidirectional embeddings, overrides and
+ * isolates that make text read otherwise than it is stored.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point
+const ESCAPE_SEQUENCE = /\u001b(?:\[[0-?]*[ -/]*[@-~]?|\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|[@-_])?/g;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point
+const UNSHOWN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+const UNSHOWN_ALL = new RegExp(UNSHOWN.source, 'g');
+
+/** Text the gateway sent, as it may be shown: escapes and controls removed, lines and tabs kept. */
+export function shownText(text: string): string {
+  // Almost no text has any: look before rebuilding the string.
+  return UNSHOWN.test(text) ? text.replace(ESCAPE_SEQUENCE, '').replace(UNSHOWN_ALL, '') : text;
+}
+
+/** A parsed answer with shownText applied to every string in it; unchanged parts are not copied. */
+export function shownValue<T>(value: T): T {
+  if (typeof value === 'string') return shownText(value) as T;
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    value.forEach((item, i) => {
+      const shown = shownValue(item);
+      if (shown !== item) (out ??= value.slice())[i] = shown;
+    });
+    return (out ?? value) as T;
+  }
+  let out: Json | undefined;
+  for (const key in value) {
+    const item = (value as Json)[key];
+    const shown = shownValue(item);
+    if (shown !== item) (out ??= { ...(value as Json) })[key] = shown;
+  }
+  return (out ?? value) as T;
+}

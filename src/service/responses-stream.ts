@@ -1,5 +1,5 @@
 import { ServiceError } from './errors.js';
-import { asArray, asNumber, asObject, asString, type Json } from './normalize.js';
+import { asArray, asNumber, asObject, asString, type Json, shownText } from './normalize.js';
 import type { ModelAnswer, Usage } from './responses.js';
 
 /** Folds Responses SSE events into one answer. Pure: fed text, yields the result. */
@@ -92,7 +92,7 @@ export class ResponseStreamReader {
       this.done = true;
     } else if (type === 'error' || type === 'response.failed') {
       const err = asObject(event.error ?? asObject(event.response).error);
-      this.failure = asString(err.message) ?? asString(event.message) ?? 'unknown error';
+      this.failure = shownText(asString(err.message) ?? asString(event.message) ?? 'unknown error');
       this.done = true;
     } else if (Array.isArray(event.choices)) {
       // Tolerate a gateway that streams chat-completion chunks on this route.

@@ -2,6 +2,7 @@ import type { CancelSignal } from '../cancel.js';
 import type { ServiceClient } from './client.js';
 import { ServiceError, seconds } from './errors.js';
 import { parseJsonBody } from './http-body.js';
+import { shownValue } from './normalize.js';
 import { answerFromResponse, ResponseStreamReader } from './responses-stream.js';
 
 export { answerFromResponse, ResponseStreamReader } from './responses-stream.js';
@@ -122,7 +123,7 @@ async function readResponse(
     raw += decoder.decode();
     return {
       answer: answerFromResponse(
-        parseJsonBody<unknown>(client.clean(raw), client.scrub.bind(client)),
+        shownValue(parseJsonBody<unknown>(client.clean(raw), client.scrub.bind(client))),
         req.model,
       ),
       retryWithoutStream: false,
@@ -130,8 +131,8 @@ async function readResponse(
   }
   reader.push(`${decoder.decode()}\n\n`);
   const finished = reader.finish();
-  // Deltas can split a secret, so it is removed from the whole text, before anything cuts it.
-  const answer = { ...finished, text: client.clean(finished.text) };
+  // Deltas can split a secret (or an escape sequence), so the whole text is cleaned, before anything cuts it.
+  const answer = shownValue({ ...finished, text: client.clean(finished.text) });
   return {
     answer,
     retryWithoutStream: !answer.text && reader.textLength === 0 && answer.status !== 'incomplete',

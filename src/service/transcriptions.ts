@@ -5,7 +5,7 @@ import { bodyReadError } from './body-errors.js';
 import type { ServiceClient } from './client.js';
 import { parseJsonBody, readText } from './http-body.js';
 import { multipartBody } from './multipart.js';
-import { asArray, asObject, asString } from './normalize.js';
+import { asArray, asObject, asString, shownText } from './normalize.js';
 
 export type TranscriptFormat = 'json' | 'text' | 'verbose_json' | 'srt' | 'vtt';
 
@@ -63,16 +63,18 @@ export async function transcribe(
     timeoutMs,
     model: req.model,
   });
-  const raw = client.clean(
-    await readText(res.body, MAX_TRANSCRIPT_BYTES, signal).catch((error) => {
-      throw bodyReadError(error, 'the transcript', timeoutMs, (t) => client.scrub(t), signal);
-    }),
+  const raw = shownText(
+    client.clean(
+      await readText(res.body, MAX_TRANSCRIPT_BYTES, signal).catch((error) => {
+        throw bodyReadError(error, 'the transcript', timeoutMs, (t) => client.scrub(t), signal);
+      }),
+    ),
   );
   const contentType = res.headers['content-type'];
   // A body labelled JSON that does not parse is a cut or broken answer, not a plain-text transcript.
   if (/json/i.test(contentType ?? '')) parseJsonBody(raw, client.scrub.bind(client));
   const delivered = deliveredFormat(raw, contentType, format);
-  return { raw, text: transcriptText(raw, contentType, delivered), format: delivered };
+  return { raw, text: shownText(transcriptText(raw, contentType, delivered)), format: delivered };
 }
 
 /** What the body really is, whatever was asked for (tolerates providers that always send JSON). */
