@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import type { CancelSignal } from '../cancel.js';
+import { nestsTooDeep } from '../json-depth.js';
 import { guardedBody } from './body-errors.js';
 import type { ServiceClient, ServiceResponse } from './client.js';
 import { ServiceError } from './errors.js';
@@ -139,6 +140,7 @@ function isSpeechFormat(value: string | undefined): value is SpeechFormat {
 
 /** The `?response_format=json` shape: `{"audio":"<base64>","format":"mp3"}`. */
 export function decodeJsonSpeech(text: string): { audio: Buffer; format: string | undefined } | null {
+  if (nestsTooDeep(text)) return null;
   try {
     const body = asObject(JSON.parse(text));
     const audio = asString(body.audio) ?? asString(body.data);

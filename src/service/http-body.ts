@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { CancelSignal } from '../cancel.js';
+import { MAX_JSON_DEPTH, nestsTooDeep } from '../json-depth.js';
 import { ServiceError } from './errors.js';
 
 // Reading what the service sent: bodies, headers, redirect targets, Retry-After.
@@ -13,7 +14,18 @@ export function parseJsonBody<T>(text: string, scrub: (t: string) => string = (t
   );
 }
 
+/** Refuses an answer nested too deep to parse in bounded time (json-depth.ts). */
+export function assertParsable(text: string): void {
+  if (!nestsTooDeep(text)) return;
+  throw new ServiceError({
+    kind: 'malformed',
+    message: `The service sent JSON nested deeper than ${MAX_JSON_DEPTH} levels (${text.length} bytes), which no answer is; it was not read`,
+    maybeDelivered: true,
+  });
+}
+
 function parseJson<T>(cleaned: string, scrub: (t: string) => string): T {
+  assertParsable(cleaned);
   try {
     return JSON.parse(cleaned) as T;
   } catch {

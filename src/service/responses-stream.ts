@@ -1,3 +1,4 @@
+import { nestsTooDeep } from '../json-depth.js';
 import { ServiceError } from './errors.js';
 import { asArray, asNumber, asObject, asString, type Json, shownText } from './normalize.js';
 import type { ModelAnswer, Usage } from './responses.js';
@@ -77,6 +78,8 @@ export class ResponseStreamReader {
       this.done = true;
       return;
     }
+    // An event nested too deep to parse in bounded time is skipped, like a stray non-JSON line.
+    if (nestsTooDeep(payload)) return;
     let event: Json;
     try {
       event = asObject(JSON.parse(payload));

@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import type { CancelSignal } from '../cancel.js';
 import { bodyReadError } from './body-errors.js';
 import type { ServiceClient } from './client.js';
-import { parseJsonBody, readText } from './http-body.js';
+import { assertParsable, parseJsonBody, readText } from './http-body.js';
 import { multipartBody } from './multipart.js';
 import { asArray, asObject, asString, shownText } from './normalize.js';
 
@@ -70,6 +70,7 @@ export async function transcribe(
       }),
     ),
   );
+  assertParsable(raw);
   const contentType = res.headers['content-type'];
   // A body labelled JSON that does not parse is a cut or broken answer, not a plain-text transcript.
   if (/json/i.test(contentType ?? '')) parseJsonBody(raw, client.scrub.bind(client));

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { nestsTooDeep } from '../json-depth.js';
 
 const MiB = 1024 * 1024;
 /**
@@ -63,7 +64,9 @@ export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES)
       held = large;
       chunks.push(chunk);
     }
-    const value: unknown = JSON.parse(Buffer.concat(chunks, size).toString('utf8'));
+    const text = Buffer.concat(chunks, size).toString('utf8');
+    if (nestsTooDeep(text)) return refuse('invalid');
+    const value: unknown = JSON.parse(text);
     return { kind: 'json', value, held };
   } catch {
     return refuse('invalid');

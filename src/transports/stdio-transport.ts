@@ -1,6 +1,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { MAX_JSON_DEPTH, nestsTooDeep } from '../json-depth.js';
 import type { Logger } from '../log.js';
 
 /**
@@ -87,6 +88,13 @@ export class LineTransport implements Transport {
 
   private receive(line: string): void {
     if (line.trim() === '') return;
+    if (nestsTooDeep(line)) {
+      this.reply(
+        ErrorCode.ParseError,
+        `Parse error: the message nests deeper than ${MAX_JSON_DEPTH} levels.`,
+      );
+      return;
+    }
     let json: unknown;
     try {
       json = JSON.parse(line);

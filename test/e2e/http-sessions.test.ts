@@ -145,6 +145,13 @@ describe('request bodies', () => {
     await reader.cancel();
   });
 
+  it('refuses JSON nested too deep to parse in bounded time, as a parse error', async () => {
+    const depth = 1_000_000;
+    const res = await postMcp(server.url, `${'['.repeat(depth)}${']'.repeat(depth)}`);
+    expect(res.status).toBe(400);
+    expect((await rpcError(res)).code).toBe(-32700);
+  });
+
   it('answers 400 with a JSON-RPC parse error for a body that is not JSON', async () => {
     const res = await postMcp(server.url, '{"jsonrpc": "2.0", "id": 1, "method": ');
     expect(res.status).toBe(400);

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ReferenceService, startReferenceService } from '../reference-service/index.js';
+import { type ReferenceService, startReferenceService, synthesizeAudio } from '../reference-service/index.js';
 import { type Connected, connectInMemory, textOf } from '../support/harness.js';
 
 // A malicious or compromised gateway answers anything. These tests stand one up (a few lines of
@@ -153,5 +153,43 @@ describe('arguments that travel in headers or paths', () => {
       expect(textOf(result), JSON.stringify(args)).toMatch(field);
     }
     expect(service.requests.filter((r) => r.route !== 'models.kind' && r.route !== 'models')).toEqual([]);
+  });
+});
+
+describe('answers nested too deep to parse in bounded time', () => {
+  let service: ReferenceService;
+  let conn: Connected;
+  beforeAll(async () => {
+    service = await startReferenceService();
+    conn = await connectInMemory({ GATEWAY_BASE_URL: service.url, GATEWAY_API_KEY: service.apiKey });
+  });
+  afterAll(async () => {
+    await conn.close();
+    await service.close();
+  });
+  const deep = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+  const search = () =>
+    conn.client.callTool({
+      name: 'web_search',
+      arguments: { query: 'q', provider: 'tavily' },
+    }) as Promise<CallToolResult>;
+
+  it('a search answer of 4 MiB of [[[[ is refused unread, and the next call is served', async () => {
+    service.inject('search', { body: deep(2_000_000) });
+    const refused = await search();
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toMatch(/nested deeper than 256 levels/);
+    const next = await search();
+    expect(next.isError, textOf(next)).toBeFalsy();
+  });
+
+  it('a transcript of nested arrays is refused unread', async () => {
+    service.inject('transcriptions', { body: deep(100_000) });
+    const refused = (await conn.client.callTool({
+      name: 'audio_transcribe',
+      arguments: { data_base64: synthesizeAudio('hi', 'mp3').toString('base64') },
+    })) as CallToolResult;
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toMatch(/nested deeper than 256 levels/);
   });
 });

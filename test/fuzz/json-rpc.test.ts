@@ -64,6 +64,17 @@ it(`answers ${BATCHES} batches of hostile lines as JSON-RPC requires (seed ${SEE
   expectCleanStderr();
 });
 
+it('answers a line nested too deep to parse in bounded time with a parse error, and goes on', async () => {
+  const anonymousBefore = session.anonymousErrors().length;
+  const depth = 2_000_000;
+  session.writeLine(`${'['.repeat(depth)}${']'.repeat(depth)}`);
+  session.send({ jsonrpc: '2.0', id: 'after-deep', method: 'ping' });
+  expect((await session.answerTo('after-deep')).result).toEqual({});
+  const [refused] = session.anonymousErrors().slice(anonymousBefore);
+  expect(refused?.error?.code).toBe(-32700);
+  expect(refused?.error?.message).toMatch(/nests deeper than 256 levels/);
+});
+
 it('reads a 12 MiB tools/call line (over the SDK default buffer) and answers it', async () => {
   const audio = Buffer.concat([synthesizeAudio('long', 'mp3'), Buffer.alloc(9 * MiB, 7)]);
   const data = audio.toString('base64');

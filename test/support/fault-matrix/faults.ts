@@ -62,6 +62,18 @@ export const FAULTS: readonly MatrixFault[] = [
     cause: /not valid JSON|unreadable|instead of audio|incomplete/i,
   },
   {
+    id: 'nest',
+    what: 'HTTP 200 whose body is 4 MiB of nested arrays (`[[[[…]]]]`), valid JSON too deep to parse in bounded time',
+    fault: { body: `${'['.repeat(2 * 1024 * 1024)}${']'.repeat(2 * 1024 * 1024)}` },
+    cause: /nested deeper|instead of audio/i,
+  },
+  {
+    id: 'cut',
+    what: 'HTTP 400 whose message puts the key across the 300 characters the server quotes',
+    fault: { status: 400, message: `Invalid request ${'.'.repeat(264)} ${SECRET} …` },
+    cause: /\b400\b.*Invalid request/s,
+  },
+  {
     id: 'html',
     what: 'HTTP 502 with a proxy’s HTML error page',
     fault: { status: 502, html: true },

@@ -19,6 +19,8 @@ export const QUOTED: readonly [string, string][] = [
   ['web_search', '429+RA'],
   ['web_search', 'hang'],
   ['web_fetch', 'trunc'],
+  ['web_search', 'nest'],
+  ['ask_model', 'cut'],
   ['web_fetch + prompt', 'slow'],
   ['video_generate', 'reset'],
   ['video_edit', '402'],
