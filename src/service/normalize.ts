@@ -59,18 +59,16 @@ export function shownValue<T>(value: T): T {
   if (typeof value === 'string') return shownText(value) as T;
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) {
-    let out: unknown[] | undefined;
-    value.forEach((item, i) => {
-      const shown = shownValue(item);
-      if (shown !== item) (out ??= value.slice())[i] = shown;
-    });
-    return (out ?? value) as T;
+    const shown = value.map(shownValue);
+    return (shown.some((item, i) => item !== value[i]) ? shown : value) as T;
   }
   let out: Json | undefined;
   for (const key in value) {
     const item = (value as Json)[key];
     const shown = shownValue(item);
-    if (shown !== item) (out ??= { ...(value as Json) })[key] = shown;
+    if (shown === item) continue;
+    if (!out) out = { ...(value as Json) };
+    out[key] = shown;
   }
   return (out ?? value) as T;
 }
