@@ -191,15 +191,24 @@ export class ServiceClient {
   ): Promise<ServiceResponse> {
     const ownOrigin = new URL(this.baseUrl).origin;
     let target = new URL(url);
+    // The key goes only along a chain that has stayed on the gateway's origin from its start: a
+    // host elsewhere could otherwise redirect back to the gateway and have the key sent there.
+    let onGateway = true;
     // Redirects are followed here, not by undici, so the key and address decisions are made
     // again on every hop.
     for (let hop = 0; ; hop++) {
-      const auth = target.origin === ownOrigin && options.sendKey !== false;
+      onGateway &&= target.origin === ownOrigin;
+      const auth = onGateway && options.sendKey !== false;
       const guarded = this.urlGuard.classify(target) === 'guarded';
       if (guarded) this.urlGuard.assertPublicLiteral(target);
       const req: ServiceRequest = { method: 'GET', path: target.pathname, signal, retry: 'safe' };
       const at = target.toString();
-      const res = await this.withRetries(req, false, (s) => this.send(req, s, { url: at, auth, guarded }));
+      const host = target.host;
+      const res = await this.withRetries(req, false, (s) =>
+        this.send(req, s, { url: at, auth, guarded }),
+      ).catch((error: unknown) => {
+        throw onGateway ? error : failedElsewhere(error, host);
+      });
       const location = REDIRECT_STATUS.has(res.status) ? res.headers.location : undefined;
       if (res.status >= 200 && res.status < 300) return { ...res, url: at };
       discardBody(res.body);
@@ -386,6 +395,31 @@ export class ServiceClient {
       maybeDelivered: !neverSent,
     });
   }
+}
+
+/** A download's failure at a host other than the gateway, told as that host's, not "the service"'s. */
+function failedElsewhere(error: unknown, host: string): unknown {
+  if (!(error instanceof ServiceError) || error.kind === 'aborted' || error.kind === 'blocked') return error;
+  const code = /\(([A-Z_]{3,})\)/.exec(error.message)?.[1];
+  const unresolved = code === 'ENOTFOUND' || code === 'EAI_AGAIN';
+  const what =
+    error.kind === 'http'
+      ? 'answered'
+      : error.kind === 'timeout'
+        ? 'did not answer in time'
+        : error.kind === 'network'
+          ? unresolved
+            ? `could not be found (${code}: the name does not resolve)`
+            : `could not be reached (${code ?? 'the connection failed'})`
+          : error.message;
+  return new ServiceError({
+    kind: error.kind,
+    status: error.status,
+    retryAfterSeconds: error.retryAfterSeconds,
+    message: error.kind === 'malformed' ? what : `The download host ${host} ${what}`,
+    maybeDelivered: error.maybeDelivered,
+    host,
+  });
 }
 
 function backoff(n: number): number {

@@ -109,6 +109,7 @@ function statusFromWords(detail: string): number | undefined {
 
 /** The advice for an error the gateway raised itself (or one no provider is named in). */
 function hintFor(error: ServiceError): string {
+  if (error.host) return elsewhereHint(error, error.host);
   const wait = error.retryAfterSeconds;
   switch (error.kind) {
     case 'timeout':
@@ -155,5 +156,20 @@ function hintFor(error: ServiceError): string {
           ? `Retry after ${wait} s.`
           : 'Retry shortly.'
         : `Fix what the message points at (an argument, the model or the provider) and call again.${after}`;
+  }
+}
+
+/** Advice for a failure at a host that is not the gateway: its settings and key are not the cause. */
+function elsewhereHint(error: ServiceError, host: string): string {
+  const notGateway = `${host} is not the gateway, so neither GATEWAY_BASE_URL nor the gateway key is the cause`;
+  switch (error.kind) {
+    case 'network':
+      return `${notGateway}: check that the host exists and can be reached from this machine, then retry.`;
+    case 'timeout':
+      return `${notGateway}: retry later.`;
+    case 'http':
+      return `${notGateway}: retry later; the link may have expired.`;
+    default:
+      return '';
   }
 }

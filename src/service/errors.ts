@@ -25,6 +25,8 @@ export interface ServiceErrorInit {
   model?: string;
   /** True when the request may have reached the service (matters for billed submits). */
   maybeDelivered: boolean;
+  /** The host that failed, when it is not the gateway (a download's): the advice then spares the gateway's settings. */
+  host?: string;
 }
 
 export class ServiceError extends Error {
@@ -36,6 +38,7 @@ export class ServiceError extends Error {
   readonly serviceMessage: string | undefined;
   readonly model: string | undefined;
   readonly maybeDelivered: boolean;
+  readonly host: string | undefined;
 
   constructor(init: ServiceErrorInit) {
     super(init.message);
@@ -46,6 +49,7 @@ export class ServiceError extends Error {
     this.serviceMessage = init.serviceMessage;
     this.model = init.model;
     this.maybeDelivered = init.maybeDelivered;
+    this.host = init.host;
   }
 
   /** One or two sentences: what failed, why, and what to do next. */

@@ -187,6 +187,9 @@ export interface VideoDownload {
   discard(): void;
 }
 
+/** Content types that are text, never a video file. */
+const NOT_A_VIDEO = /^(application\/(json|problem\+json|xml)|text\/)/;
+
 /** Opens a finished video for streaming (follows redirects; the key goes only to the service's origin). */
 export async function openVideoDownload(
   client: ServiceClient,
@@ -195,10 +198,21 @@ export async function openVideoDownload(
 ): Promise<VideoDownload> {
   const response = await client.download(url, signal);
   const length = Number(response.headers['content-length']);
+  const contentType = response.headers['content-type']?.split(';')[0]?.trim().toLowerCase() || null;
+  if (contentType && NOT_A_VIDEO.test(contentType)) {
+    // An error page or an API answer (a host may redirect to one): never saved as "the video".
+    discardBody(response.body);
+    throw new ServiceError({
+      kind: 'malformed',
+      message: `The video URL (${new URL(response.url ?? url).host}) answered ${contentType}, not a video, so nothing was saved`,
+      maybeDelivered: true,
+      host: new URL(response.url ?? url).host,
+    });
+  }
   return {
     body: guardedBody(response.body, 'the video', client.timeoutMs, (t) => client.scrub(t), signal),
     bytes: Number.isSafeInteger(length) && length >= 0 && response.headers['content-length'] ? length : null,
-    contentType: response.headers['content-type']?.split(';')[0]?.trim().toLowerCase() || null,
+    contentType,
     discard: () => discardBody(response.body),
   };
 }

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { encodeJobHandle } from '../../src/tools/support/job-handle.js';
 import { type ReferenceService, startReferenceService, videoFileBytes } from '../reference-service/index.js';
 import { useGateway } from '../support/gateway.js';
-import { tempDir, textOf } from '../support/harness.js';
+import { connectInMemory, tempDir, textOf } from '../support/harness.js';
 import { callVideo, until } from '../support/video.js';
 
 let cdn: ReferenceService;
@@ -114,5 +114,69 @@ describe('downloading from a CDN', () => {
     await expect(call).rejects.toThrow();
     await until(() => gw.service.abandoned['files.video'] === 1, 5_000, 'download aborted');
     await until(() => filesNow() === before, 5_000, 'partial file removed');
+  });
+});
+
+describe('downloads that leave the gateway', () => {
+  /** A finished job whose video URL is on the CDN and redirects to `to`. */
+  async function jobAt(to: string): Promise<string> {
+    const jobId = await doneJob();
+    const hop = new URL(`${cdn.url}/files/redirect/x.mp4`);
+    hop.searchParams.set('to', to);
+    gw.service.inject('videos.poll', {
+      body: JSON.stringify({ status: 'done', video: { url: hop.toString() } }),
+    });
+    return jobId;
+  }
+
+  it('never sends the key on a chain that started elsewhere, even when it comes back to the gateway', async () => {
+    const jobId = await jobAt(`${gw.service.url}/files/video/back.mp4?bytes=2000`);
+    const saved = await callVideo(gw.conn.client, 'video_status', { job_id: jobId, download: true });
+    expect(saved.result.isError, textOf(saved.result)).toBeFalsy();
+    const back = gw.service.requests.find((r) => r.route === 'files.video');
+    expect(back).toBeDefined();
+    expect(back?.headers.authorization).toBeUndefined();
+    expect(cdn.requests.find((r) => r.route === 'files.redirect')?.headers.authorization).toBeUndefined();
+  });
+
+  it("never saves the gateway's API answer as the video", async () => {
+    const jobId = await jobAt(`${gw.service.url}/v1/models`);
+    const before = filesNow();
+    const failed = await callVideo(gw.conn.client, 'video_status', { job_id: jobId, download: true });
+    expect(failed.result.isError).toBe(true);
+    expect(textOf(failed.result)).toMatch(/saving its video failed/);
+    expect(
+      gw.service.requests.filter((r) => r.route === 'models').map((r) => r.headers.authorization),
+    ).toEqual([undefined]);
+    expect(filesNow()).toBe(before);
+  });
+
+  it('names a host that cannot be reached as that host, not the gateway', async () => {
+    const closed = await startReferenceService();
+    const gone = closed.url;
+    await closed.close();
+    const other = await connectInMemory({
+      GATEWAY_BASE_URL: gw.service.url,
+      GATEWAY_API_KEY: gw.service.apiKey,
+      GATEWAY_ALLOW_PRIVATE_URLS: new URL(gone).host,
+      GATEWAY_MAX_RETRIES: '0',
+      CWD: tempDir('gtm-video-gone-'),
+    });
+    try {
+      const { out } = await callVideo(other.client, 'video_generate', { prompt: 'p', wait_seconds: 0 });
+      gw.service.inject('videos.poll', {
+        body: JSON.stringify({ status: 'done', video: { url: `${gone}/v.mp4` } }),
+      });
+      const failed = await callVideo(other.client, 'video_status', { job_id: out.job_id, download: true });
+      const text = textOf(failed.result);
+      expect(failed.result.isError).toBe(true);
+      expect(text).toContain(`The download host ${new URL(gone).host} could not be reached (ECONNREFUSED)`);
+      expect(text).toMatch(
+        /is not the gateway, so neither GATEWAY_BASE_URL nor the gateway key is the cause/,
+      );
+      expect(text).not.toMatch(/Cannot reach the service|check that the service is running/i);
+    } finally {
+      await other.close();
+    }
   });
 });
