@@ -164,6 +164,55 @@ describe('audio_transcribe from a local file', () => {
     expect(gw.service.counters.transcriptions).toBe(0);
   });
 
+  it('uploads only audio and video containers, known by their first bytes, whatever the name', async () => {
+    const secrets = 'API_KEY=sk-very-secret-value\nDB_PASSWORD=hunter2\n';
+    const refused: [string, Buffer][] = [
+      // UTF-16 with its byte-order mark: every other byte is NUL.
+      ['utf16.env.mp3', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(secrets, 'utf16le')])],
+      ['nul-first.mp3', Buffer.concat([Buffer.from([0]), Buffer.from(secrets)])],
+      [
+        'ansi.log.wav',
+        Buffer.concat([
+          Buffer.from('\u001b[31mERROR\u001b[0m token=abc '),
+          Buffer.from([0xc3, 0x28]),
+          Buffer.from(secrets),
+        ]),
+      ],
+      ['random.m4a', createHash('sha512').update('not audio').digest()],
+    ];
+    for (const [name, bytes] of refused) {
+      writeFileSync(join(cwd, name), bytes);
+      const result = await transcribe({ file_path: name });
+      expect(result.isError, name).toBe(true);
+      expect(textOf(result), name).toMatch(/was not sent: .*Give an audio or video file/);
+      expect(textOf(result), name).not.toMatch(/hunter2|sk-very-secret|token=abc/);
+      const inline = await transcribe({ data_base64: bytes.toString('base64') });
+      expect(inline.isError, `${name} inline`).toBe(true);
+    }
+    expect(gw.service.counters.transcriptions).toBe(0);
+
+    const body = Buffer.alloc(400, 0x55);
+    const tsPacket = Buffer.alloc(400, 0x11);
+    tsPacket[0] = 0x47;
+    tsPacket[188] = 0x47;
+    const accepted: [string, Buffer][] = [
+      ['clip.aiff', Buffer.concat([Buffer.from('FORM\0\0\x01\0AIFFCOMM', 'latin1'), body])],
+      ['clip.caf', Buffer.concat([Buffer.from('caff\0\x01\0\0desc', 'latin1'), body])],
+      ['clip.amr', Buffer.concat([Buffer.from('#!AMR\n', 'latin1'), body])],
+      ['clip.wma', Buffer.concat([Buffer.from([0x30, 0x26, 0xb2, 0x75, 0x8e, 0x66, 0xcf, 0x11]), body])],
+      ['clip.avi', Buffer.concat([Buffer.from('RIFF\0\x01\0\0AVI LIST', 'latin1'), body])],
+      ['clip.mpg', Buffer.concat([Buffer.from([0, 0, 1, 0xba]), body])],
+      ['clip.ts', tsPacket],
+      ['clip.mkv', Buffer.concat([Buffer.from([0x1a, 0x45, 0xdf, 0xa3]), body])],
+    ];
+    for (const [name, bytes] of accepted) {
+      writeFileSync(join(cwd, name), bytes);
+      const result = await transcribe({ file_path: name });
+      expect(result.isError, `${name}: ${textOf(result)}`).toBeFalsy();
+    }
+    expect(gw.service.counters.transcriptions).toBe(accepted.length);
+  });
+
   it('refuses a file over the upload limit before reading it', async () => {
     const small = await connectWith({ GATEWAY_MAX_UPLOAD_MB: '1' });
     try {

@@ -100,6 +100,9 @@ describe('audio formats', () => {
       [Buffer.from('\0\0\0\x20ftypM4A ', 'latin1'), 'audio/mp4'],
       [Buffer.from([0x1a, 0x45, 0xdf, 0xa3]), 'audio/webm'],
       [Buffer.from('hello'), null],
+      // A UTF-16 byte-order mark has the MPEG sync bits, as layer I: text, not audio.
+      [Buffer.from([0xff, 0xfe, 0x41, 0x00]), null],
+      [Buffer.from('FORM\0\0\0\0AIFF', 'latin1'), 'audio/aiff'],
     ];
     for (const [head, mime] of cases) expect(sniffAudioMime(head), head.toString('hex')).toBe(mime);
   });

@@ -67,7 +67,7 @@ async function fileSource(requested: string, maxBytes: number, ctx: ToolContext)
       try {
         if (opened.size === 0) throw new UserError(`${requested} is empty: there is no audio to transcribe.`);
         const head = await readUpTo(opened.handle, 512);
-        refuseText(head, requested);
+        refuseUnlessAudio(head, requested);
         const typed = uploadType(file.name, head, undefined);
         return {
           ...typed,
@@ -95,7 +95,7 @@ function urlSource(url: string, maxBytes: number, ctx: ToolContext): AudioSource
       );
       try {
         const head = await readHead(download.path);
-        refuseText(head, url);
+        refuseUnlessAudio(head, url);
         const declared = download.contentType?.split(';')[0]?.trim().toLowerCase();
         // After a redirect the final URL usually carries the real file name.
         const finalName = decodeName(basename(new URL(download.finalUrl).pathname)) || name;
@@ -127,7 +127,7 @@ function base64Source(data: string): AudioSource {
       `data_base64 holds ${formatBytes(bytes.length)}; the limit is ${formatBytes(MAX_BASE64_BYTES)}. Save the audio under the input roots and pass file_path.`,
     );
   }
-  refuseText(bytes.subarray(0, 512), 'data_base64');
+  refuseUnlessAudio(bytes.subarray(0, 512), 'data_base64');
   const key = `base64:${createHash('sha256').update(bytes).digest('hex')}`;
   return {
     key,
@@ -189,35 +189,68 @@ function uploadType(
   return { filename, contentType };
 }
 
-/** Common audio containers, from their first bytes. */
+/** Audio and video containers, from their first bytes; null for anything else. */
 export function sniffAudioMime(head: Buffer): string | null {
   const ascii = (from: number, to: number) => head.subarray(from, to).toString('latin1');
+  const riff = ascii(0, 4) === 'RIFF' ? ascii(8, 12) : '';
   if (ascii(0, 3) === 'ID3') return 'audio/mpeg';
-  if (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WAVE') return 'audio/wav';
+  if (riff === 'WAVE') return 'audio/wav';
+  if (riff === 'AVI ') return 'video/x-msvideo';
   if (ascii(0, 4) === 'OggS') return 'audio/ogg';
   if (ascii(0, 4) === 'fLaC') return 'audio/flac';
   if (ascii(4, 8) === 'ftyp') return 'audio/mp4';
-  if (head[0] === 0x1a && head[1] === 0x45 && head[2] === 0xdf && head[3] === 0xa3) return 'audio/webm';
-  // MPEG frame sync: 11 set bits; layer bits 00 mean AAC in ADTS framing.
-  if (head[0] === 0xff && head[1] !== undefined && (head[1] & 0xe0) === 0xe0) {
-    return (head[1] & 0x06) === 0 ? 'audio/aac' : 'audio/mpeg';
-  }
-  return null;
+  if (ascii(0, 4) === 'FORM' && /^AIF[FC]$/.test(ascii(8, 12))) return 'audio/aiff';
+  if (ascii(0, 4) === 'caff') return 'audio/x-caf';
+  if (ascii(0, 5) === '#!AMR') return 'audio/amr';
+  if (head.subarray(0, 4).equals(ASF)) return 'audio/x-ms-wma';
+  if (head.subarray(0, 4).equals(EBML)) return 'audio/webm';
+  if (head.subarray(0, 3).equals(MPEG_PACK) && (head[3] === 0xba || head[3] === 0xb3)) return 'video/mpeg';
+  if (head[0] === 0x47 && head[188] === 0x47) return 'video/mp2t';
+  return mpegFrame(head);
 }
 
-/** A text file (source code, a transcript) is never audio: refuse it before paying for an upload. */
-function refuseText(head: Buffer, what: string): void {
-  if (head.length === 0 || head.includes(0)) return;
-  // A multi-byte character cut at the end of the sample is not a sign of binary data.
+/**
+ * A bare MPEG audio frame header: 11 sync bits, then for MP3 (layer III or II) a bitrate and
+ * sample rate that exist, or for AAC's ADTS framing 12 sync bits and layer 00. Checked that far
+ * because a UTF-16 byte-order mark (FF FE) is a sync too: it reads as the layer I no file uses.
+ */
+function mpegFrame(head: Buffer): string | null {
+  const [sync, flags, rates] = [head[0], head[1] ?? 0, head[2] ?? 0];
+  if (sync !== 0xff || (flags & 0xe0) !== 0xe0) return null;
+  if ((flags & 0xf6) === 0xf0) return 'audio/aac';
+  const layer = (flags >> 1) & 0x03;
+  const version = (flags >> 3) & 0x03;
+  const bitrate = rates >> 4;
+  const sampleRate = (rates >> 2) & 0x03;
+  const mp3 = (layer === 1 || layer === 2) && version !== 1 && bitrate !== 0x0f && sampleRate !== 0x03;
+  return mp3 ? 'audio/mpeg' : null;
+}
+
+const ASF = Buffer.from([0x30, 0x26, 0xb2, 0x75]);
+const EBML = Buffer.from([0x1a, 0x45, 0xdf, 0xa3]);
+const MPEG_PACK = Buffer.from([0x00, 0x00, 0x01]);
+
+const CONTAINERS = 'mp3, wav, m4a/mp4, ogg/opus, flac, webm/mkv, aac, aiff, caf, amr, wma, avi or mpeg';
+
+/**
+ * Only audio (and video) containers are uploaded, known by their first bytes: anything else (a
+ * `.env` file, source code, a log, whatever its name) is refused before it leaves the machine.
+ * The message never quotes the file.
+ */
+function refuseUnlessAudio(head: Buffer, what: string): void {
+  if (sniffAudioMime(head)) return;
+  const kind = looksLikeText(head) ? 'it looks like text, not audio' : 'its first bytes are no audio format';
+  throw new UserError(`${what} was not sent: ${kind}. Give an audio or video file (${CONTAINERS}).`);
+}
+
+/** For the wording only: mostly printable UTF-8. */
+function looksLikeText(head: Buffer): boolean {
   const text = head.toString('utf8').replace(/\uFFFD{1,3}$/, '');
-  if (text.length === 0 || text.includes('\uFFFD')) return;
   // biome-ignore lint/suspicious/noControlCharactersInRegex: counting control characters is the point
-  const printable = text.replace(/[\u0000-\u0008\u000e-\u001f\u007f]/g, '').length;
-  if (printable / text.length > 0.97) {
-    throw new UserError(
-      `${what} looks like text, not audio; give an audio file (mp3, wav, m4a, ogg, flac, webm).`,
-    );
-  }
+  return (
+    text.length > 0 &&
+    text.replace(/[\u0000-\u0008\u000e-\u001f\u007f\uFFFD]/g, '').length / text.length > 0.9
+  );
 }
 
 async function readHead(path: string): Promise<Buffer> {

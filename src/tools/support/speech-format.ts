@@ -12,7 +12,7 @@ export interface DeliveredAudio {
   extension: string;
 }
 
-/** Enough for every signature sniffAudioMime reads. */
+/** Enough for the signature of every format speech is delivered in. */
 const HEAD_BYTES = 12;
 
 export function deliveredAudio(head: Buffer, declared: DeliveredAudio, asked: SpeechFormat): DeliveredAudio {
