@@ -246,12 +246,11 @@ function refuseUnlessAudio(head: Buffer, what: string): void {
 /** For the wording only: mostly printable UTF-8. */
 function looksLikeText(head: Buffer): boolean {
   const text = head.toString('utf8').replace(/\uFFFD{1,3}$/, '');
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: counting control characters is the point
-  return (
-    text.length > 0 &&
-    text.replace(/[\u0000-\u0008\u000e-\u001f\u007f\uFFFD]/g, '').length / text.length > 0.9
-  );
+  return text.length > 0 && text.replace(UNPRINTABLE, '').length / text.length > 0.9;
 }
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: counting control characters is the point
+const UNPRINTABLE = /[\u0000-\u0008\u000e-\u001f\u007f\uFFFD]/g;
 
 async function readHead(path: string): Promise<Buffer> {
   const handle = await open(path, 'r');
