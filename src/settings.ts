@@ -61,6 +61,7 @@ export const rawSchema = z.object({
   allowedOrigins: list.default([]),
   maxSessions: intIn(1, 10_000).default(100),
   sessionIdleSeconds: intIn(1, 86_400).default(1800),
+  sessionUnusedSeconds: intIn(1, 86_400).default(120),
   shutdownGraceMs: intIn(0, 600_000).default(10_000),
   baseUrl: httpUrl.default('http://127.0.0.1:20128'),
   apiKey: z.string().trim().min(1, 'must not be empty').optional(),
@@ -281,6 +282,12 @@ export const SETTINGS: readonly Setting[] = [
     env: 'GATEWAY_SESSION_IDLE_SECONDS',
     flag: '--session-idle-seconds',
     help: 'http transport: close a session idle this long, 1-86400 (default 1800)',
+  },
+  {
+    key: 'sessionUnusedSeconds',
+    env: 'GATEWAY_SESSION_UNUSED_SECONDS',
+    flag: '--session-unused-seconds',
+    help: 'http transport: close an idle session that never called a tool after this long, 1-86400 (default 120)',
   },
   {
     key: 'shutdownGraceMs',

@@ -8,14 +8,18 @@ const MiB = 1024 * 1024;
  * data_base64 (20 MiB of audio, about 28 MB as base64), as on stdio.
  */
 export const MAX_BODY_BYTES = 32 * MiB;
-/** Bodies up to this size are read as they come; the bytes past it count against LARGE_BODY_BUDGET. */
-const SMALL_BODY_BYTES = 4 * MiB;
-/** How many bytes past SMALL_BODY_BYTES all requests together may hold: two full-size bodies. */
-const LARGE_BODY_BUDGET = 2 * (MAX_BODY_BYTES - SMALL_BODY_BYTES);
+/**
+ * The first bytes of every body are read as they come (every ordinary message is smaller); all
+ * bytes past them count against BODY_BUDGET, however large the body will turn out to be: sixty
+ * slow 4 MiB bodies cannot hold more memory than two full-size ones.
+ */
+const FREE_BODY_BYTES = 64 * 1024;
+/** How many bytes past FREE_BODY_BYTES all requests together may hold: two full-size bodies. */
+const BODY_BUDGET = 2 * MAX_BODY_BYTES;
 /** Past this much refused body the connection is cut instead of drained. */
 const MAX_DRAIN_BYTES = 2 * MAX_BODY_BYTES;
 
-let largeBytesHeld = 0;
+let budgetHeld = 0;
 
 /** JSON-RPC error codes used at the HTTP layer: the standard ones as the SDK names them, plus two of MCP's. */
 export const RPC = {
@@ -27,7 +31,7 @@ export const RPC = {
 } as const;
 
 export type BodyResult =
-  /** `held`: bytes of the large-body budget this body holds until release(held). */
+  /** `held`: bytes of the body budget this body holds until release(held). */
   | { kind: 'json'; value: unknown; held: number }
   | { kind: 'too-large' }
   | { kind: 'busy' }
@@ -36,10 +40,10 @@ export type BodyResult =
 /**
  * Reads a JSON body of at most `limit` bytes. A larger body is answered 413 by the caller; what is
  * left of it is read and dropped (so the client sees the answer), up to a bound, then cut off.
- * Large bodies share a budget (LARGE_BODY_BUDGET), so memory stays bounded however many arrive at
- * once: one that would overdraw it is refused as `busy` (503, retry shortly). Bodies up to
- * SMALL_BODY_BYTES, which every ordinary call is, never wait for it. A body read whole keeps its
- * share until the caller releases it (see readBodyOrReply); any other outcome gives it back here.
+ * Bodies share a budget (BODY_BUDGET) for all but their first FREE_BODY_BYTES, so memory stays
+ * bounded however many arrive at once: one that would overdraw it is refused as `busy` (503, retry
+ * shortly); ordinary messages, smaller than that, never meet it. A body read whole keeps its share
+ * until the caller releases it (see readBodyOrReply); any other outcome gives it back here.
  */
 export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<BodyResult> {
   if (Number(req.headers['content-length']) > limit) {
@@ -51,17 +55,17 @@ export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES)
   let held = 0;
   const refuse = (kind: 'too-large' | 'busy' | 'invalid'): BodyResult => {
     if (kind !== 'invalid') discardRest(req, size);
-    releaseLargeBody(held);
+    releaseBudget(held);
     return { kind };
   };
   try {
     for await (const chunk of req as AsyncIterable<Buffer>) {
       size += chunk.length;
       if (size > limit) return refuse('too-large');
-      const large = Math.max(0, size - SMALL_BODY_BYTES);
-      if (largeBytesHeld + large - held > LARGE_BODY_BUDGET) return refuse('busy');
-      largeBytesHeld += large - held;
-      held = large;
+      const counted = Math.max(0, size - FREE_BODY_BYTES);
+      if (budgetHeld + counted - held > BODY_BUDGET) return refuse('busy');
+      budgetHeld += counted - held;
+      held = counted;
       chunks.push(chunk);
     }
     const text = Buffer.concat(chunks, size).toString('utf8');
@@ -73,8 +77,8 @@ export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES)
   }
 }
 
-function releaseLargeBody(bytes: number): void {
-  largeBytesHeld -= bytes;
+function releaseBudget(bytes: number): void {
+  budgetHeld -= bytes;
 }
 
 function discardRest(req: IncomingMessage, alreadyRead: number): void {
@@ -127,8 +131,8 @@ export const NO_BODY = Symbol('no body');
 export async function readBodyOrReply(req: IncomingMessage, res: ServerResponse): Promise<unknown> {
   const body = await readJsonBody(req);
   if (body.kind === 'json') {
-    if (body.held > 0 && res.destroyed) releaseLargeBody(body.held);
-    else if (body.held > 0) res.once('close', () => releaseLargeBody(body.held));
+    if (body.held > 0 && res.destroyed) releaseBudget(body.held);
+    else if (body.held > 0) res.once('close', () => releaseBudget(body.held));
     return body.value;
   }
   if (body.kind === 'too-large') {
@@ -142,8 +146,8 @@ export async function readBodyOrReply(req: IncomingMessage, res: ServerResponse)
     sendRpcError(
       res,
       503,
-      `Service Unavailable: the server is reading other large requests (at most ${LARGE_BODY_BUDGET / MiB} MiB ` +
-        'beyond their first 4 MiB at a time); send this one again in a few seconds',
+      `Service Unavailable: the server is reading other large requests (at most ${BODY_BUDGET / MiB} MiB ` +
+        'of request bodies at a time); send this one again in a few seconds',
       RPC.serverError,
       { 'retry-after': '2' },
     );

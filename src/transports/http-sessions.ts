@@ -16,12 +16,20 @@ export interface Session<T extends Transport = Transport> {
   /** HTTP responses still open for this session (a listening stream is not idleness). */
   open: number;
   lastActive: number;
+  /** Whether the client ever called a tool (a health check or `mcp list` never does). */
+  used: boolean;
 }
 
+export type EndReason = 'idle' | 'unused' | 'evicted';
+
 /**
- * The open sessions of both transports, bounded in number, with idle expiry: a session with no
- * open response and no request for `idleMs` is closed, so abandoned sessions do not leak memory.
- * `reserved` counts sessions being set up, so a burst of initializations cannot overshoot the bound.
+ * The open sessions of both transports, bounded in number. Most clients never end their sessions
+ * (a health check, `mcp list`, a client that is simply closed), so sessions end by themselves:
+ * one with no open response and no request for `idleMs` is closed, one that never called a tool
+ * already after `unusedMs`; and at the bound the least recently used idle session (never-used
+ * ones first) makes room for a new client, which gets 503 only while every session has a response
+ * open. `reserved` counts sessions being set up, so a burst of initializations cannot overshoot
+ * the bound.
  */
 export class SessionRegistry {
   private readonly sessions = new Map<string, Session>();
@@ -31,9 +39,11 @@ export class SessionRegistry {
   constructor(
     readonly maxSessions: number,
     private readonly idleMs: number,
-    private readonly onExpire: (session: Session) => void,
+    private readonly unusedMs: number,
+    private readonly onEnd: (session: Session, reason: EndReason) => void,
   ) {
-    this.sweeper = setInterval(() => this.sweep(), Math.max(250, Math.min(30_000, idleMs / 2)));
+    const shortest = Math.min(idleMs, unusedMs);
+    this.sweeper = setInterval(() => this.sweep(), Math.max(250, Math.min(30_000, shortest / 2)));
     this.sweeper.unref();
   }
 
@@ -45,9 +55,9 @@ export class SessionRegistry {
     return this.sessions.get(id);
   }
 
-  /** Claims room for one more session; undefined when the bound is reached. */
+  /** Claims room for one more session, ending an idle one if need be; undefined when none can end. */
   reserve(): { release(): void } | undefined {
-    if (this.sessions.size + this.reserved >= this.maxSessions) return undefined;
+    if (this.sessions.size + this.reserved >= this.maxSessions && !this.evictOne()) return undefined;
     this.reserved += 1;
     let released = false;
     return {
@@ -67,9 +77,10 @@ export class SessionRegistry {
     this.sessions.delete(id);
   }
 
-  /** Counts `res` as open for the session until it closes; marks the session active. */
-  track(session: Session, res: ServerResponse): void {
+  /** Counts `res` as open for the session until it closes; marks the session active (and used, for a tool call). */
+  track(session: Session, res: ServerResponse, body?: unknown): void {
     session.lastActive = Date.now();
+    if (!session.used && callsATool(body)) session.used = true;
     if (res.destroyed || res.writableFinished) return;
     session.open += 1;
     res.once('close', () => {
@@ -86,15 +97,40 @@ export class SessionRegistry {
     clearInterval(this.sweeper);
   }
 
+  private end(session: Session, reason: EndReason): void {
+    this.sessions.delete(session.id);
+    this.onEnd(session, reason);
+  }
+
   private sweep(): void {
-    const cutoff = Date.now() - this.idleMs;
+    const now = Date.now();
     for (const session of this.sessions.values()) {
-      if (session.open === 0 && session.lastActive < cutoff) {
-        this.sessions.delete(session.id);
-        this.onExpire(session);
-      }
+      if (session.open > 0) continue;
+      if (now - session.lastActive >= this.idleMs) this.end(session, 'idle');
+      else if (!session.used && now - session.lastActive >= this.unusedMs) this.end(session, 'unused');
     }
   }
+
+  /** Ends the idle session least worth keeping: never used first, then least recently active. */
+  private evictOne(): boolean {
+    let victim: Session | undefined;
+    for (const session of this.sessions.values()) {
+      if (session.open > 0) continue;
+      if (
+        !victim ||
+        (victim.used && !session.used) ||
+        (victim.used === session.used && session.lastActive < victim.lastActive)
+      )
+        victim = session;
+    }
+    if (victim) this.end(victim, 'evicted');
+    return victim !== undefined;
+  }
+}
+
+function callsATool(body: unknown): boolean {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.some((m) => (m as { method?: unknown } | null)?.method === 'tools/call');
 }
 
 /** What the HTTP request handlers share. */

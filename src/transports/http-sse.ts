@@ -34,7 +34,16 @@ export async function openSseSession(ctx: HttpContext, res: ServerResponse): Pro
   try {
     await server.connect(transport);
     const calls = watchCalls(transport, ctx.inFlight);
-    const session: Session = { id, kind: 'sse', transport, server, calls, open: 0, lastActive: Date.now() };
+    const session: Session = {
+      id,
+      kind: 'sse',
+      transport,
+      server,
+      calls,
+      open: 0,
+      lastActive: Date.now(),
+      used: false,
+    };
     ctx.sessions.add(session);
     ctx.sessions.track(session, res);
     ctx.runtime.log.debug(`session ${id} opened (legacy SSE); ${ctx.sessions.size} open`);
@@ -72,6 +81,6 @@ export async function handleSseMessage(
       RPC.invalidRequest,
     );
   }
-  ctx.sessions.track(session, res);
+  ctx.sessions.track(session, res, body);
   await (session.transport as SSEServerTransport).handlePostMessage(req, res, body);
 }

@@ -33,7 +33,7 @@ export async function handleMcp(ctx: HttpContext, req: IncomingMessage, res: Ser
     }
     const body = req.method === 'POST' ? await readBodyOrReply(req, res) : undefined;
     if (body === NO_BODY) return;
-    ctx.sessions.track(session, res);
+    ctx.sessions.track(session, res, body);
     cancelOnDisconnect(session.calls, body, res);
     return (session.transport as StreamableHTTPServerTransport).handleRequest(req, res, body);
   }
@@ -74,6 +74,7 @@ async function openSession(
         calls: calls as WatchedCalls,
         open: 0,
         lastActive: Date.now(),
+        used: false,
       };
       ctx.sessions.add(session);
       reservation.release();

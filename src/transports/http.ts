@@ -5,7 +5,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ConfigError } from '../config.js';
+import { type Config, ConfigError } from '../config.js';
 import type { GatewayServer } from '../mcp-server.js';
 import { closeRuntime, type Runtime } from '../runtime.js';
 import { createServer } from '../server.js';
@@ -13,7 +13,7 @@ import { VERSION } from '../version.js';
 import { InFlightCalls } from './http-calls.js';
 import { RPC, sendJson, sendRpcError } from './http-io.js';
 import { assertSafeBinding, isLoopbackHost, RequestGuard } from './http-security.js';
-import { type HttpContext, SessionRegistry } from './http-sessions.js';
+import { type EndReason, type HttpContext, SessionRegistry } from './http-sessions.js';
 import { handleSseMessage, openSseSession } from './http-sse.js';
 import { handleMcp } from './http-streamable.js';
 
@@ -36,6 +36,12 @@ export interface RunningHttpServer {
 }
 
 type Route = 'mcp' | 'sse' | 'messages';
+const ENDED: Record<EndReason, (config: Config) => string> = {
+  idle: (c) => `idle for ${c.sessionIdleSeconds} s`,
+  unused: (c) => `never called a tool in ${c.sessionUnusedSeconds} s`,
+  evicted: () => 'idle longest, and room was needed for a new session',
+};
+
 const ROUTES: Record<string, { route: Route; methods: string[] }> = {
   '/mcp': { route: 'mcp', methods: ['GET', 'POST', 'DELETE'] },
   '/sse': { route: 'sse', methods: ['GET'] },
@@ -53,10 +59,15 @@ export async function startHttpServer(
   const context: HttpContext = {
     runtime,
     makeServer: () => makeServer(runtime),
-    sessions: new SessionRegistry(config.maxSessions, config.sessionIdleSeconds * 1000, (session) => {
-      log.debug(`session ${session.id} idle for ${config.sessionIdleSeconds} s; closing it`);
-      void session.server.close().catch(() => undefined);
-    }),
+    sessions: new SessionRegistry(
+      config.maxSessions,
+      config.sessionIdleSeconds * 1000,
+      config.sessionUnusedSeconds * 1000,
+      (session, reason) => {
+        log.debug(`session ${session.id} ${ENDED[reason](config)}; closing it`);
+        void session.server.close().catch(() => undefined);
+      },
+    ),
     inFlight: new InFlightCalls(),
     statelessActive: 0,
     closing: false,

@@ -129,6 +129,21 @@ describe('request bodies', () => {
     expect((await fetch(new URL('/healthz', server.url))).status).toBe(200);
   });
 
+  it('counts every body against the budget: slow bodies under 4 MiB cannot pile up', async () => {
+    // 24 bodies of almost 4 MiB each, held open: 94 MiB, more than the 64 MiB budget.
+    const posts = Array.from({ length: 24 }, () => openPost(server.url, 4 * MiB - 1024));
+    await Promise.all(posts.map((p) => p.firstHalfSent));
+    await eventually(() => posts.filter((p) => p.answer).length >= 8, 10_000);
+    const refused = posts.filter((p) => p.answer?.status === 503);
+    expect(refused.length).toBeGreaterThanOrEqual(8);
+    expect(refused[0]?.answer?.body).toMatch(/send this one again in a few seconds/);
+    // An ordinary request is still read and answered meanwhile.
+    expect((await postMcp(server.url, INITIALIZE)).status).toBe(200);
+    const held = posts.filter((p) => !p.answer);
+    for (const p of held) p.finish();
+    for (const p of held) expect((await p.answered).status).not.toBe(503);
+  });
+
   it('answers 400 Invalid Request for legacy SSE bodies that are JSON but not a message, and the session goes on', async () => {
     const stream = await fetch(new URL('/sse', server.url), { headers: { accept: 'text/event-stream' } });
     const reader = stream.body!.getReader();
@@ -176,6 +191,44 @@ describe('session bounds', () => {
       const third = await connectHttp(small.url, 'sse');
       expect((await third.listTools()).tools.length).toBeGreaterThan(0);
       await Promise.all([disconnect(first), disconnect(third)]);
+    } finally {
+      expect(await small.stop()).toBe(0);
+    }
+  });
+
+  it('closes sessions that never called a tool after GATEWAY_SESSION_UNUSED_SECONDS, and keeps used ones', async () => {
+    const brief = await startHttpCli({ ...env, GATEWAY_SESSION_UNUSED_SECONDS: '1' });
+    try {
+      const checked = await openRawSession(brief.url);
+      expect((await postMcp(brief.url, LIST, inSession(checked))).status).toBe(200);
+      const working = await openRawSession(brief.url);
+      const call = {
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'tools/call',
+        params: { name: 'list_models', arguments: {} },
+      };
+      expect((await postMcp(brief.url, call, inSession(working))).status).toBe(200);
+      expect(await eventually(async () => (await sessions(brief.url)) === 1, 10_000)).toBe(true);
+      expect((await postMcp(brief.url, LIST, inSession(checked))).status).toBe(404);
+      expect((await postMcp(brief.url, LIST, inSession(working))).status).toBe(200);
+      expect(brief.stderr()).toMatch(/never called a tool in 1 s; closing it/);
+    } finally {
+      expect(await brief.stop()).toBe(0);
+    }
+  });
+
+  it('at the limit, ends the least recently used idle session instead of refusing a new client', async () => {
+    const small = await startHttpCli({ ...env, GATEWAY_MAX_SESSIONS: '2' });
+    try {
+      const older = await openRawSession(small.url);
+      const newer = await openRawSession(small.url);
+      expect((await postMcp(small.url, LIST, inSession(newer))).status).toBe(200);
+      const fresh = await openRawSession(small.url);
+      expect((await postMcp(small.url, LIST, inSession(older))).status).toBe(404);
+      expect((await postMcp(small.url, LIST, inSession(newer))).status).toBe(200);
+      expect((await postMcp(small.url, LIST, inSession(fresh))).status).toBe(200);
+      expect(small.stderr()).toMatch(/idle longest, and room was needed for a new session/);
     } finally {
       expect(await small.stop()).toBe(0);
     }
