@@ -150,6 +150,9 @@ async function dispatch(
         connection: 'close',
       });
     }
+    if (url.pathname.startsWith('/.well-known/oauth') || url.pathname.startsWith('/.well-known/openid')) {
+      return sendRpcError(res, 404, `Not found: ${NO_OAUTH}`);
+    }
     const entry = ROUTES[url.pathname];
     if (!entry) {
       return sendRpcError(
@@ -175,16 +178,7 @@ async function dispatch(
         allow: [...entry.methods, 'OPTIONS'].join(', '),
       });
     }
-    if (!guard.authorized(req)) {
-      ctx.runtime.log.debug(`refused ${method} ${url.pathname}: missing or wrong bearer token`);
-      return sendRpcError(
-        res,
-        401,
-        'Unauthorized: send the header Authorization: Bearer <the server GATEWAY_MCP_TOKEN>',
-        RPC.serverError,
-        { 'www-authenticate': 'Bearer realm="gateway-tools-mcp"' },
-      );
-    }
+    if (!guard.authorized(req)) return refuseToken(ctx, req, res, `${method} ${url.pathname}`);
     if (entry.route === 'mcp') return await handleMcp(ctx, req, res);
     if (entry.route === 'sse') return await openSseSession(ctx, res);
     return await handleSseMessage(ctx, req, res, url.searchParams.get('sessionId'));
@@ -195,6 +189,25 @@ async function dispatch(
     if (!res.headersSent) sendRpcError(res, 500, 'Internal server error', RPC.internalError);
     else res.destroy();
   }
+}
+
+const NO_OAUTH =
+  'this server takes no OAuth; it takes a static token, sent as the header Authorization: Bearer <the value of GATEWAY_MCP_TOKEN>';
+
+/**
+ * A missing or wrong token is answered 403, not 401. MCP clients built on the SDK with an auth
+ * provider (Claude Code, mcp-remote) start OAuth discovery and dynamic client registration on any
+ * 401, whatever its WWW-Authenticate or the server's metadata say (without authorization servers
+ * they fall back to this origin), and then show that registration's failure instead of this
+ * message. A 403 whose `error` is not `insufficient_scope` they report with its body.
+ */
+function refuseToken(ctx: HttpContext, req: IncomingMessage, res: ServerResponse, what: string): void {
+  const sent = req.headers.authorization !== undefined;
+  ctx.runtime.log.debug(`refused ${what}: ${sent ? 'wrong' : 'missing'} bearer token`);
+  const why = sent ? 'the bearer token is wrong' : 'no bearer token was sent';
+  sendRpcError(res, 403, `Forbidden: ${why}; ${NO_OAUTH}`, RPC.serverError, {
+    'www-authenticate': `Bearer realm="gateway-tools-mcp", error="invalid_token", error_description="${why}"`,
+  });
 }
 
 function health(ctx: HttpContext, res: ServerResponse): void {

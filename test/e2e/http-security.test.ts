@@ -1,4 +1,7 @@
 import { request } from 'node:http';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ReferenceService, startReferenceService } from '../reference-service/index.js';
 import { runCli } from '../support/harness.js';
@@ -13,6 +16,35 @@ import {
 } from '../support/http-harness.js';
 
 const TOKEN = 'mcp-token-0123456789abcdef';
+
+/** An OAuth provider as OAuth-capable clients have one, recording what the client asked of it. */
+function oauthProvider(): { provider: OAuthClientProvider; calls: string[] } {
+  const calls: string[] = [];
+  const provider: OAuthClientProvider = {
+    get redirectUrl() {
+      return 'http://127.0.0.1:1/callback';
+    },
+    get clientMetadata() {
+      return { client_name: 'oauth-capable', redirect_uris: ['http://127.0.0.1:1/callback'] };
+    },
+    clientInformation: () => undefined,
+    saveClientInformation: () => {
+      calls.push('saveClientInformation');
+    },
+    tokens: () => undefined,
+    saveTokens: () => {
+      calls.push('saveTokens');
+    },
+    redirectToAuthorization: () => {
+      calls.push('redirectToAuthorization');
+    },
+    saveCodeVerifier: () => {
+      calls.push('saveCodeVerifier');
+    },
+    codeVerifier: () => 'verifier',
+  };
+  return { provider, calls };
+}
 let service: ReferenceService;
 let env: Record<string, string>;
 let open: HttpServerProcess;
@@ -67,22 +99,47 @@ const initialize = (base: string, headers: Record<string, string>) =>
   raw(base, 'POST', '/mcp', { ...MCP_HEADERS, ...headers }, JSON.stringify(INITIALIZE));
 
 describe('bearer token (GATEWAY_MCP_TOKEN)', () => {
-  it('answers 401 with WWW-Authenticate for a missing or wrong token on every MCP route', async () => {
-    const attempts: Record<string, string>[] = [
-      {},
-      { authorization: 'Bearer wrong-token-0123456789' },
-      { authorization: TOKEN },
+  it('answers 403 with the header to send for a missing or wrong token on every MCP route', async () => {
+    const attempts: [Record<string, string>, RegExp][] = [
+      [{}, /no bearer token was sent/],
+      [{ authorization: 'Bearer wrong-token-0123456789' }, /the bearer token is wrong/],
+      [{ authorization: TOKEN }, /the bearer token is wrong/],
     ];
-    for (const auth of attempts) {
+    for (const [auth, why] of attempts) {
       const init = await initialize(guarded.url, auth);
-      expect(init.status).toBe(401);
-      expect(init.headers['www-authenticate']).toMatch(/^Bearer/);
-      expect(JSON.parse(init.body).error.message).toMatch(/Authorization: Bearer/);
-      expect((await raw(guarded.url, 'GET', '/sse', { accept: 'text/event-stream', ...auth })).status).toBe(
-        401,
+      expect(init.status).toBe(403);
+      expect(init.headers['www-authenticate']).toMatch(
+        /^Bearer realm="gateway-tools-mcp", error="invalid_token"/,
       );
-      expect((await raw(guarded.url, 'POST', '/messages?sessionId=x', auth, '{}')).status).toBe(401);
+      expect(JSON.parse(init.body).error.message).toMatch(why);
+      expect(JSON.parse(init.body).error.message).toMatch(
+        /takes no OAuth; it takes a static token, sent as the header Authorization: Bearer/,
+      );
+      expect((await raw(guarded.url, 'GET', '/sse', { accept: 'text/event-stream', ...auth })).status).toBe(
+        403,
+      );
+      expect((await raw(guarded.url, 'POST', '/messages?sessionId=x', auth, '{}')).status).toBe(403);
     }
+  });
+
+  it('leads a client with an OAuth provider (as Claude Code and mcp-remote have) to the header, not to OAuth', async () => {
+    const oauth = oauthProvider();
+    const client = new Client({ name: 'oauth-capable', version: '1' });
+    const transport = new StreamableHTTPClientTransport(new URL('/mcp', guarded.url), {
+      authProvider: oauth.provider,
+      requestInit: { headers: { authorization: 'Bearer wrong-token-0123456789' } },
+    });
+    const failure = await client.connect(transport).then(
+      () => undefined,
+      (error: Error) => error,
+    );
+    await client.close();
+    expect(failure?.message).toMatch(/the bearer token is wrong; this server takes no OAuth/);
+    expect(failure?.message).toMatch(/Authorization: Bearer <the value of GATEWAY_MCP_TOKEN>/);
+    expect(oauth.calls).toEqual([]);
+    const discovery = await raw(guarded.url, 'GET', '/.well-known/oauth-protected-resource/mcp', {});
+    expect(discovery.status).toBe(404);
+    expect(JSON.parse(discovery.body).error.message).toMatch(/takes no OAuth; it takes a static token/);
   });
 
   it('accepts the right token over both transports and leaves /healthz open', async () => {
@@ -161,7 +218,7 @@ describe('binding', () => {
       expect(wide.url).toMatch(/^http:\/\/0\.0\.0\.0:\d+$/);
       expect(wide.stderr()).toMatch(/TLS/);
       const local = wide.url.replace('0.0.0.0', '127.0.0.1');
-      expect((await initialize(local, {})).status).toBe(401);
+      expect((await initialize(local, {})).status).toBe(403);
       expect((await initialize(local, { authorization: `Bearer ${TOKEN}` })).status).toBe(200);
     } finally {
       expect(await wide.stop()).toBe(0);

@@ -78,10 +78,10 @@ describe('the bearer token', () => {
     ];
     for (const headers of wrong) {
       const refused = await post(headers);
-      expect(refused.status, JSON.stringify(headers)).toBe(401);
+      expect(refused.status, JSON.stringify(headers)).toBe(403);
       expect(refused.body).not.toContain(TOKEN);
     }
-    expect((await post({}, `/mcp?token=${TOKEN}`)).status).toBe(401);
+    expect((await post({}, `/mcp?token=${TOKEN}`)).status).toBe(403);
     expect((await post({ authorization: `bearer ${TOKEN}` })).status).toBe(200);
   });
 
