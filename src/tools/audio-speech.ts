@@ -4,8 +4,9 @@ import { z } from 'zod';
 import { excerpt } from '../confirm.js';
 import { notAudio, type SpeechFormat, speechAudio } from '../service/audio.js';
 import { audioFailure, chooseSpeechModel, type SpeechChoice } from './support/audio-models.js';
-import { formatBytes, type SavedFile, saveStream } from './support/files.js';
-import { failure, nextStep, success } from './support/results.js';
+import { formatBytes } from './support/files.js';
+import { prepareOutputDir, type SavedFile, saveStream } from './support/output-files.js';
+import { failure, nextStep, success, UserError } from './support/results.js';
 import { deliveredAudio, peekHead } from './support/speech-format.js';
 import type { SpeechId } from './support/speech-ids.js';
 import { formatCount } from './support/text.js';
@@ -146,10 +147,13 @@ async function synthesize(
   ctx: ToolContext,
 ): Promise<SavedFile & { mimeType: string; extension: string; inline: Buffer | null }> {
   const { client } = ctx.runtime.service;
+  const { outputDir, workDir } = await ctx.workspace();
+  // Speech is billed when the gateway answers: a directory that cannot take the file is found
+  // before the request is sent, not after.
+  await prepareOutputDir(outputDir, workDir);
   const audio = await speechAudio(client, { model: choice.id, input: text }, format, ctx.signal);
   const { head, body } = await peekHead(audio.body);
   const delivered = deliveredAudio(head, audio, format);
-  const { outputDir, workDir } = await ctx.workspace();
   const target = {
     outputDir,
     workDir,
@@ -165,7 +169,13 @@ async function synthesize(
       yield chunk;
     }
   }
-  const saved = await saveStream(tee(body), target, MAX_SPEECH_FILE_BYTES, ctx.signal);
+  const saved = await saveStream(tee(body), target, MAX_SPEECH_FILE_BYTES, ctx.signal).catch((error) => {
+    throw error instanceof UserError && !ctx.signal.aborted
+      ? new UserError(
+          `The gateway produced the speech (it is billed), but it was not saved: ${error.message}`,
+        )
+      : error;
+  });
   if (saved.bytes === 0) {
     await rm(saved.path, { force: true });
     throw notAudio('an empty body');

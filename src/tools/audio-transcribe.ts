@@ -4,7 +4,8 @@ import { type TranscriptFormat, transcribe } from '../service/audio.js';
 import { audioFailure, chooseTranscriptionModel, type ModelChoice } from './support/audio-models.js';
 import { type AudioSource, audioSource, MAX_BASE64_BYTES } from './support/audio-sources.js';
 import { byteProgress, countingStream } from './support/byte-progress.js';
-import { createOutputFile, formatBytes } from './support/files.js';
+import { formatBytes } from './support/files.js';
+import { saveText as saveOutputText } from './support/output-files.js';
 import { pageOf, pagingInput, pagingOutput } from './support/paging.js';
 import { failure, nextStep, success } from './support/results.js';
 import { type CachedTranscript, TranscriptCache } from './support/transcript-cache.js';
@@ -188,11 +189,5 @@ async function saveText(
   // The stem's own extension must go first: `talk.mp3-transcript` would lose its suffix instead.
   const stem = `${basename(sourceName, extname(sourceName))}-transcript`;
   const { outputDir, workDir } = await ctx.workspace();
-  const { path, handle } = await createOutputFile(outputDir, stem, extension, workDir);
-  try {
-    await handle.writeFile(text);
-  } finally {
-    await handle.close();
-  }
-  return path;
+  return saveOutputText(text, { outputDir, workDir, stem, extension });
 }

@@ -2,8 +2,9 @@ import { extname } from 'node:path';
 import type { CancelSignal } from '../cancel.js';
 import { ServiceError } from '../service/errors.js';
 import { openVideoDownload, pollVideo, type VideoJobState } from '../service/videos.js';
-import { formatBytes, type SavedFile, saveStream } from './support/files.js';
+import { formatBytes } from './support/files.js';
 import type { JobRef } from './support/job-handle.js';
+import { prepareOutputDir, type SavedFile, saveStream } from './support/output-files.js';
 import { RESULT_BUDGET } from './support/result-budget.js';
 import { UserError } from './support/results.js';
 import { isHttpUrl } from './support/urls.js';
@@ -67,6 +68,8 @@ export async function saveVideo(
   ctx: ToolContext,
   report: ReturnType<typeof risingProgress>,
 ): Promise<SavedFile> {
+  const { outputDir, workDir } = await ctx.workspace();
+  await prepareOutputDir(outputDir, workDir);
   const download = await openVideoDownload(ctx.runtime.service.client, url, ctx.signal).catch(
     (error: unknown) => {
       // A URL into the local network is not worth retrying: say why, once.
@@ -100,7 +103,6 @@ export async function saveVideo(
     if (received > reported) await progress();
   }
   const extension = videoExtension(download.contentType, url);
-  const { outputDir, workDir } = await ctx.workspace();
   return saveStream(
     counted(download.body),
     { outputDir, stem: `video-${ref.requestId}`, extension, workDir },

@@ -307,9 +307,11 @@ describe('audio_speech', () => {
       undefined,
       { signal: controller.signal },
     );
-    const partial = () =>
-      readdirSync(outputDir).filter((n) => n.startsWith('speech-alloy') && n.includes('-'));
+    const listed = () => (existsSync(outputDir) ? readdirSync(outputDir) : []);
+    // Written under a temporary name until complete.
+    const partial = () => listed().filter((n) => n.endsWith('.partial'));
     const before = new Set(partial());
+    const speechBefore = listed().filter((n) => n.startsWith('speech-alloy'));
     let created: string[] = [];
     for (let n = 0; n < 200 && created.length === 0; n++) {
       await new Promise((r) => setTimeout(r, 10));
@@ -322,6 +324,7 @@ describe('audio_speech', () => {
       await new Promise((r) => setTimeout(r, 10));
     }
     expect(existsSync(join(outputDir, created[0]!))).toBe(false);
+    expect(listed().filter((n) => n.startsWith('speech-alloy'))).toEqual(speechBefore);
   });
 
   it('reports service failures in a sentence, without the key', async () => {

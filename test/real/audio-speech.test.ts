@@ -1,12 +1,12 @@
 // audio_speech, list_models speech and doctor's speech line against 9router 0.5.69. Its tts list
 // names provider/model without a voice; the id sent must be provider/model/voice. What matters is
 // what the speech upstream received (model and voice in its body) and the file that was saved.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { type JournalEntry, unique, useRealGateway } from '../nine-router/use.js';
-import { runCli, structuredOf, tempDir, textOf } from '../support/harness.js';
+import { connectInMemory, runCli, structuredOf, tempDir, textOf } from '../support/harness.js';
 
 const gw = useRealGateway();
 
@@ -214,6 +214,49 @@ describe('audio_speech formats and failures against 9router', () => {
     const sent = await speechSent();
     expect(sent.map((e) => [e.status, (e.body as { voice?: string }).voice])).toEqual([[500, 'nova']]);
     expect(outputFiles()).toHaveLength(before);
+  });
+});
+
+describe('audio_speech checks where it saves before the billed call', () => {
+  async function speakInto(cwd: string, env: Record<string, string> = {}) {
+    const conn = await connectInMemory({ ...gw.env, CWD: cwd, ...env });
+    try {
+      return (await conn.client.callTool({
+        name: 'audio_speech',
+        arguments: { text: unique('nowhere'), model: 'openai/tts-1', voice: 'alloy' },
+      })) as CallToolResult;
+    } finally {
+      await conn.close();
+    }
+  }
+
+  it('sends nothing when the output directory is a file', async () => {
+    const cwd = tempDir('gtm-speech-file-');
+    writeFileSync(join(cwd, 'gateway-output'), 'not a directory');
+    const result = await speakInto(cwd);
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(
+      /output directory .*gateway-output cannot take new files \(a file is in the way, EEXIST\), so nothing was sent/,
+    );
+    expect(await speechSent()).toEqual([]);
+  });
+
+  it('sends nothing when the output directory leads out of the working directory', async () => {
+    const cwd = tempDir('gtm-speech-link-');
+    symlinkSync(tempDir('gtm-speech-elsewhere-'), join(cwd, 'gateway-output'));
+    const result = await speakInto(cwd);
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(/leads outside the working directory .* so nothing was saved/);
+    expect(await speechSent()).toEqual([]);
+  });
+
+  it('sends nothing when the output directory cannot be created', async () => {
+    const cwd = tempDir('gtm-speech-deep-');
+    writeFileSync(join(cwd, 'blocked'), 'a file where a directory should be');
+    const result = await speakInto(cwd, { GATEWAY_OUTPUT_DIR: join(cwd, 'blocked', 'out') });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(/cannot take new files \(it is not a directory, ENOTDIR\)/);
+    expect(await speechSent()).toEqual([]);
   });
 });
 

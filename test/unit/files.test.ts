@@ -2,13 +2,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFil
 import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import {
-  createOutputPath,
-  isInside,
-  resolveInputFile,
-  saveStream,
-  sniffImageMime,
-} from '../../src/tools/support/files.js';
+import { isInside, resolveInputFile, sniffImageMime } from '../../src/tools/support/files.js';
+import { saveStream, saveText } from '../../src/tools/support/output-files.js';
 import { UserError } from '../../src/tools/support/results.js';
 import { tempDir } from '../support/harness.js';
 
@@ -61,7 +56,9 @@ describe('output directory', () => {
   it('creates collision-free names inside the directory', async () => {
     const out = join(tempDir(), 'out');
     const paths = await Promise.all(
-      Array.from({ length: 5 }, () => createOutputPath(out, '../../etc/Passwd', 'mp3')),
+      Array.from({ length: 5 }, () =>
+        saveText('x', { outputDir: out, stem: '../../etc/Passwd', extension: 'mp3' }),
+      ),
     );
     expect(new Set(paths).size).toBe(5);
     for (const p of paths) {
@@ -87,7 +84,7 @@ describe('output directory', () => {
         10,
       ),
     ).rejects.toThrow(/exceeds the 10 B limit/);
-    expect(readdirSync(out).filter((f) => f.startsWith('big'))).toEqual([]);
+    expect(readdirSync(out)).toEqual([saved.path.split('/').at(-1)]);
     expect(existsSync(saved.path)).toBe(true);
   });
 });

@@ -9,6 +9,7 @@ import { guardedBody } from '../../service/body-errors.js';
 import type { ServiceClient } from '../../service/client.js';
 import { ServiceError } from '../../service/errors.js';
 import { gcPacer } from '../../service/transfer-gc.js';
+import { removeOnExit } from './exit-cleanup.js';
 import { formatBytes } from './files.js';
 import { UserError } from './results.js';
 
@@ -47,7 +48,11 @@ export async function downloadToTemp(
     throw new UserError(tooBig(url, formatBytes(declared), maxBytes));
   }
   const dir = await mkdtemp(join(tmpdir(), 'gateway-tools-audio-'));
-  const cleanup = () => rm(dir, { recursive: true, force: true });
+  const forget = removeOnExit(dir);
+  const cleanup = async () => {
+    forget();
+    await rm(dir, { recursive: true, force: true });
+  };
   const path = join(dir, 'download');
   let size = 0;
   const pace = gcPacer();

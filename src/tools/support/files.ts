@@ -1,15 +1,11 @@
-import { type FileHandle, mkdir, open, realpath, rm, stat } from 'node:fs/promises';
-import { basename, extname, isAbsolute, join, resolve } from 'node:path';
-import { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { type CancelSignal, toAbortSignal } from '../../cancel.js';
-import { gcPacer } from '../../service/transfer-gc.js';
-import { assertCreatedInside, isInsideDir, realOutputDir } from './fs-guards.js';
+import { realpath, stat } from 'node:fs/promises';
+import { basename, isAbsolute, resolve } from 'node:path';
+import { isInsideDir } from './fs-guards.js';
 import { UserError } from './results.js';
 
 /**
  * The two file rules of the product: local files are read only from inside the input roots
- * (after resolving symlinks), and every saved file lands inside the output directory with a
+ * (after resolving symlinks), and every saved file (output-files.ts) lands inside the output directory with a
  * name that cannot collide. Both stream; nothing here holds a whole file in memory.
  */
 export interface InputFile {
@@ -74,99 +70,6 @@ function unresolvable(requested: string, error: unknown): string {
 }
 
 export const isInside = isInsideDir;
-
-/** A fresh, collision-free path inside the output directory (the file is created empty). */
-export async function createOutputPath(outputDir: string, stem: string, extension: string): Promise<string> {
-  const { path, handle } = await createOutputFile(outputDir, stem, extension);
-  await handle.close();
-  return path;
-}
-
-/**
- * Creates a new, empty file in the output directory under a collision-free name and keeps it
- * open. `wx` (O_CREAT|O_EXCL) never opens an existing file or follows a symlink planted under
- * that name, and writing through the returned handle (never reopening the path) means a file
- * swapped for a symlink after creation cannot redirect the write outside the directory.
- * `workDir`: the working directory, whose symlinks may not lead the output directory out of it.
- */
-export async function createOutputFile(
-  outputDir: string,
-  stem: string,
-  extension: string,
-  workDir?: string,
-): Promise<{ path: string; handle: FileHandle }> {
-  await mkdir(outputDir, { recursive: true });
-  const realDir = await realOutputDir(outputDir, workDir);
-  const safeStem = sanitizeStem(stem);
-  const ext =
-    extension
-      .replace(/[^a-z0-9]/gi, '')
-      .slice(0, 8)
-      .toLowerCase() || 'bin';
-  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-');
-  for (let n = 0; n < 1000; n++) {
-    const name = `${safeStem}-${stamp}${n === 0 ? '' : `-${n}`}.${ext}`;
-    const path = join(outputDir, name);
-    try {
-      const handle = await open(path, 'wx');
-      await assertCreatedInside(handle, realDir);
-      return { path, handle };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-  }
-  throw new UserError(`Could not find a free file name in ${outputDir}.`);
-}
-
-export interface SavedFile {
-  path: string;
-  bytes: number;
-}
-
-/**
- * Streams `source` into a new file in the output directory. Stops (and removes the partial file)
- * past `maxBytes` or when `signal` aborts.
- */
-export async function saveStream(
-  source: NodeJS.ReadableStream | AsyncIterable<Uint8Array>,
-  target: { outputDir: string; stem: string; extension: string; workDir?: string },
-  maxBytes: number,
-  signal?: CancelSignal,
-): Promise<SavedFile> {
-  const { path, handle } = await createOutputFile(
-    target.outputDir,
-    target.stem,
-    target.extension,
-    target.workDir,
-  );
-  let bytes = 0;
-  const pace = gcPacer();
-  const limiter = new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      bytes += chunk.length;
-      pace(chunk.length);
-      if (bytes > maxBytes) callback(new UserError(`The file exceeds the ${formatBytes(maxBytes)} limit.`));
-      else callback(null, chunk);
-    },
-  });
-  try {
-    await pipeline(source, limiter, handle.createWriteStream(), { signal: toAbortSignal(signal) });
-    return { path, bytes };
-  } catch (error) {
-    await handle.close().catch(() => undefined);
-    await rm(path, { force: true });
-    throw error;
-  }
-}
-
-function sanitizeStem(stem: string): string {
-  const cleaned = basename(stem, extname(stem))
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 48);
-  return cleaned || 'file';
-}
 
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
