@@ -4,6 +4,7 @@
  */
 import { benchLatency } from './latency.js';
 import { ratio, startReferenceProcess } from './lib.js';
+import { benchMixedLoad } from './mixed-load.js';
 import { benchModelView } from './model-view.js';
 import { modelViewTable } from './model-view-table.js';
 import { benchOutputSize } from './output-size.js';
@@ -16,6 +17,7 @@ try {
   const latency = await benchLatency(quick ? 200 : 1000, service);
   const size = await benchOutputSize(service);
   const views = await benchModelView(service);
+  const mixed = await benchMixedLoad(quick ? 50 : 200);
   const added = latency.toolCallMs - latency.directMs;
   const floor = latency.forwardingMs - latency.directMs;
   const rows: [string, string, string, string][] = [
@@ -48,6 +50,18 @@ try {
       `${latency.toolCpuUs.toFixed(0)} µs (web_search, user + system)`,
       `${latency.forwardingCpuUs.toFixed(0)} µs (the forwarding server)`,
       `${ratio(latency.toolCpuUs, latency.forwardingCpuUs)} (for reference: CPU this server spends per call)`,
+    ],
+    [
+      'short calls under long ones, p50',
+      `${mixed.loaded.p50.toFixed(2)} ms (web_search while ${mixed.longCalls} streamed answers hold their connections)`,
+      `${mixed.alone.p50.toFixed(2)} ms (the same calls alone)`,
+      `${ratio(mixed.loaded.p50, mixed.alone.p50)} (goal ≤ 1.2×)`,
+    ],
+    [
+      'short calls under long ones, p99',
+      `${mixed.loaded.p99.toFixed(2)} ms (same)`,
+      `${mixed.alone.p99.toFixed(2)} ms (same)`,
+      `${ratio(mixed.loaded.p99, mixed.alone.p99)} (goal ≤ 1.2×)`,
     ],
     [
       'tools/list catalog',

@@ -78,6 +78,16 @@ export interface ServiceRequest {
   controlsKept?: boolean;
 }
 
+/** Where a request goes, with what, and through which pool (dispatchers.ts). */
+interface SendTarget {
+  url: string;
+  auth: boolean;
+  /** A host other than the gateway: the pool that reaches public addresses only. */
+  guarded?: boolean;
+  /** A stream, an upload or a download: the pool kept apart from short calls. */
+  transfer: boolean;
+}
+
 export interface ServiceResponse {
   status: number;
   headers: Record<string, string | undefined>;
@@ -176,7 +186,8 @@ export class ServiceClient {
    * The caller must consume or destroy `body`. Timeouts apply to headers and to gaps in the body.
    */
   stream(req: ServiceRequest): Promise<ServiceResponse> {
-    return this.withRetries(req, false, (signal) => this.send(req, signal));
+    const target: SendTarget = { url: this.url(req), auth: true, transfer: true };
+    return this.withRetries(req, false, (signal) => this.send(req, signal, target));
   }
 
   /**
@@ -205,7 +216,7 @@ export class ServiceClient {
       const at = target.toString();
       const host = target.host;
       const res = await this.withRetries(req, false, (s) =>
-        this.send(req, s, { url: at, auth, guarded }),
+        this.send(req, s, { url: at, auth, guarded, transfer: true }),
       ).catch((error: unknown) => {
         throw onGateway ? error : failedElsewhere(error, host);
       });
@@ -230,8 +241,8 @@ export class ServiceClient {
 
   async close(): Promise<void> {
     if (!this.loadingHttp) return;
-    const { agent, guarded } = await this.loadingHttp;
-    await Promise.all([agent.destroy().catch(() => undefined), guarded.destroy().catch(() => undefined)]);
+    const { calls, transfers, guarded } = await this.loadingHttp;
+    await Promise.all([calls, transfers, guarded].map((pool) => pool.destroy().catch(() => undefined)));
   }
 
   /** `wholeCallDeadline`: the timeout bounds the whole call (JSON); otherwise only the wait for
@@ -304,7 +315,7 @@ export class ServiceClient {
   private async send(
     req: ServiceRequest,
     signal: CancelSignal | undefined,
-    target: { url: string; auth: boolean; guarded?: boolean } = { url: this.url(req), auth: true },
+    target: SendTarget = { url: this.url(req), auth: true, transfer: false },
   ): Promise<ServiceResponse> {
     const headers: Record<string, string> = {
       accept: 'application/json, text/event-stream;q=0.9, */*;q=0.8',
@@ -320,13 +331,13 @@ export class ServiceClient {
 
     const timeoutMs = req.timeoutMs ?? this.options.timeoutMs;
     // Once undici is loaded the request is sent in this same turn, before send() first yields.
-    const { undici, agent, guarded } = this.http ?? (await this.loadHttp());
+    const { undici, calls, transfers, guarded } = this.http ?? (await this.loadHttp());
     const res = await undici.request(target.url, {
       method: req.method,
       headers,
       body,
       signal,
-      dispatcher: target.guarded ? guarded : agent,
+      dispatcher: target.guarded ? guarded : target.transfer ? transfers : calls,
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
     });

@@ -4,9 +4,12 @@ import type { ProxySettings } from './proxy-settings.js';
 import { assertPublicHost, publicOnlyLookup } from './url-guard.js';
 
 /**
- * The connection pools of the service client. `agent` carries everything for the gateway (and the
- * hosts GATEWAY_ALLOW_PRIVATE_URLS lists); `guarded` carries downloads from other hosts, which may
- * reach public addresses only (url-guard.ts).
+ * The connection pools of the service client. `calls` carries the gateway's short JSON calls
+ * (search, fetch, model lists, job polls, submits); `transfers` its long ones (streamed answers,
+ * speech, uploads, downloads), which can hold a connection for minutes: kept apart, a burst of
+ * transfers never makes a short call wait for a connection, past its own timeout. Both reach the
+ * gateway (and the hosts GATEWAY_ALLOW_PRIVATE_URLS lists). `guarded` carries downloads from other
+ * hosts, which may reach public addresses only (url-guard.ts).
  *
  * Without a proxy, the guard runs in the DNS lookup of every connection, so it sees the address
  * the socket really uses. With a proxy, the connection goes to the proxy, which resolves the
@@ -14,7 +17,8 @@ import { assertPublicHost, publicOnlyLookup } from './url-guard.js';
  * the proxy (assertPublicHost), and hosts NO_PROXY exempts keep the connect-time check as well.
  */
 export interface Dispatchers {
-  agent: Dispatcher;
+  calls: Dispatcher;
+  transfers: Dispatcher;
   guarded: Dispatcher;
 }
 
@@ -26,18 +30,25 @@ const LOOPBACK = ['localhost', '127.0.0.1', '[::1]'];
 /** `undici` is passed in: it is loaded on the first request, not at start-up. */
 export function createDispatchers(undici: typeof Undici, proxy: ProxySettings | undefined): Dispatchers {
   if (!proxy) {
-    return { agent: new undici.Agent(GATEWAY_POOL), guarded: new undici.Agent(GUARDED_POOL) };
+    return {
+      calls: new undici.Agent(GATEWAY_POOL),
+      transfers: new undici.Agent(GATEWAY_POOL),
+      guarded: new undici.Agent(GUARDED_POOL),
+    };
   }
   // Explicit values (never undefined): undici would otherwise read this process's environment,
   // not the settings the server was started with.
   const { httpProxy, httpsProxy, noProxy } = proxy;
-  return {
-    agent: new undici.EnvHttpProxyAgent({
+  const gateway = () =>
+    new undici.EnvHttpProxyAgent({
       ...GATEWAY_POOL,
       httpProxy,
       httpsProxy,
       noProxy: [noProxy, ...LOOPBACK].filter(Boolean).join(','),
-    }),
+    });
+  return {
+    calls: gateway(),
+    transfers: gateway(),
     guarded: new undici.EnvHttpProxyAgent({ ...GUARDED_POOL, httpProxy, httpsProxy, noProxy }).compose(
       checkTargetFirst,
     ),
