@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { useReferenceService } from '../support/gateway.js';
-import { connectStdio, tempDir } from '../support/harness.js';
+import { connectStdio, processAlive, tempDir } from '../support/harness.js';
 import { connectHttp, startHttpCli } from '../support/http-harness.js';
 import { callVideo, until } from '../support/video.js';
 
@@ -16,15 +16,6 @@ afterEach(() => reference.service.reset());
 
 const outputOf = (cwd: string) => join(cwd, 'gateway-output');
 const entries = (cwd: string) => (existsSync(outputOf(cwd)) ? readdirSync(outputOf(cwd)) : []);
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Starts a download that stalls after its first bytes, and waits until it is being written. */
 async function stalledDownload(client: Client, cwd: string): Promise<void> {
@@ -49,7 +40,7 @@ describe('a server that ends mid-download leaves nothing behind', () => {
     const pid = spawned.pid() as number;
     await stalledDownload(spawned.client, cwd);
     process.kill(pid, 'SIGTERM');
-    await until(() => !alive(pid), 10_000, 'the server exiting');
+    await until(() => !processAlive(pid), 10_000, 'the server exiting');
     await spawned.close().catch(() => undefined);
     expect(entries(cwd)).toEqual([]);
   });
@@ -60,7 +51,7 @@ describe('a server that ends mid-download leaves nothing behind', () => {
     const pid = spawned.pid() as number;
     await stalledDownload(spawned.client, cwd);
     await spawned.close();
-    await until(() => !alive(pid), 10_000, 'the server exiting');
+    await until(() => !processAlive(pid), 10_000, 'the server exiting');
     expect(entries(cwd)).toEqual([]);
   });
 

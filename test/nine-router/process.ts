@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { openSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { processAlive } from '../support/harness.js';
 
 export interface NineRouterProcess {
   url: string;
@@ -23,15 +24,6 @@ export function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function logTail(file: string): string {
@@ -77,13 +69,13 @@ export async function startNineRouter(
         // Already gone.
       }
       const deadline = Date.now() + 3000;
-      while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      if (!alive(pid)) return;
+      while (processAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      if (!processAlive(pid)) return;
     }
   };
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
-    if (!alive(pid)) throw new Error(`9router exited at start: ${logTail(logFile)}`);
+    if (!processAlive(pid)) throw new Error(`9router exited at start: ${logTail(logFile)}`);
     try {
       const res = await fetch(`${url}/api/health`);
       if (res.ok && ((await res.json()) as { ok?: boolean }).ok) return { url, pid, logFile, stop };

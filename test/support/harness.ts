@@ -183,3 +183,13 @@ export function spawnServer(env: Record<string, string>, args: string[] = []): R
     },
   };
 }
+
+/** Whether a process with this id is still running (signal 0 checks without signalling). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

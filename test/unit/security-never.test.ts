@@ -132,10 +132,12 @@ describe('what the server never does', () => {
       'doctor/file-checks.ts', // a probe file in the output directory, removed at once
       'tools/audio-speech.ts', // removes an empty file it just saved in the output directory
       'tools/support/download.ts', // a private temporary directory, always removed
-      'tools/support/files.ts', // the output directory
+      'tools/support/exit-cleanup.ts', // removes this process's temporary files when it exits
       'tools/support/fs-guards.ts', // removes a file it created, when a swap moved it out of the output directory
+      'tools/support/output-files.ts', // the output directory
     ]);
-    // Files opened by name for writing: only the exclusive create of a new output file.
+    // Files opened by name for writing: only the exclusive create of a new output file (the
+    // directory itself is opened read-only, to reach names through it).
     const opens = sources.flatMap(({ file, text }) =>
       [...withoutComments(text).matchAll(/\bawait open\(([^()]*)\)/g)].map((m) => `${file}: ${m[1]}`),
     );
@@ -144,7 +146,8 @@ describe('what the server never does', () => {
     expect(inputFiles).toMatch(/const OPEN_FLAGS = constants\.O_RDONLY \|/);
     expect(inputFiles).not.toMatch(/O_(WRONLY|RDWR|CREAT|TRUNC|APPEND)/);
     expect(opens.filter((o) => !/, ('r'|OPEN_FLAGS)$/.test(o))).toEqual([
-      "tools/support/files.ts: path, 'wx'",
+      'tools/support/output-files.ts: realDir, constants.O_RDONLY | constants.O_DIRECTORY',
+      "tools/support/output-files.ts: temporary, 'wx'",
     ]);
   });
 });

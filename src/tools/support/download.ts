@@ -2,13 +2,12 @@ import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { type CancelSignal, toAbortSignal } from '../../cancel.js';
 import { guardedBody } from '../../service/body-errors.js';
 import type { ServiceClient } from '../../service/client.js';
 import { ServiceError } from '../../service/errors.js';
-import { gcPacer } from '../../service/transfer-gc.js';
+import { byteLimiter } from './byte-limit.js';
 import { removeOnExit } from './exit-cleanup.js';
 import { formatBytes } from './files.js';
 import { UserError } from './results.js';
@@ -54,18 +53,11 @@ export async function downloadToTemp(
     await rm(dir, { recursive: true, force: true });
   };
   const path = join(dir, 'download');
-  let size = 0;
-  const pace = gcPacer();
-  const limiter = new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      size += chunk.length;
-      pace(chunk.length);
-      if (size > maxBytes)
-        return callback(new UserError(tooBig(url, `over ${formatBytes(maxBytes)}`, maxBytes)));
-      onBytes?.(size);
-      callback(null, chunk);
-    },
-  });
+  const limiter = byteLimiter(
+    maxBytes,
+    () => new UserError(tooBig(url, `over ${formatBytes(maxBytes)}`, maxBytes)),
+    onBytes,
+  );
   try {
     const body = guardedBody(res.body, 'the file', client.timeoutMs, (t) => client.scrub(t), signal);
     await pipeline(body, limiter, createWriteStream(path), { signal: toAbortSignal(signal) });
@@ -73,11 +65,11 @@ export async function downloadToTemp(
     await cleanup();
     throw error instanceof UserError || signal.aborted ? error : downloadError(finalUrl, error);
   }
-  if (size === 0) {
+  if (limiter.bytes === 0) {
     await cleanup();
     throw new UserError(`${url} answered with an empty body: there is no audio to transcribe.`);
   }
-  return { path, size, contentType: res.headers['content-type'], finalUrl, cleanup };
+  return { path, size: limiter.bytes, contentType: res.headers['content-type'], finalUrl, cleanup };
 }
 
 function tooBig(url: string, size: string, maxBytes: number): string {

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
 import { type FileHandle, link, lstat, mkdir, open, rename, rm, statfs } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
-import { Readable, Transform } from 'node:stream';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { type CancelSignal, toAbortSignal } from '../../cancel.js';
-import { gcPacer } from '../../service/transfer-gc.js';
+import { byteLimiter } from './byte-limit.js';
 import { removeOnExit } from './exit-cleanup.js';
 import { formatBytes } from './files.js';
 import { descriptorPath, realOutputDir } from './fs-guards.js';
@@ -105,23 +105,17 @@ export async function saveStream(
   const name = `.gateway-tools-${randomUUID()}.partial`;
   const temporary = dir.at(name);
   const forget = removeOnExit(dir.realPath(name));
-  let bytes = 0;
-  const pace = gcPacer();
-  const limiter = new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      bytes += chunk.length;
-      pace(chunk.length);
-      if (bytes > maxBytes) callback(new UserError(`The file exceeds the ${formatBytes(maxBytes)} limit.`));
-      else callback(null, chunk);
-    },
-  });
+  const limiter = byteLimiter(
+    maxBytes,
+    () => new UserError(`The file exceeds the ${formatBytes(maxBytes)} limit.`),
+  );
   try {
     const handle = await open(temporary, 'wx');
     const { ino, dev } = await handle.stat();
     // The write stream closes the descriptor once everything is written (or on failure).
     await pipeline(source, limiter, handle.createWriteStream(), { signal: toAbortSignal(signal) });
     const finalName = await publish(temporary, dir, target, { ino, dev });
-    return { path: join(target.outputDir, finalName), bytes };
+    return { path: join(target.outputDir, finalName), bytes: limiter.bytes };
   } catch (error) {
     await rm(temporary, { force: true });
     throw asWriteError(error, target.outputDir);
