@@ -44,7 +44,10 @@ const MIN_FREE_BYTES = 16 * 1024 * 1024;
  * Called before a billed call, so nothing is paid for that could not be saved.
  */
 export async function prepareOutputDir(outputDir: string, workDir?: string): Promise<void> {
-  await (await openOutputDir(outputDir, workDir)).close();
+  const dir = await openOutputDir(outputDir, workDir).catch((error: unknown) => {
+    throw error instanceof UserError ? new UserError(`${error.message} Nothing was sent.`) : error;
+  });
+  await dir.close();
 }
 
 /**
@@ -85,7 +88,7 @@ async function openOutputDir(outputDir: string, workDir: string | undefined): Pr
     await handle?.close().catch(() => undefined);
     if (error instanceof UserError) throw error;
     throw new UserError(
-      `The output directory ${outputDir} cannot take new files (${writeProblem(error)}), so nothing was sent. ` +
+      `The output directory ${outputDir} cannot take new files (${writeProblem(error)}). ` +
         'Fix it, or set GATEWAY_OUTPUT_DIR to a writable directory with free space.',
     );
   }
