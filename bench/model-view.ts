@@ -12,7 +12,7 @@ import type { BenchService } from './lib.js';
  * information floor: the values of its structured content (every fact and the next step) with
  * no keys, quotes or markup, one per line. Tokens are counted with o200k_base (gpt-tokenizer: the
  * encoding of the GPT-4o/GPT-5 family); other tokenizers count differently, the ratios little.
- * Each client gets what the server sends it (by its clientInfo, src/result-view.ts) and the result
+ * Each client gets what the server sends it (by its clientInfo, src/mcp/result-view.ts) and the result
  * is rendered as that client hands it to its model (test/support/model-view.ts).
  */
 export interface ModelViewRow {

@@ -14,14 +14,14 @@ export const BUNDLE_STUBS = [
   },
   {
     // The legacy SSE transport reads a POST body with raw-body (and iconv-lite, ~540 KB) unless it
-    // is handed the parsed body, which src/transports/http-sse.ts always does.
+    // is handed the parsed body, which src/transports/http/sse.ts always does.
     importer: /node_modules\/@modelcontextprotocol\/sdk\/dist\/esm\/server\/sse\.js$/,
     path: 'raw-body',
     contents: `export default ${refuse('raw-body')};`,
   },
   {
     // The SDK Server's default JSON Schema validator (Ajv and ajv-formats, ~250 KB): only used to
-    // check elicitation answers, and src/mcp-server.ts always gives the Server its own validator.
+    // check elicitation answers, and src/mcp/server.ts always gives the Server its own validator.
     importer: /node_modules\/@modelcontextprotocol\/sdk\/dist\/esm\/server\/index\.js$/,
     path: '../validation/ajv-provider.js',
     contents: `export class AjvJsonSchemaValidator { constructor() { (${refuse('Ajv')})(); } }`,

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-import { ConfigError, helpText, parseCommandLine } from './config.js';
-import { createLogger } from './log.js';
-import { selectTools } from './registry.js';
+import { ConfigError, helpText, parseCommandLine } from './config/config.js';
+import { startupWarnings } from './config/startup-warnings.js';
+import { createLogger } from './lib/log.js';
+import { selectTools } from './mcp/registry.js';
 import { createRuntime } from './runtime.js';
-import { startupWarnings } from './startup-warnings.js';
 import { runStdio } from './transports/stdio.js';
 import { VERSION } from './version.js';
 
@@ -24,7 +24,7 @@ async function main(): Promise<number | undefined> {
   for (const warning of warnings) log.warn(warning);
   // doctor and the HTTP transport are loaded only when used: stdio start-up stays small.
   if (command === 'doctor') {
-    const { formatReport, runDoctor } = await import('./doctor.js');
+    const { formatReport, runDoctor } = await import('./doctor/doctor.js');
     const report = await runDoctor(config);
     process.stdout.write(json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report)); // allow-stdout: doctor prints a report, it is not a server run
     return report.ok ? 0 : 1;
@@ -37,7 +37,7 @@ async function main(): Promise<number | undefined> {
     );
   }
   const runtime = createRuntime(config, warnings);
-  if (config.transport === 'http') await (await import('./transports/http.js')).runHttp(runtime);
+  if (config.transport === 'http') await (await import('./transports/http/serve.js')).runHttp(runtime);
   else await runStdio(runtime);
   return undefined;
 }

@@ -1,10 +1,10 @@
-import type { Config } from './config.js';
-import { createLogger, type Logger } from './log.js';
-import { secretScrubber } from './secrets.js';
-import { createService, type Service } from './service/index.js';
-import { proxyPasswords } from './service/proxy-settings.js';
-import { PageCache } from './tools/support/page-cache.js';
-import { TranscriptCache } from './tools/support/transcript-cache.js';
+import type { Config } from './config/config.js';
+import { proxyPasswords } from './config/proxy-settings.js';
+import { createService, type Service } from './gateway/index.js';
+import { createLogger, type Logger } from './lib/log.js';
+import { secretScrubber } from './lib/secrets.js';
+import { TranscriptCache } from './tools/audio/transcript-cache.js';
+import { PageCache } from './tools/web/page-cache.js';
 
 /**
  * What lives once per process and is shared by every MCP session: settings, the service client,

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import type { Config } from '../config.js';
-import { userDataDir } from '../user-dirs.js';
+import type { Config } from '../config/config.js';
+import { userDataDir } from '../config/user-dirs.js';
 import type { Check } from './check.js';
 
 /**

@@ -1,14 +1,14 @@
+import { checkHealth, KEY_PROBE, probeKey } from '../gateway/endpoints/health.js';
+import { ServiceError } from '../gateway/errors.js';
 import type { Runtime } from '../runtime.js';
-import { ServiceError } from '../service/errors.js';
-import { checkHealth, KEY_PROBE, probeKey } from '../service/health.js';
+import { describeSpeechDefault, resolveSpeechId } from '../tools/audio/speech-ids.js';
 import {
   defaultModel,
   LIST_PATH,
   MODEL_SETTING,
   type ModelRole,
   modelsFor,
-} from '../tools/support/default-models.js';
-import { describeSpeechDefault, resolveSpeechId } from '../tools/support/speech-ids.js';
+} from '../tools/models/default-models.js';
 import { type Check, describe, fail, ok } from './check.js';
 
 /** The doctor's service checks: reachable, key accepted, and the model each capability uses. */

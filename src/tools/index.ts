@@ -1,10 +1,10 @@
-import { askModel } from './ask-model.js';
-import { audioTools } from './audio.js';
-import { listModels } from './models.js';
-import type { AnyToolDefinition } from './types.js';
-import { VIDEO_TOOLS } from './video.js';
-import { webFetch } from './web-fetch.js';
-import { webSearch } from './web-search.js';
+import { audioTools } from './audio/index.js';
+import type { AnyToolDefinition } from './define.js';
+import { askModel } from './models/ask-model.js';
+import { listModels } from './models/list-models.js';
+import { VIDEO_TOOLS } from './video/index.js';
+import { webFetch } from './web/web-fetch.js';
+import { webSearch } from './web/web-search.js';
 
 /** Every tool the server knows, in listing order. */
 export const ALL_TOOLS: readonly AnyToolDefinition[] = [

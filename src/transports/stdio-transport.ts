@@ -1,8 +1,8 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
-import { MAX_JSON_DEPTH, nestsTooDeep } from '../json-depth.js';
-import type { Logger } from '../log.js';
+import { MAX_JSON_DEPTH, nestsTooDeep } from '../lib/json-depth.js';
+import type { Logger } from '../lib/log.js';
 
 /**
  * The longest JSON-RPC line read from stdin. A legitimate audio_transcribe call carries up to

@@ -1,5 +1,5 @@
+import { createServer } from '../mcp/create-server.js';
 import { closeRuntime, type Runtime } from '../runtime.js';
-import { createServer } from '../server.js';
 import { LineTransport } from './stdio-transport.js';
 
 /**

@@ -6,11 +6,11 @@ import {
   LoggingMessageNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseCommandLine } from '../../src/config.js';
+import { parseCommandLine } from '../../src/config/config.js';
+import { createServer } from '../../src/mcp/create-server.js';
 import { closeRuntime, createRuntime, type Runtime } from '../../src/runtime.js';
-import { createServer } from '../../src/server.js';
-import { success } from '../../src/tools/support/results.js';
-import { defineTool } from '../../src/tools/types.js';
+import { defineTool } from '../../src/tools/define.js';
+import { success } from '../../src/tools/results.js';
 import { useReferenceService } from '../support/gateway.js';
 import { connectStdio, tempDir, textOf } from '../support/harness.js';
 import { connectHttp, disconnect, HTTP_KINDS, startHttpCli } from '../support/http-harness.js';

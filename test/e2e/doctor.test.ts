@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { DoctorReport } from '../../src/doctor.js';
+import type { DoctorReport } from '../../src/doctor/doctor.js';
 import { type ReferenceService, startReferenceService } from '../reference-service/index.js';
 import { DEFAULT_MODEL_LISTS, DEFAULT_WEB_MODELS } from '../reference-service/state.js';
 import { runCli, tempDir } from '../support/harness.js';

@@ -1,12 +1,12 @@
 import type { JSONRPCMessage, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { parseCommandLine } from '../../src/config.js';
+import { parseCommandLine } from '../../src/config/config.js';
+import { createServer } from '../../src/mcp/create-server.js';
 import { closeRuntime, createRuntime, type Runtime } from '../../src/runtime.js';
-import { createServer } from '../../src/server.js';
-import { success } from '../../src/tools/support/results.js';
-import { defineTool } from '../../src/tools/types.js';
-import { type RunningHttpServer, startHttpServer } from '../../src/transports/http.js';
+import { defineTool } from '../../src/tools/define.js';
+import { success } from '../../src/tools/results.js';
+import { type RunningHttpServer, startHttpServer } from '../../src/transports/http/serve.js';
 import { textOf } from '../support/harness.js';
 import { connectHttp, disconnect, HTTP_KINDS } from '../support/http-harness.js';
 

@@ -1,7 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { REQUIRED_META_KEY } from '../../src/registry.js';
+import { REQUIRED_META_KEY } from '../../src/mcp/registry.js';
 import { type ReferenceService, startReferenceService } from '../reference-service/index.js';
 import { structuredOf } from '../support/harness.js';
 import {

@@ -1,6 +1,6 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { REQUIRED_META_KEY } from '../../src/registry.js';
+import { REQUIRED_META_KEY } from '../../src/mcp/registry.js';
 import { type ReferenceService, startReferenceService, synthesizeAudio } from '../reference-service/index.js';
 import { runCli, structuredOf } from '../support/harness.js';
 import {

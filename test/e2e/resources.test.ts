@@ -4,7 +4,7 @@ import { basename, join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, ResourceLink } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_RESOURCE_BYTES } from '../../src/tools/support/read-saved-file.js';
+import { MAX_RESOURCE_BYTES } from '../../src/files/read-saved-file.js';
 import { synthesizeAudio } from '../reference-service/index.js';
 import { useReferenceService } from '../support/gateway.js';
 import { type Connected, connectInMemory, connectStdio, structuredOf, tempDir } from '../support/harness.js';

@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REQUIRED_META_KEY } from '../../src/registry.js';
+import { REQUIRED_META_KEY } from '../../src/mcp/registry.js';
 import { type ReferenceService, startReferenceService } from '../reference-service/index.js';
 import {
   CLI,

@@ -31,7 +31,7 @@ const MAX_GROWTH = 16 * MiB;
  * The peak may not exceed RSS before the first transfer of the process by more than this. It
  * covers one-time costs (compiled code, the parser's memory; measured +8 to +22 MiB), and keeps
  * in view a high-water mark that the warm-up would otherwise bake into the baseline: without the
- * GC pacing in src/service/transfer-gc.ts up to 32 MiB of dead buffers sit there, and this
+ * GC pacing in src/gateway/transfer-gc.ts up to 32 MiB of dead buffers sit there, and this
  * measured +39 to +44 MiB. RSS before the first transfer itself varies by about 10 MiB between
  * runs (malloc arenas of V8's worker threads), so a regression there fails most runs, not all.
  */

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { encodeJobHandle } from '../../src/tools/support/job-handle.js';
+import { encodeJobHandle } from '../../src/tools/video/job-handle.js';
 import { type ReferenceService, startReferenceService, videoFileBytes } from '../reference-service/index.js';
 import { useGateway } from '../support/gateway.js';
 import { connectInMemory, tempDir, textOf } from '../support/harness.js';

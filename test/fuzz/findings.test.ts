@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeJobHandle } from '../../src/tools/support/job-handle.js';
+import { encodeJobHandle } from '../../src/tools/video/job-handle.js';
 import { type ReferenceService, startReferenceService, synthesizeAudio } from '../reference-service/index.js';
 import { type Connected, connectInMemory, tempDir, textOf } from '../support/harness.js';
 import { startThirdPartyHost, type ThirdPartyHost } from '../support/third-party-host.js';

@@ -2,7 +2,7 @@
 // answer without a key or with a wrong one, so the key is checked on a route that authenticates
 // and asks no provider: the journal shows nothing billable reached an upstream.
 import { describe, expect, it } from 'vitest';
-import type { DoctorReport } from '../../src/doctor.js';
+import type { DoctorReport } from '../../src/doctor/doctor.js';
 import { useRealGateway } from '../nine-router/use.js';
 import { runCli, tempDir } from '../support/harness.js';
 

@@ -4,7 +4,7 @@
 // is short, and a long one is reported at once. The journal shows what reached the upstreams.
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { decodeJobHandle, encodeJobHandle } from '../../src/tools/support/job-handle.js';
+import { decodeJobHandle, encodeJobHandle } from '../../src/tools/video/job-handle.js';
 import { unique, useRealGateway } from '../nine-router/use.js';
 import { connectInMemory, structuredOf, textOf } from '../support/harness.js';
 

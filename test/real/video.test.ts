@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { decodeJobHandle } from '../../src/tools/support/job-handle.js';
+import { decodeJobHandle } from '../../src/tools/video/job-handle.js';
 import { videoBytes } from '../nine-router/upstream/video.js';
 import { type JournalEntry, unique, useRealGateway } from '../nine-router/use.js';
 import { tempDir, textOf } from '../support/harness.js';
@@ -182,7 +182,7 @@ describe('video_status against 9router', () => {
   it('says the gateway does not know a job it never started', async () => {
     const jobId = await started(unique('real'));
     const { connectionId } = decodeJobHandle(jobId);
-    const { encodeJobHandle } = await import('../../src/tools/support/job-handle.js');
+    const { encodeJobHandle } = await import('../../src/tools/video/job-handle.js');
     const unknown = encodeJobHandle({ requestId: '00000000-0000-4000-8000-000000000000', connectionId });
     const { result } = await call('video_status', { job_id: unknown, wait_seconds: 0 });
     expect(result.isError).toBe(true);

@@ -10,7 +10,7 @@ export interface ClientSession extends Connected {
 /**
  * An SDK Client that introduces itself as `info` (a real client's clientInfo), connected in memory
  * to the server, which shapes results for the client it was told of at initialize
- * (src/result-view.ts).
+ * (src/mcp/result-view.ts).
  */
 export async function connectAs(info: Implementation, env: Record<string, string>): Promise<ClientSession> {
   const connected = await connectInMemory(env, [], new Client(info));

@@ -6,9 +6,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { parseCommandLine } from '../../src/config.js';
+import { parseCommandLine } from '../../src/config/config.js';
+import { createServer } from '../../src/mcp/create-server.js';
 import { closeRuntime, createRuntime, type Runtime } from '../../src/runtime.js';
-import { createServer } from '../../src/server.js';
 
 export const PROJECT_ROOT = resolve(import.meta.dirname, '../..');
 export const CLI = join(PROJECT_ROOT, 'dist/cli.js');

@@ -1,6 +1,6 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
-import { decodeJobHandle } from '../../src/tools/support/job-handle.js';
+import { decodeJobHandle } from '../../src/tools/video/job-handle.js';
 import type { ReferenceService } from '../reference-service/index.js';
 import { structuredOf } from './harness.js';
 

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { parseCommandLine } from '../../src/config.js';
+import { parseCommandLine } from '../../src/config/config.js';
 import {
   audioExtension,
   deliveredFormat,
   normalizeAudioMime,
   transcriptText,
-} from '../../src/service/audio.js';
-import { sniffAudioMime } from '../../src/tools/support/audio-sources.js';
-import { resolveSpeechId, speechModels } from '../../src/tools/support/speech-ids.js';
-import { TranscriptCache } from '../../src/tools/support/transcript-cache.js';
+} from '../../src/gateway/endpoints/audio.js';
+import { sniffAudioMime } from '../../src/tools/audio/audio-sources.js';
+import { resolveSpeechId, speechModels } from '../../src/tools/audio/speech-ids.js';
+import { TranscriptCache } from '../../src/tools/audio/transcript-cache.js';
 
 /** The tts list as 9router gives it: provider/model, no voice. */
 const MODELS = ['openai/tts-1', 'openai/tts-1-hd', 'selfhosted-tts/kokoro', 'openrouter/openai/tts-1'];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { onAbort, RequestSignal, toAbortSignal } from '../../src/cancel.js';
-import { Deadline, sleep } from '../../src/service/deadline.js';
+import { Deadline, sleep } from '../../src/gateway/deadline.js';
+import { onAbort, RequestSignal, toAbortSignal } from '../../src/lib/cancel.js';
 
 describe('RequestSignal', () => {
   it('aborts once, with its reason, and tells each listener once', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { catalogEntry } from '../../src/catalog.js';
+import { catalogEntry } from '../../src/mcp/tool-catalog.js';
 import { ALL_TOOLS } from '../../src/tools/index.js';
 
 const HINTS = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const;

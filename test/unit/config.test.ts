@@ -2,9 +2,9 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, helpText, parseCommandLine } from '../../src/config.js';
-import { SETTINGS } from '../../src/settings.js';
-import { userDataDir } from '../../src/user-dirs.js';
+import { ConfigError, helpText, parseCommandLine } from '../../src/config/config.js';
+import { SETTINGS } from '../../src/config/settings.js';
+import { userDataDir } from '../../src/config/user-dirs.js';
 
 const parse = (argv: string[], env: Record<string, string> = {}) =>
   parseCommandLine(argv, env, '/work/project');

@@ -3,9 +3,9 @@ import { readdir, rename, symlink, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { openInputFile, readUpTo } from '../../src/tools/support/input-files.js';
-import { saveStream } from '../../src/tools/support/output-files.js';
-import { UserError } from '../../src/tools/support/results.js';
+import { openInputFile, readUpTo } from '../../src/files/input-files.js';
+import { saveStream } from '../../src/files/output-files.js';
+import { UserError } from '../../src/tools/results.js';
 import { tempDir } from '../support/harness.js';
 
 // A process that can write inside an input root or the output directory races the server:

@@ -2,9 +2,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFil
 import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { isInside, resolveInputFile, sniffImageMime } from '../../src/tools/support/files.js';
-import { saveStream, saveText } from '../../src/tools/support/output-files.js';
-import { UserError } from '../../src/tools/support/results.js';
+import { isInside, resolveInputFile, sniffImageMime } from '../../src/files/files.js';
+import { saveStream, saveText } from '../../src/files/output-files.js';
+import { UserError } from '../../src/tools/results.js';
 import { tempDir } from '../support/harness.js';
 
 function layout() {

@@ -1,14 +1,14 @@
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseCommandLine } from '../../src/config.js';
-import { InFlightCalls } from '../../src/transports/http-calls.js';
+import { ConfigError, parseCommandLine } from '../../src/config/config.js';
+import { InFlightCalls } from '../../src/transports/http/calls.js';
 import {
   assertSafeBinding,
   isLoopbackHost,
   normalizeHostname,
   RequestGuard,
   type SecuritySettings,
-} from '../../src/transports/http-security.js';
+} from '../../src/transports/http/security.js';
 
 const TOKEN = 'a-token-of-sixteen-chars';
 const settings = (over: Partial<SecuritySettings> = {}): SecuritySettings => ({

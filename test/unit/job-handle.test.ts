@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { ServiceError } from '../../src/service/errors.js';
-import { classifySubmitFailure } from '../../src/service/videos.js';
-import { decodeJobHandle, encodeJobHandle } from '../../src/tools/support/job-handle.js';
-import { UserError } from '../../src/tools/support/results.js';
-import { risingProgress } from '../../src/tools/support/wait.js';
+import { classifySubmitFailure } from '../../src/gateway/endpoints/videos.js';
+import { ServiceError } from '../../src/gateway/errors.js';
+import { UserError } from '../../src/tools/results.js';
+import { decodeJobHandle, encodeJobHandle } from '../../src/tools/video/job-handle.js';
+import { risingProgress } from '../../src/tools/video/wait.js';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { PageCache } from '../../src/tools/support/page-cache.js';
-import { pageOf } from '../../src/tools/support/paging.js';
+import { pageOf } from '../../src/tools/paging.js';
+import { PageCache } from '../../src/tools/web/page-cache.js';
 
 describe('pageOf', () => {
   it('pages through a text without losing or repeating a character', () => {

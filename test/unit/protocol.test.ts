@@ -8,7 +8,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { GatewayServer, type RequestExtra, RpcError } from '../../src/mcp-server.js';
+import { GatewayServer, type RequestExtra, RpcError } from '../../src/mcp/server.js';
 
 // The protocol layer on its own (the SDK's Server as this project wraps it), with handlers made
 // for the test: what JSON-RPC and MCP require of initialize, ping, unknown methods, bad params,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { parseCommandLine } from '../../src/config.js';
+import { parseCommandLine } from '../../src/config/config.js';
+import { proxyPasswords, readProxySettings, shownProxy } from '../../src/config/proxy-settings.js';
 import { createRuntime } from '../../src/runtime.js';
-import { proxyPasswords, readProxySettings, shownProxy } from '../../src/service/proxy-settings.js';
 
 describe('proxy settings', () => {
   it('are absent without a proxy variable, or when NO_PROXY is *', () => {

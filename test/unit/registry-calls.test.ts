@@ -2,11 +2,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { parseCommandLine } from '../../src/config.js';
+import { parseCommandLine } from '../../src/config/config.js';
+import { createServer } from '../../src/mcp/create-server.js';
 import { closeRuntime, createRuntime, type Runtime } from '../../src/runtime.js';
-import { createServer } from '../../src/server.js';
-import { success } from '../../src/tools/support/results.js';
-import { defineTool } from '../../src/tools/types.js';
+import { defineTool } from '../../src/tools/define.js';
+import { success } from '../../src/tools/results.js';
 import { tempDir, textOf } from '../support/harness.js';
 
 // The registry's tools/call contract, checked with tools built for it: what no real tool should

@@ -49,15 +49,15 @@ describe('what the server never does', () => {
       filesMatching(/node:(child_process|worker_threads|cluster)|\beval\s*\(|new\s+Function\s*\(/),
     ).toEqual([]);
     // node:vm in one place: transfer-gc.ts obtains V8's gc function by evaluating the constant 'gc'.
-    expect(filesMatching(/node:vm/)).toEqual(['service/transfer-gc.ts']);
-    const pacer = sources.find((s) => s.file === 'service/transfer-gc.ts')?.text ?? '';
+    expect(filesMatching(/node:vm/)).toEqual(['gateway/transfer-gc.ts']);
+    const pacer = sources.find((s) => s.file === 'gateway/transfer-gc.ts')?.text ?? '';
     expect([...pacer.matchAll(/runInNewContext\(([^)]*)\)/g)].map((m) => m[1])).toEqual(["'gc'"]);
   });
 
   it('makes outbound connections only through the service client; no other HTTP client, no socket', () => {
     // Type-only imports of undici (for its body type) load nothing.
     expect(filesMatching(/import\(\s*'undici'\s*\)|^import\s+(?!type\b)[^;]*from\s+'undici'/m)).toEqual([
-      'service/client.ts',
+      'gateway/client.ts',
     ]);
     expect(filesMatching(/\bfetch\(|XMLHttpRequest|WebSocket/)).toEqual([]);
     expect(filesMatching(/(from\s+|getBuiltinModule\()'node:(https|http2|tls|dgram)'/)).toEqual([]);
@@ -68,7 +68,7 @@ describe('what the server never does', () => {
     expect(new Set(lazy)).toEqual(new Set(['node:net', 'node:dns', 'node:v8', 'node:vm']));
     // node:http only for the HTTP transport's own server; node:net only for address parsing.
     const httpValues = sources.filter((s) => valueImports(s.text, ['node:http']).length > 0);
-    expect(httpValues.map((s) => s.file)).toEqual(['transports/http.ts']);
+    expect(httpValues.map((s) => s.file)).toEqual(['transports/http/serve.ts']);
     expect(valueImports(httpValues[0]?.text ?? '', ['node:http'])).toEqual(['createServer']);
     const netValues = sources.flatMap((s) => valueImports(s.text, ['node:net']));
     expect(new Set(netValues)).toEqual(new Set(['isIP']));
@@ -130,11 +130,11 @@ describe('what the server never does', () => {
       .sort();
     expect(writing).toEqual([
       'doctor/file-checks.ts', // a probe file in the output directory, removed at once
-      'tools/audio-speech.ts', // removes an empty file it just saved in the output directory
-      'tools/support/download.ts', // a private temporary directory, always removed
-      'tools/support/exit-cleanup.ts', // removes this process's temporary files when it exits
-      'tools/support/fs-guards.ts', // removes a file it created, when a swap moved it out of the output directory
-      'tools/support/output-files.ts', // the output directory
+      'tools/audio/audio-speech.ts', // removes an empty file it just saved in the output directory
+      'files/download.ts', // a private temporary directory, always removed
+      'files/exit-cleanup.ts', // removes this process's temporary files when it exits
+      'files/fs-guards.ts', // removes a file it created, when a swap moved it out of the output directory
+      'files/output-files.ts', // the output directory
     ]);
     // Files opened by name for writing: only the exclusive create of a new output file (the
     // directory itself is opened read-only, to reach names through it).
@@ -142,7 +142,7 @@ describe('what the server never does', () => {
       [...withoutComments(text).matchAll(/\bawait open\(([^()]*)\)/g)].map((m) => `${file}: ${m[1]}`),
     );
     expect(opens.length).toBeGreaterThan(2);
-    const inputFiles = sources.find((s) => s.file === 'tools/support/input-files.ts')?.text ?? '';
+    const inputFiles = sources.find((s) => s.file === 'files/input-files.ts')?.text ?? '';
     expect(inputFiles).toMatch(/const OPEN_FLAGS = constants\.O_RDONLY \|/);
     expect(inputFiles).not.toMatch(/O_(WRONLY|RDWR|CREAT|TRUNC|APPEND)/);
     expect(opens.filter((o) => !/, ('r'|OPEN_FLAGS)$/.test(o))).toEqual([

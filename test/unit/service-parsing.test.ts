@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { secretScrubber } from '../../src/secrets.js';
-import { transcriptText } from '../../src/service/audio.js';
-import { parseErrorBody, ServiceError } from '../../src/service/errors.js';
-import { parseJsonBody, parseRetryAfter } from '../../src/service/http-body.js';
-import { bareProviderId } from '../../src/service/models.js';
-import { answerFromResponse, ResponseStreamReader } from '../../src/service/responses.js';
+import { transcriptText } from '../../src/gateway/endpoints/audio.js';
+import { bareProviderId } from '../../src/gateway/endpoints/models.js';
+import { answerFromResponse, ResponseStreamReader } from '../../src/gateway/endpoints/responses.js';
+import { readJobState } from '../../src/gateway/endpoints/videos.js';
+import { parseErrorBody, ServiceError } from '../../src/gateway/errors.js';
+import { parseJsonBody, parseRetryAfter } from '../../src/gateway/http-body.js';
 import {
   providerWithoutCredentials,
   readUpstreamFailure,
   resetAfterSeconds,
-} from '../../src/service/upstream-failure.js';
-import { readJobState } from '../../src/service/videos.js';
+} from '../../src/gateway/upstream-failure.js';
+import { secretScrubber } from '../../src/lib/secrets.js';
 
 describe('error bodies', () => {
   it('reads every shape the contract allows', () => {

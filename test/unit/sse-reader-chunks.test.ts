@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ResponseStreamReader } from '../../src/service/responses-stream.js';
+import { ResponseStreamReader } from '../../src/gateway/endpoints/responses-stream.js';
 
 const STREAM = [
   'event: response.created\ndata: {"type":"response.created"}\n\n',

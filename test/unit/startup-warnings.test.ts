@@ -1,7 +1,7 @@
 import { homedir } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { parseCommandLine } from '../../src/config.js';
-import { startupWarnings } from '../../src/startup-warnings.js';
+import { parseCommandLine } from '../../src/config/config.js';
+import { startupWarnings } from '../../src/config/startup-warnings.js';
 
 const warningsFor = (argv: string[], env: Record<string, string> = {}) =>
   startupWarnings(parseCommandLine(argv, env, '/work/project').config, argv);

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { displayDate, formatCount, oneLine, withoutControlChars } from '../../src/tools/support/text.js';
+import { displayDate, formatCount, oneLine, withoutControlChars } from '../../src/lib/text.js';
 
 describe('text helpers', () => {
   it('groups thousands without locale data', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseCommandLine } from '../../src/config.js';
-import { isNonPublicAddress, parseHostEntry, UrlGuard } from '../../src/service/url-guard.js';
+import { parseCommandLine } from '../../src/config/config.js';
+import { isNonPublicAddress, parseHostEntry, UrlGuard } from '../../src/gateway/url-guard.js';
 
 describe('non-public addresses', () => {
   it('flags loopback, private, link-local, metadata, CGNAT, multicast and reserved IPv4', () => {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
-import { canEncode, encodeJobHandle } from '../../../src/tools/support/job-handle.js';
+import { canEncode, encodeJobHandle } from '../../../src/tools/video/job-handle.js';
 import { hostileString, mixedString } from './hostile.js';
 import type { World } from './world.js';
 

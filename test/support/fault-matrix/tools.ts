@@ -1,6 +1,6 @@
 // The rows of the fault matrix: how to call each tool so that only its main service route is
 // exercised (models configured explicitly, arguments unique per call so no cache answers instead).
-import { SUBMIT_TIMEOUT_FACTOR } from '../../../src/service/videos.js';
+import { SUBMIT_TIMEOUT_FACTOR } from '../../../src/gateway/endpoints/videos.js';
 import { type ReferenceService, type RouteName, synthesizeAudio } from '../../reference-service/index.js';
 
 export type Call = (

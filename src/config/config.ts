@@ -1,0 +1,179 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { z } from 'zod';
+import { ProxySettingError, type ProxySettings, readProxySettings } from './proxy-settings.js';
+import { type RawSettings, rawSchema, SETTINGS } from './settings.js';
+import { isWorkspaceDir, userDataDir } from './user-dirs.js';
+
+export type Config = Omit<z.output<typeof rawSchema>, 'apiKeyFile' | 'outputDir' | 'inputRoots'> & {
+  apiKey: string | undefined;
+  /** Where files are saved when the client offers no roots (absolute). */
+  outputDir: string;
+  /** GATEWAY_OUTPUT_DIR as given: a relative one goes under the client's first root when it has roots. */
+  outputDirSetting: string;
+  /** Where local files may be read from when the client offers no roots; none without a workspace. */
+  inputRoots: string[];
+  /** GATEWAY_INPUT_ROOTS was set: it wins over the client's roots. */
+  inputRootsSet: boolean;
+  cwd: string;
+  /** From HTTPS_PROXY / HTTP_PROXY / NO_PROXY (lowercase too); undefined when no proxy applies. */
+  proxy?: ProxySettings;
+  /** The working directory can stand for the workspace (it is neither / nor the home directory). */
+  cwdIsWorkspace: boolean;
+};
+
+export type Command = 'serve' | 'doctor' | 'help' | 'version';
+
+export interface ParsedCommandLine {
+  command: Command;
+  config: Config;
+  json: boolean;
+}
+
+/** A configuration error: the CLI prints `message` as one line and exits with status 2. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const BOOLEAN_FLAGS = new Set(['--stateless']);
+
+export function parseCommandLine(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string = process.cwd(),
+): ParsedCommandLine {
+  const fromFlags: Partial<Record<keyof RawSettings, string>> = {};
+  const origin: Partial<Record<keyof RawSettings, string>> = {};
+  let command: Command = 'serve';
+  let json = false;
+
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--help' || arg === '-h') command = 'help';
+    else if (arg === '--version' || arg === '-v') command = command === 'help' ? 'help' : 'version';
+    else if (arg === 'doctor' && command === 'serve') command = 'doctor';
+    else if (arg === '--json') json = true;
+    else if (arg.startsWith('--')) {
+      const [flag, inline] = splitFlag(arg);
+      const setting = SETTINGS.find((s) => s.flag === flag);
+      if (!setting) throw new ConfigError(`unknown option ${flag} (see --help)`);
+      let value = inline;
+      if (value === undefined) {
+        if (BOOLEAN_FLAGS.has(flag)) value = 'true';
+        else {
+          value = argv[++i];
+          if (value === undefined) throw new ConfigError(`option ${flag} needs a value`);
+        }
+      }
+      fromFlags[setting.key] = value;
+      origin[setting.key] = flag;
+    } else throw new ConfigError(`unexpected argument "${arg}" (see --help)`);
+  }
+
+  const raw: Record<string, string> = {};
+  for (const s of SETTINGS) {
+    const flagValue = fromFlags[s.key];
+    const envValue = env[s.env];
+    if (flagValue !== undefined) raw[s.key] = flagValue;
+    else if (envValue !== undefined && envValue !== '') {
+      raw[s.key] = envValue;
+      origin[s.key] = s.env;
+    }
+  }
+
+  const parsed = rawSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const key = issue.path[0] as keyof RawSettings;
+    const setting = SETTINGS.find((s) => s.key === key)!;
+    const shown = setting.secret ? '' : ` (got "${withoutCredentials(String(raw[key])).slice(0, 80)}")`;
+    const where = origin[key] ?? setting.env;
+    const alias = where === setting.env ? setting.flag : setting.env;
+    throw new ConfigError(`invalid ${where} (${alias}): ${issue.message}${shown}`);
+  }
+  const { apiKeyFile, outputDir, inputRoots, ...rest } = parsed.data;
+  const cwdIsWorkspace = isWorkspaceDir(cwd);
+  const inputRootsSet = inputRoots !== undefined && inputRoots.length > 0;
+  return {
+    command,
+    json,
+    config: {
+      ...rest,
+      apiKey: rest.apiKey ?? readKeyFile(apiKeyFile, origin.apiKeyFile ?? 'GATEWAY_API_KEY_FILE'),
+      outputDir: resolve(cwdIsWorkspace ? cwd : userDataDir(env), outputDir),
+      outputDirSetting: outputDir,
+      inputRoots: inputRootsSet ? inputRoots.map((r) => resolve(cwd, r)) : cwdIsWorkspace ? [cwd] : [],
+      inputRootsSet,
+      cwd,
+      proxy: proxyFrom(env),
+      cwdIsWorkspace,
+    },
+  };
+}
+
+function proxyFrom(env: NodeJS.ProcessEnv): ProxySettings | undefined {
+  try {
+    return readProxySettings(env);
+  } catch (error) {
+    if (error instanceof ProxySettingError) throw new ConfigError(error.message);
+    throw error;
+  }
+}
+
+/**
+ * Secret settings given as command-line flags. Any local user can read a process's arguments
+ * (`ps`, /proc/<pid>/cmdline), unlike its environment, so the CLI warns about these.
+ */
+export function secretFlagsGiven(argv: readonly string[]): { flag: string; env: string }[] {
+  const given = new Set(argv.map((arg) => splitFlag(arg)[0]));
+  return SETTINGS.filter((s) => s.secret && given.has(s.flag)).map(({ flag, env }) => ({ flag, env }));
+}
+
+function splitFlag(arg: string): [string, string | undefined] {
+  const eq = arg.indexOf('=');
+  return eq === -1 ? [arg, undefined] : [arg.slice(0, eq), arg.slice(eq + 1)];
+}
+
+function readKeyFile(path: string | undefined, where: string): string | undefined {
+  if (!path) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'unreadable';
+    throw new ConfigError(`invalid ${where}: cannot read ${path} (${code})`);
+  }
+  const key = text.trim();
+  if (!key) throw new ConfigError(`invalid ${where}: ${path} is empty`);
+  if (/\s/.test(key)) throw new ConfigError(`invalid ${where}: ${path} must hold only the key (one line)`);
+  return key;
+}
+
+export function helpText(version: string): string {
+  const width = Math.max(...SETTINGS.map((s) => `${s.flag} <value>`.length));
+  const rows = SETTINGS.map((s) => {
+    const left = BOOLEAN_FLAGS.has(s.flag) ? s.flag : `${s.flag} <value>`;
+    return `  ${left.padEnd(width)}  ${s.env}\n  ${' '.repeat(width)}  ${s.help}`;
+  });
+  return [
+    `gateway-tools-mcp ${version} — an AI gateway's web search, web fetch, video, speech and`,
+    'transcription as MCP tools.',
+    '',
+    'Usage:',
+    '  gateway-tools-mcp [options]            serve MCP (stdio by default)',
+    '  gateway-tools-mcp doctor [--json]      check the service, key, models and output dir',
+    '  gateway-tools-mcp --help | --version',
+    '',
+    'Options (each also read from the environment variable beside it; flags win):',
+    ...rows,
+    '',
+  ].join('\n');
+}
+
+/**
+ * A setting's value as it may be printed: the user name and password of any URL in it masked
+ * (a base URL or proxy may carry them), before anything else is done to it.
+ */
+export function withoutCredentials(value: string): string {
+  return value.replace(/\/\/[^/?#@\s]*@/g, '//***@');
+}

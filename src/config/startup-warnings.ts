@@ -1,0 +1,42 @@
+import { homedir } from 'node:os';
+import { parse as parsePath, resolve } from 'node:path';
+import { isNonPublicAddress } from '../gateway/url-guard.js';
+import { type Config, secretFlagsGiven } from './config.js';
+
+/**
+ * Settings that work but weaken the server, said once at start-up (stderr, level warn): a secret
+ * given as a flag, a gateway key sent in clear text across a network, protections switched off.
+ */
+export function startupWarnings(
+  config: Pick<Config, 'baseUrl' | 'apiKey' | 'allowPrivateUrls' | 'inputRoots'>,
+  argv: readonly string[],
+): string[] {
+  const warnings = secretFlagsGiven(argv).map(
+    ({ flag, env }) =>
+      `${flag} is visible to every user of this machine in process listings; set ${env}${env === 'GATEWAY_API_KEY' ? ' or GATEWAY_API_KEY_FILE' : ''} instead`,
+  );
+  const base = new URL(config.baseUrl);
+  if (config.apiKey && base.protocol === 'http:' && !isLocal(base.hostname)) {
+    warnings.push(
+      `GATEWAY_BASE_URL is plain http to ${base.hostname}: the gateway key crosses the network unencrypted; use https`,
+    );
+  }
+  if (config.allowPrivateUrls.includes('*')) {
+    warnings.push(
+      'GATEWAY_ALLOW_PRIVATE_URLS is *: audio URLs and video downloads may reach any address on this machine and its networks',
+    );
+  }
+  const home = resolve(homedir());
+  for (const root of config.inputRoots) {
+    if (root === parsePath(root).root || resolve(root) === home) {
+      warnings.push(
+        `GATEWAY_INPUT_ROOTS includes ${root}: tools may read (and send to the gateway) audio and images anywhere under it`,
+      );
+    }
+  }
+  return warnings;
+}
+
+function isLocal(hostname: string): boolean {
+  return hostname === 'localhost' || hostname.endsWith('.localhost') || isNonPublicAddress(hostname);
+}

@@ -1,0 +1,97 @@
+import type { Config } from '../config/config.js';
+import { closeRuntime, createRuntime } from '../runtime.js';
+import type { ModelRole } from '../tools/models/default-models.js';
+import { VERSION } from '../version.js';
+import { type Check, type CheckStatus, type DoctorReport, skipped } from './check.js';
+import { checkInputRoots, checkWorkspace } from './file-checks.js';
+import { checkKey, checkRole, checkService } from './service-checks.js';
+
+/**
+ * `gateway-tools-mcp doctor`: checks what the tools need — the service answers, the key is
+ * accepted, which models serve each capability (the same defaults the tools pick), and the
+ * output directory is writable — and says how to fix each problem. Never prints the key.
+ */
+export type { Check, CheckStatus, DoctorReport } from './check.js';
+
+/** Doctor should answer promptly even when the configured timeout is long. */
+const DOCTOR_TIMEOUT_MS = 15_000;
+
+const ROLES: readonly { role: ModelRole; label: string; required: boolean }[] = [
+  { role: 'search', label: 'Web search (web_search)', required: true },
+  { role: 'fetch', label: 'Web fetch (web_fetch)', required: true },
+  { role: 'chat', label: 'Chat (ask_model)', required: false },
+  { role: 'summary', label: 'Page questions (web_fetch prompt)', required: false },
+  { role: 'speech', label: 'Speech (audio_speech)', required: false },
+  { role: 'transcription', label: 'Transcription (audio_transcribe)', required: false },
+  { role: 'video', label: 'Video (video_generate)', required: false },
+];
+
+export async function runDoctor(config: Config): Promise<DoctorReport> {
+  const runtime = createRuntime({ ...config, timeoutMs: Math.min(config.timeoutMs, DOCTOR_TIMEOUT_MS) });
+  const checks: Check[] = [];
+  try {
+    const reached = await checkService(runtime, checks);
+    const keyOk = reached && (await checkKey(runtime, checks));
+    if (!reached) checks.push(skipped('api_key', 'API key', true, 'needs a reachable service'));
+    const why = reached ? 'needs an accepted API key' : 'needs a reachable service';
+    for (const { role, label, required } of ROLES) {
+      // The video default needs nothing from the service, so it is reported whatever happened.
+      if (keyOk || role === 'video') checks.push(await checkRole(runtime, role, label, required));
+      else checks.push(skipped(role, label, required, why));
+    }
+    checks.push(...(await checkWorkspace(config)), ...(await checkInputRoots(config.inputRoots, config.cwd)));
+    if (config.confirm.length > 0) {
+      checks.push({
+        id: 'confirm',
+        status: 'ok',
+        required: false,
+        message: `Confirmation before billed ${config.confirm.join(', ')} calls: asked by clients with elicitation (Claude Code, Cursor, VS Code, Codex); other clients, and stateless HTTP, are not asked`,
+        fix: null,
+      });
+    }
+  } finally {
+    await closeRuntime(runtime);
+  }
+  // A base URL may carry credentials (https://user:pass@host): they are secrets too.
+  const shownUrl = withoutCredentials(config.baseUrl);
+  const clean = (text: string) => runtime.scrub(text.split(config.baseUrl).join(shownUrl));
+  const scrubbed = checks.map((c) => ({ ...c, message: clean(c.message), fix: c.fix && clean(c.fix) }));
+  return {
+    ok: scrubbed.every((c) => !c.required || c.status === 'ok' || c.status === 'warn'),
+    version: VERSION,
+    base_url: shownUrl,
+    api_key: config.apiKey ? 'set' : 'not set',
+    checks: scrubbed,
+  };
+}
+
+function withoutCredentials(url: string): string {
+  const parsed = new URL(url);
+  if (!parsed.username && !parsed.password) return url;
+  parsed.username = '***';
+  parsed.password = '';
+  return parsed.toString().replace(/\/$/, '');
+}
+
+const MARK: Record<CheckStatus, string> = { ok: '✓', warn: '!', fail: '✗', skip: '·' };
+
+export function formatReport(report: DoctorReport): string {
+  const lines = [
+    `gateway-tools-mcp ${report.version} doctor`,
+    `service ${report.base_url}, API key ${report.api_key}`,
+    '',
+  ];
+  for (const check of report.checks) {
+    lines.push(`${MARK[check.status]} ${check.message}`);
+    if (check.fix && check.status !== 'ok') lines.push(`    fix: ${check.fix}`);
+  }
+  const failed = report.checks.filter((c) => c.required && (c.status === 'fail' || c.status === 'skip'));
+  const warned = report.checks.filter((c) => c.status === 'warn').length;
+  lines.push(
+    '',
+    report.ok
+      ? `Ready: every required check passed${warned ? ` (${warned} warning${warned === 1 ? '' : 's'})` : ''}.`
+      : `Not ready: ${failed.filter((c) => c.status === 'fail').length} required check(s) failed. Fix the ✗ lines above and run doctor again.`,
+  );
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,115 @@
+import type { CancelSignal } from '../../lib/cancel.js';
+import type { ServiceClient } from '../client.js';
+import { abortable } from '../deadline.js';
+import { ServiceError } from '../errors.js';
+import { asArray, asId, asObject, asPrintable } from '../normalize.js';
+
+export type ModelListKind = 'chat' | 'tts' | 'stt' | 'image' | 'embedding' | 'image-to-text' | 'web';
+
+export interface ModelEntry {
+  id: string;
+  owned_by: string | null;
+  /** For `web` entries: webSearch or webFetch. */
+  kind: string | null;
+}
+
+export interface ModelInfo {
+  id: string;
+  name: string | null;
+  kind: string | null;
+  owned_by: string | null;
+  endpoint: string | null;
+}
+
+/** Lists one kind of model; `null` when the service has no such list (404). */
+export async function listModels(
+  client: ServiceClient,
+  kind: ModelListKind,
+  signal?: CancelSignal,
+): Promise<ModelEntry[] | null> {
+  const path = kind === 'chat' ? '/v1/models' : `/v1/models/${kind}`;
+  try {
+    const { data } = await client.json<unknown>({
+      method: 'GET',
+      path,
+      signal,
+      retry: 'safe',
+      controlsKept: true,
+    });
+    return asArray(asObject(data).data).flatMap((raw) => {
+      const m = asObject(raw);
+      // A listed id is shown to the agent and to a terminal (doctor): one with control characters
+      // is dropped, not cleaned, since no cleaned form is what the gateway would accept.
+      const id = asId(m.id);
+      return id ? [{ id, owned_by: asPrintable(m.owned_by) ?? null, kind: asPrintable(m.kind) ?? null }] : [];
+    });
+  } catch (error) {
+    if (error instanceof ServiceError && error.status === 404) return null;
+    throw error;
+  }
+}
+
+export async function modelInfo(
+  client: ServiceClient,
+  id: string,
+  signal?: CancelSignal,
+): Promise<ModelInfo | null> {
+  try {
+    const { data } = await client.json<unknown>({
+      method: 'GET',
+      path: '/v1/models/info',
+      query: { id },
+      signal,
+      retry: 'safe',
+    });
+    const m = asObject(data);
+    return {
+      id: asId(m.id) ?? id,
+      name: asPrintable(m.name) ?? null,
+      kind: asPrintable(m.kind) ?? null,
+      owned_by: asPrintable(m.owned_by) ?? null,
+      endpoint: asPrintable(m.endpoint) ?? null,
+    };
+  } catch (error) {
+    if (error instanceof ServiceError && error.status === 404) return null;
+    throw error;
+  }
+}
+
+/** Search and fetch take a bare provider id: `tavily/search` -> `tavily`. */
+export function bareProviderId(id: string, suffix: 'search' | 'fetch'): string {
+  return id.endsWith(`/${suffix}`) ? id.slice(0, -(suffix.length + 1)) : id;
+}
+
+const CATALOG_TTL_MS = 5 * 60_000;
+
+/**
+ * Model lists cached for a few minutes, shared by every session of the process. Failed lookups
+ * are not cached, so a service that comes up later is seen on the next call. A lookup is shared
+ * by everyone who asks while it runs, so it belongs to none of them: a caller that cancels stops
+ * waiting, and the others still get the list (the client's timeout bounds the lookup).
+ */
+export class ModelCatalog {
+  private readonly cache = new Map<ModelListKind, { at: number; list: Promise<ModelEntry[] | null> }>();
+
+  constructor(private readonly client: ServiceClient) {}
+
+  list(kind: ModelListKind, signal?: CancelSignal): Promise<ModelEntry[] | null> {
+    const hit = this.cache.get(kind);
+    const list = hit && Date.now() - hit.at < CATALOG_TTL_MS ? hit.list : this.lookUp(kind);
+    return signal ? abortable(list, signal) : list;
+  }
+
+  clear(): void {
+    this.cache.clear();
+  }
+
+  private lookUp(kind: ModelListKind): Promise<ModelEntry[] | null> {
+    const list = listModels(this.client, kind);
+    this.cache.set(kind, { at: Date.now(), list });
+    list.catch(() => {
+      if (this.cache.get(kind)?.list === list) this.cache.delete(kind);
+    });
+    return list;
+  }
+}

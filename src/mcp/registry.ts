@@ -1,0 +1,234 @@
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ListToolsRequestSchema,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { type Config, ConfigError } from '../config/config.js';
+import { type AnyToolDefinition, TOOL_GROUPS, type ToolContext, type ToolGroup } from '../tools/define.js';
+import { ALL_TOOLS } from '../tools/index.js';
+import { failure, failureFrom } from '../tools/results.js';
+import { progressGate } from './progress-gate.js';
+import { boundResult } from './result-budget.js';
+import { type ResultView, resultView } from './result-view.js';
+import { scrubResult } from './scrub-result.js';
+import type { RequestExtra } from './server.js';
+import type { Session } from './session.js';
+import { catalogEntry } from './tool-catalog.js';
+
+/**
+ * The required-tools invariant lives here and only here: web_search and web_fetch are in every
+ * tool list, whatever the allow-list, deny-list or prefix says.
+ */
+export const REQUIRED_TOOLS = ['web_search', 'web_fetch'] as const;
+export const REQUIRED_META_KEY = 'gateway-tools/required';
+
+/** Every tool name the project defines, for validating allow- and deny-lists. */
+const KNOWN_TOOL_NAMES = new Set(ALL_TOOLS.map((t) => t.name));
+
+/** Applies allow-list, deny-list and prefix. Throws ConfigError for a list the invariant forbids. */
+export function selectTools(
+  config: Pick<Config, 'tools' | 'disabledTools'>,
+  all = ALL_TOOLS,
+): AnyToolDefinition[] {
+  const allow = config.tools?.map(normalizeName);
+  const deny = config.disabledTools.map(normalizeName);
+  for (const name of [...(allow ?? []), ...deny]) {
+    if (!isGroup(name) && !KNOWN_TOOL_NAMES.has(name)) {
+      throw new ConfigError(
+        `unknown tool or group "${name}" in ${allow?.includes(name) ? 'GATEWAY_TOOLS (--tools)' : 'GATEWAY_DISABLED_TOOLS (--disable-tools)'}; ` +
+          `groups: ${TOOL_GROUPS.join(', ')}; tools: ${[...KNOWN_TOOL_NAMES].join(', ')}`,
+      );
+    }
+  }
+  for (const name of deny) {
+    const required = REQUIRED_TOOLS.find((t) => t === name || t === groupTool(name));
+    if (required) {
+      throw new ConfigError(
+        `GATEWAY_DISABLED_TOOLS (--disable-tools) names "${name}", but ${required} is a required agent tool and cannot be disabled; remove it from the list`,
+      );
+    }
+  }
+  return all.filter((tool) => {
+    if (isRequired(tool)) return true;
+    const allowed = !allow || allow.includes(tool.name) || allow.includes(tool.group);
+    const denied = deny.includes(tool.name) || deny.includes(tool.group);
+    return allowed && !denied;
+  });
+}
+
+export function isRequired(tool: Pick<AnyToolDefinition, 'name'>): boolean {
+  return (REQUIRED_TOOLS as readonly string[]).includes(tool.name);
+}
+
+export function prefixed(config: Pick<Config, 'toolPrefix'>, name: string): string {
+  return `${config.toolPrefix}${name}`;
+}
+
+/** The server `instructions`: names the required tools under their public (prefixed) names. */
+export function serverInstructions(
+  config: Pick<Config, 'toolPrefix'>,
+  tools: readonly AnyToolDefinition[],
+): string {
+  const [search, fetch] = REQUIRED_TOOLS.map((n) => prefixed(config, n));
+  const others = tools.filter((t) => !isRequired(t)).map((t) => prefixed(config, t.name));
+  return [
+    `Required agent tools, always available: ${search} (search the web) and ${fetch} (read a URL as markdown, paged with start_index).`,
+    others.length > 0 ? `Also available: ${others.join(', ')}.` : '',
+    'Tool errors say what to change; a saved file is given by its path on the server and as the resource gateway-tools://output/<file name>, which resources/read returns wherever the client runs.',
+  ]
+    .filter(Boolean)
+    .join(' ');
+}
+
+/**
+ * Serves tools/list and tools/call for the selected tools: the only code that hands tools to the
+ * protocol. Calls are validated against each tool's zod shapes here, synchronously (see
+ * toolSchemas()); every result is scrubbed of secrets, shaped for the client (result-view.ts) and
+ * held to the result budget before it leaves, after the call's last progress notification. (The
+ * SDK's Server has already answered -32602 to a call whose params are malformed.)
+ */
+export function registerTools(session: Session, tools: readonly AnyToolDefinition[]): void {
+  const { server, runtime } = session;
+  const toolName = (base: string) => prefixed(runtime.config, base);
+  // tools/list is served from a catalog converted once per process (catalog.ts).
+  const catalog = tools.map((tool) => catalogEntry(tool, toolName(tool.name), toolMeta(tool)));
+  const textCatalog = catalog.map(withoutOutputSchema);
+  const byName = new Map(tools.map((tool) => [toolName(tool.name), tool]));
+  let known: ResultView | undefined;
+  const view = (): ResultView => {
+    if (known) return known;
+    const client = server.getClientVersion();
+    const chosen = resultView(runtime.config.resultFormat, client);
+    // Kept once the client is known (initialize comes first); until then, decided per request.
+    if (client) known = chosen;
+    return chosen;
+  };
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: view().structured ? catalog : textCatalog,
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const { name, arguments: given } = request.params;
+    const tool = byName.get(name);
+    if (!tool) return failure(`Unknown tool "${name}"; this server has ${[...byName.keys()].join(', ')}.`);
+    const schemas = toolSchemas(tool);
+    const args = schemas.input.safeParse(given ?? {});
+    if (!args.success) return failure(`Invalid arguments for ${name}: ${issuesOf(args.error)}`);
+    const gate = progressGate(
+      {
+        progressToken: extra._meta?.progressToken,
+        signal: extra.signal,
+        notify: (notification) => extra.sendNotification(notification),
+      },
+      runtime.log,
+    );
+    const result = await callTool(tool, schemas, args.data, toolContext(session, extra, toolName, gate));
+    // The last progress notification is on its way before the result follows it.
+    await gate.settle();
+    return boundResult(shaped(result, view()));
+  });
+
+  async function callTool(
+    tool: AnyToolDefinition,
+    schemas: ReturnType<typeof toolSchemas>,
+    args: Record<string, unknown>,
+    context: ToolContext,
+  ): Promise<CallToolResult> {
+    let result: CallToolResult;
+    try {
+      result = scrubResult(await tool.run(args, context), runtime.secrets);
+    } catch (error) {
+      context.log.error(
+        `${tool.name} threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      );
+      return failureFrom(tool.title, error, runtime.scrub);
+    }
+    if (!result.isError) {
+      const checked = schemas.output.safeParse(result.structuredContent);
+      if (!checked.success) {
+        runtime.log.error(
+          `${tool.name} gave structured content its schema refuses: ${issuesOf(checked.error)}`,
+        );
+        return failureFrom(
+          tool.title,
+          new Error('its result did not match the output schema'),
+          runtime.scrub,
+        );
+      }
+    }
+    return result;
+  }
+}
+
+function withoutOutputSchema(entry: Tool): Tool {
+  const { outputSchema: _dropped, ...rest } = entry;
+  return rest;
+}
+
+/** The parts of a result the session's client gets (see result-view.ts). */
+function shaped(result: CallToolResult, view: ResultView): CallToolResult {
+  const dropLinks = !view.links && result.content.some((c) => c.type === 'resource_link');
+  if (view.structured && !dropLinks) return result;
+  const { structuredContent, content, ...rest } = result;
+  return {
+    ...rest,
+    content: dropLinks ? content.filter((c) => c.type !== 'resource_link') : content,
+    ...(view.structured && structuredContent !== undefined ? { structuredContent } : {}),
+  };
+}
+
+const compiled = new WeakMap<AnyToolDefinition, { input: z.ZodObject; output: z.ZodObject }>();
+
+/** Each tool's zod objects, built on its first call. */
+function toolSchemas(tool: AnyToolDefinition) {
+  let schemas = compiled.get(tool);
+  if (!schemas) {
+    schemas = { input: z.object(tool.inputSchema), output: z.object(tool.outputSchema) };
+    compiled.set(tool, schemas);
+  }
+  return schemas;
+}
+
+/** Zod issues in one line, each naming the argument it is about unless its message already does. */
+function issuesOf(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => {
+      const where = issue.path.join('.');
+      return where === '' || issue.message.startsWith(where) ? issue.message : `${where}: ${issue.message}`;
+    })
+    .join('; ');
+}
+
+/** Only the required tools carry a mark: the other tools' lists stay as small as they can. */
+function toolMeta(tool: AnyToolDefinition): Record<string, unknown> | undefined {
+  return isRequired(tool) ? { [REQUIRED_META_KEY]: true } : undefined;
+}
+
+function toolContext(
+  session: Session,
+  extra: RequestExtra,
+  toolName: (base: string) => string,
+  gate: ReturnType<typeof progressGate>,
+): ToolContext {
+  return {
+    ...session.forCall(extra),
+    runtime: session.runtime,
+    signal: extra.signal,
+    toolName,
+    progress: gate.progress,
+  };
+}
+
+function normalizeName(name: string): string {
+  return name.trim().toLowerCase();
+}
+
+function isGroup(name: string): name is ToolGroup {
+  return (TOOL_GROUPS as readonly string[]).includes(name);
+}
+
+/** The required tool a group name stands for, if any. */
+function groupTool(group: string): string | undefined {
+  return group === 'search' ? 'web_search' : group === 'fetch' ? 'web_fetch' : undefined;
+}

@@ -1,0 +1,107 @@
+import { dirname, join } from 'node:path';
+import {
+  ErrorCode,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ReadResourceRequestSchema,
+  type Resource,
+  type ResourceLink,
+} from '@modelcontextprotocol/sdk/types.js';
+import { readSavedFile, SavedFileError } from '../files/read-saved-file.js';
+import {
+  SAVED_FILE_URI_TEMPLATE,
+  savedFileLink,
+  savedFileMime,
+  savedFileName,
+} from '../files/saved-files.js';
+import { RpcError } from './server.js';
+import type { Session } from './session.js';
+
+/** Resource not found, as MCP names it. */
+const RESOURCE_NOT_FOUND = -32002;
+/** The newest files a connection lists; older ones stay readable by URI. */
+const MAX_LISTED = 500;
+
+interface SavedFile extends Resource {
+  path: string;
+}
+
+/**
+ * The files one connection's tool calls saved: what resources/list shows it. A file is listed
+ * only to the connection that made it; it can be read by URI from the client's output directory.
+ */
+export class SavedFiles {
+  private readonly byUri = new Map<string, SavedFile>();
+
+  /** Remembers a saved file and gives the resource_link for the tool's result. */
+  add(path: string, mimeType: string, description: string, size: number | undefined): ResourceLink {
+    const link = savedFileLink(path, mimeType, description);
+    this.byUri.delete(link.uri);
+    this.byUri.set(link.uri, {
+      uri: link.uri,
+      name: link.name,
+      mimeType,
+      description,
+      ...(size !== undefined ? { size } : {}),
+      path,
+    });
+    if (this.byUri.size > MAX_LISTED) this.byUri.delete(this.byUri.keys().next().value as string);
+    return link;
+  }
+
+  get(uri: string): SavedFile | undefined {
+    return this.byUri.get(uri);
+  }
+
+  /** Newest first, without the server-side path. */
+  list(): Resource[] {
+    return [...this.byUri.values()].reverse().map(({ path: _path, ...resource }) => resource);
+  }
+}
+
+/**
+ * resources/list, resources/templates/list and resources/read: a client reads the files its tool
+ * calls saved through the protocol, wherever it runs. Nothing outside the output directory is
+ * ever read, and in it only files named as the tools name theirs (see saved-files.ts).
+ */
+export function registerResources(session: Session): void {
+  const { server } = session;
+  server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: session.files.list() }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+    resourceTemplates: [
+      {
+        uriTemplate: SAVED_FILE_URI_TEMPLATE,
+        name: 'saved-file',
+        title: 'A file a tool saved',
+        description:
+          'A file in the output directory (speech, a downloaded video, a transcript), by its file name.',
+      },
+    ],
+  }));
+  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+    const { uri } = request.params;
+    const name = savedFileName(uri);
+    if (name === null) {
+      throw notFound(
+        `Resource not found: ${uri} (this server's resources are ${SAVED_FILE_URI_TEMPLATE})`,
+        uri,
+      );
+    }
+    // A file this connection saved is read where it was saved (the workspace may have moved since).
+    const known = session.files.get(uri);
+    const dir = known ? dirname(known.path) : (await session.workspaceFor(extra)).outputDir;
+    const path = known?.path ?? join(dir, name);
+    try {
+      return { contents: [await readSavedFile(path, dir, uri, known?.mimeType ?? savedFileMime(name))] };
+    } catch (error) {
+      if (!(error instanceof SavedFileError)) throw error;
+      throw error.kind === 'not-found'
+        ? notFound(error.message, uri)
+        : new RpcError(ErrorCode.InvalidParams, error.message, { uri });
+    }
+  });
+}
+
+function notFound(message: string, uri: string): RpcError {
+  return new RpcError(RESOURCE_NOT_FOUND, message, { uri });
+}

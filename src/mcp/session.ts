@@ -1,0 +1,87 @@
+import type { ResourceLink } from '@modelcontextprotocol/sdk/types.js';
+import { ClientWorkspace, type Workspace } from '../files/workspace.js';
+import type { Logger } from '../lib/log.js';
+import type { Runtime } from '../runtime.js';
+import { ClientLog, loggerFor } from './client-log.js';
+import { type BilledCall, Confirmations } from './confirm.js';
+import { SavedFiles } from './resources.js';
+import type { GatewayServer, RequestExtra } from './server.js';
+
+/** The per-connection parts of a tool call's context (see ToolContext). */
+export interface CallParts {
+  log: Logger;
+  workspace(): Promise<Workspace>;
+  savedFile(path: string, mimeType: string, description: string, bytes?: number): ResourceLink;
+  confirm(call: BilledCall): Promise<string | null>;
+}
+
+/**
+ * What one MCP connection has of its own, beside the process-wide runtime: the client's log
+ * level, its workspace (from its roots) and the files its calls saved. A tool call gets its
+ * per-connection parts through forCall().
+ */
+export class Session {
+  readonly clientLog: ClientLog;
+  readonly workspace: ClientWorkspace;
+  readonly files = new SavedFiles();
+  private readonly confirmations: Confirmations;
+  /** Start-up warnings not yet told to this client (over HTTP, they wait for its next request). */
+  private pendingWarnings: readonly string[] = [];
+
+  constructor(
+    readonly server: GatewayServer,
+    readonly runtime: Runtime,
+  ) {
+    const { config } = runtime;
+    this.clientLog = new ClientLog(server, runtime.scrub);
+    // Stateless HTTP builds a server per request: a client's answer would reach another one.
+    const canAsk = !(config.transport === 'http' && config.stateless);
+    this.workspace = new ClientWorkspace(server, config, canAsk);
+    this.confirmations = new Confirmations(server, config.confirm, canAsk);
+    server.oninitialized = () => {
+      this.workspace.reset();
+      // Settings that weaken the server, said to the client too (VS Code shows server logs).
+      // Over HTTP a line sent now would go to the client's GET stream, which it may not have
+      // opened (yet, or ever): it waits for the next request and travels on that one's stream.
+      if (config.transport === 'http') this.pendingWarnings = [...runtime.startupWarnings];
+      else this.sendWarnings(runtime.startupWarnings);
+    };
+    server.onrequest = (_method, extra) => {
+      if (this.pendingWarnings.length === 0) return;
+      const warnings = this.pendingWarnings;
+      this.pendingWarnings = [];
+      this.sendWarnings(warnings, extra.requestId);
+    };
+  }
+
+  private sendWarnings(warnings: readonly string[], relatedRequestId?: string | number): void {
+    for (const warning of warnings) this.clientLog.send('warn', warning, relatedRequestId);
+  }
+
+  logFor(extra: RequestExtra): Logger {
+    return loggerFor(this.runtime.log, this.clientLog, extra.requestId);
+  }
+
+  workspaceFor(extra: RequestExtra): Promise<Workspace> {
+    return this.workspace.current(extra, this.logFor(extra));
+  }
+
+  forCall(extra: RequestExtra): CallParts {
+    const log = this.logFor(extra);
+    return {
+      log,
+      workspace: () => this.workspace.current(extra, log),
+      savedFile: (path, mimeType, description, bytes) => {
+        const link = this.files.add(path, mimeType, description, bytes);
+        this.server
+          .notification(
+            { method: 'notifications/resources/list_changed' },
+            { relatedRequestId: extra.requestId },
+          )
+          .catch(() => undefined);
+        return link;
+      },
+      confirm: (call) => this.confirmations.ask(call, extra, log),
+    };
+  }
+}

@@ -1,6 +1,0 @@
-import { audioSpeech } from './audio-speech.js';
-import { audioTranscribe } from './audio-transcribe.js';
-import type { AnyToolDefinition } from './types.js';
-
-/** The `audio` group: speech (text to an audio file) and transcription (audio to text). */
-export const audioTools: readonly AnyToolDefinition[] = [audioSpeech, audioTranscribe];

@@ -1,0 +1,188 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ModelEntry } from '../../gateway/endpoints/models.js';
+import { ServiceError } from '../../gateway/errors.js';
+import type { ToolContext } from '../define.js';
+import { configuredModel, MODEL_SETTING } from '../models/default-models.js';
+import { failure, failureFrom } from '../results.js';
+import { isVoiceName, resolveSpeechId, type SpeechId, speechModels, voiceHelp } from './speech-ids.js';
+
+/**
+ * Which speech or transcription model a call uses, checked against the gateway's /v1/models/tts
+ * and /v1/models/stt lists before anything billable is sent. The gateway itself only checks the
+ * provider, so a chat model on a speech-capable provider would be passed upstream and fail there.
+ * When the gateway has no such list (404), or listing fails, the call goes through unchecked and
+ * the service's own answer is reported.
+ */
+export type AudioCapability = 'speech' | 'transcription';
+
+export type ModelChoice =
+  | { ok: true; model: string; notes: string[]; checked: boolean }
+  | { ok: false; message: string };
+
+/** A speech choice: the id to send, its model and voice; `checked` against the tts list. */
+export type SpeechChoice = ({ ok: true; checked: boolean } & SpeechId) | { ok: false; message: string };
+
+const LIST_OF = { speech: 'tts', transcription: 'stt' } as const;
+const MAX_LISTED = 20;
+
+/**
+ * A failed speech or transcription call as a result. When the gateway refused a model that could
+ * not be checked first (no list), the result says so: the agent then knows to try list_models.
+ */
+export function audioFailure(
+  action: 'Speech' | 'Transcription',
+  error: unknown,
+  ctx: ToolContext,
+  choice: ModelChoice | SpeechChoice | undefined,
+): CallToolResult {
+  if (ctx.signal.aborted)
+    return failure(`The ${action.toLowerCase()} call was cancelled; nothing was saved.`);
+  const result = failureFrom(action, error, ctx.runtime.scrub);
+  if (choice?.ok && !choice.checked && error instanceof ServiceError && error.kind === 'http') {
+    const kind = action === 'Speech' ? 'tts' : 'stt';
+    result.content.push({
+      type: 'text',
+      text: `The model could not be checked first: the gateway has no /v1/models/${kind} list.`,
+    });
+  }
+  return result;
+}
+
+/** The default model of a capability: the setting, else the first model the gateway lists. */
+export async function defaultAudioModel(
+  capability: AudioCapability,
+  ctx: ToolContext,
+): Promise<{ model: string; from: string } | null> {
+  const configured = configuredModel(capability, ctx.runtime.config);
+  if (configured) return { model: configured.id, from: configured.setting };
+  const first = (await listed(capability, ctx)).list?.[0];
+  return first ? { model: first.id, from: `the first model at /v1/models/${LIST_OF[capability]}` } : null;
+}
+
+/**
+ * The speech id to send for `model` (+ `voice`): see speech-ids.ts. Refused, before anything is
+ * sent, when neither the id nor its `provider/model` part is on the tts list.
+ */
+export async function chooseSpeechModel(
+  model: string | undefined,
+  voice: string | undefined,
+  ctx: ToolContext,
+): Promise<SpeechChoice> {
+  const requested = await requestedModel('speech', model, ctx);
+  if (!requested.ok) return requested;
+  const { list } = await listed('speech', ctx);
+  const ids = list?.map((m) => m.id) ?? null;
+  const resolved = resolveSpeechId(requested.model, voice, ids);
+  if (resolved) return { ok: true, checked: ids !== null, ...resolved };
+  const asked = voice ? `${requested.model} with voice ${voice}` : requested.model;
+  const hint = await otherCapabilityHint('speech', requested.model, ctx);
+  return refusal('speech', asked, requested.from, list ?? [], hint || voiceAsModelHint(requested.model));
+}
+
+export async function chooseTranscriptionModel(
+  model: string | undefined,
+  ctx: ToolContext,
+): Promise<ModelChoice> {
+  const requested = await requestedModel('transcription', model, ctx);
+  if (!requested.ok) return requested;
+  const { list } = await listed('transcription', ctx);
+  if (!list) return { ok: true, checked: false, model: requested.model, notes: [] };
+  if (list.some((m) => m.id === requested.model)) {
+    return { ok: true, checked: true, model: requested.model, notes: [] };
+  }
+  const hint = await otherCapabilityHint('transcription', requested.model, ctx);
+  return refusal('transcription', requested.model, requested.from, list, hint);
+}
+
+type Requested = { ok: true; model: string; from: string } | { ok: false; message: string };
+
+async function requestedModel(
+  capability: AudioCapability,
+  model: string | undefined,
+  ctx: ToolContext,
+): Promise<Requested> {
+  if (model) return { ok: true, model, from: '`model`' };
+  const fallback = await defaultAudioModel(capability, ctx);
+  if (fallback) return { ok: true, model: fallback.model, from: fallback.from };
+  const kind = LIST_OF[capability];
+  const { list, error } = await listed(capability, ctx);
+  const why = error
+    ? `listing /v1/models/${kind} failed (${error})`
+    : list
+      ? `the gateway lists none at /v1/models/${kind}`
+      : `the gateway has no /v1/models/${kind} list to pick one from`;
+  return {
+    ok: false,
+    message:
+      `No ${capability} model to use: none was given and ${why}. ` +
+      `Pass \`model\` (see list_models) or set ${MODEL_SETTING[capability]}.`,
+  };
+}
+
+interface Listing {
+  list: ModelEntry[] | null;
+  error?: string;
+}
+
+/** The capability's list from the shared catalog (cached); null when the gateway has none. */
+async function listed(capability: AudioCapability, ctx: ToolContext): Promise<Listing> {
+  try {
+    return { list: await ctx.runtime.service.catalog.list(LIST_OF[capability], ctx.signal) };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    ctx.log.debug(`listing ${capability} models failed, not checking the model: ${message}`);
+    return { list: null, error: ctx.runtime.scrub(message) };
+  }
+}
+
+/** "It is a transcription model" when a refused speech model is on the other audio list. */
+async function otherCapabilityHint(
+  capability: AudioCapability,
+  model: string,
+  ctx: ToolContext,
+): Promise<string> {
+  const other: AudioCapability = capability === 'speech' ? 'transcription' : 'speech';
+  const ids = (await listed(other, ctx)).list?.map((m) => m.id) ?? [];
+  const isOther = other === 'speech' ? resolveSpeechId(model, undefined, ids) !== null : ids.includes(model);
+  if (!isOther) return '';
+  return ` It is a ${other} model: use ${ctx.toolName(other === 'speech' ? 'audio_speech' : 'audio_transcribe')} for it.`;
+}
+
+function refusal(
+  capability: AudioCapability,
+  asked: string,
+  from: string,
+  list: readonly ModelEntry[],
+  hint: string,
+): { ok: false; message: string } {
+  const kind = LIST_OF[capability];
+  const source = from === '`model`' ? '' : ` (from ${from})`;
+  const head = `${asked}${source} is not a ${capability} model on this gateway (not in /v1/models/${kind}), so nothing was sent.${hint}`;
+  if (list.length === 0) {
+    return {
+      ok: false,
+      message: `${head} The gateway lists no ${capability} models: add a ${capability} provider to the gateway.`,
+    };
+  }
+  const ids = list.map((m) => m.id);
+  const choices = capability === 'speech' ? speechModels(ids) : ids;
+  const shown = choices.slice(0, MAX_LISTED).join(', ');
+  const more =
+    choices.length > MAX_LISTED ? `, and ${choices.length - MAX_LISTED} more (see list_models)` : '';
+  const how =
+    capability === 'speech'
+      ? `Pass one as \`model\` and the voice as \`voice\`, or a full provider/model/voice id. Voices: ${voiceHelp(ids)}.`
+      : 'Pass one as `model`.';
+  return { ok: false, message: `${head} ${capitalized(capability)} models: ${shown}${more}. ${how}` };
+}
+
+/** `openai/alloy` is how the gateway itself names a voice on a default model: say so. */
+function voiceAsModelHint(model: string): string {
+  const last = model.slice(model.lastIndexOf('/') + 1);
+  if (!isVoiceName(last)) return '';
+  return ` ${last} is a voice, not a model: give it as \`voice\` with one of these models.`;
+}
+
+function capitalized(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}

@@ -1,0 +1,190 @@
+import { rm } from 'node:fs/promises';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { formatBytes } from '../../files/files.js';
+import { prepareOutputDir, type SavedFile, saveStream } from '../../files/output-files.js';
+import { notAudio, type SpeechFormat, speechAudio } from '../../gateway/endpoints/audio.js';
+import { formatCount } from '../../lib/text.js';
+import { excerpt } from '../../mcp/confirm.js';
+import { defineTool, type ToolContext } from '../define.js';
+import { failure, nextStep, success, UserError } from '../results.js';
+import { audioFailure, chooseSpeechModel, type SpeechChoice } from './audio-models.js';
+import { deliveredAudio, peekHead } from './speech-format.js';
+import type { SpeechId } from './speech-ids.js';
+
+export const MAX_SPEECH_TEXT = 4096;
+/**
+ * Audio up to this size can also come back inline (return_audio); bigger stays a file only. As
+ * base64, with the rest of the result, it stays within the result budget (RESULT_BUDGET).
+ */
+export const MAX_INLINE_AUDIO_BYTES = 512 * 1024;
+/** Four thousand characters of speech are minutes of audio; anything past this is not speech. */
+const MAX_SPEECH_FILE_BYTES = 200 * 1024 * 1024;
+const FORMATS = ['mp3', 'wav', 'opus', 'aac', 'flac', 'pcm'] as const;
+
+const inputSchema = {
+  text: z
+    .string()
+    .refine((t) => t.trim().length > 0, 'text must not be empty')
+    .refine(
+      (t) => t.length <= MAX_SPEECH_TEXT,
+      `text must be at most ${MAX_SPEECH_TEXT} characters; split longer text into several calls`,
+    )
+    .describe(`At most ${formatCount(MAX_SPEECH_TEXT)} characters`),
+  model: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9._:/@+-]{1,200}$/, 'model must be an id such as openai/tts-1 or openai/tts-1/alloy')
+    .optional()
+    .describe('provider/model (+ `voice`), or provider/model/voice'),
+  voice: z
+    .string()
+    .trim()
+    .regex(
+      /^[A-Za-z0-9._:@+-]{1,100}$/,
+      'voice must be a voice name such as alloy or en-US-AriaNeural (no /)',
+    )
+    .optional()
+    .describe('e.g. alloy'),
+  // Some providers send mp3 whatever is asked; the result then says so.
+  format: z.enum(FORMATS).default('mp3'),
+  return_audio: z
+    .boolean()
+    .default(false)
+    .describe(`Also inline the audio (≤ ${formatBytes(MAX_INLINE_AUDIO_BYTES)})`),
+};
+
+const outputSchema = {
+  file_path: z.string(),
+  mime_type: z.string(),
+  bytes: z.number().int(),
+  /** The id sent: provider/model/voice, or provider/model when the provider chose the voice. */
+  model: z.string(),
+  /** null: the provider's own default voice. */
+  voice: z.string().nullable(),
+  /** What was delivered (the file's extension), and what was asked for. */
+  format: z.string(),
+  requested_format: z.string(),
+  next: nextStep,
+};
+
+export const audioSpeech = defineTool({
+  name: 'audio_speech',
+  group: 'audio',
+  title: 'Text to speech',
+  description:
+    'Turn text into speech, saved under the output directory; returns the file path. Billed per call: ' +
+    'call once per text. Models: list_models speech.',
+  inputSchema,
+  outputSchema,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  async run(args, ctx) {
+    let choice: SpeechChoice | undefined;
+    try {
+      choice = await chooseSpeechModel(args.model, args.voice, ctx);
+      if (!choice.ok) return failure(choice.message);
+      const stopped = await ctx.confirm({
+        kind: 'speech',
+        action: 'Turn text into speech',
+        model: choice.id,
+        details: [
+          ['Text', excerpt(args.text)],
+          ['Format', args.format],
+        ],
+      });
+      if (stopped) return failure(stopped);
+      const saved = await synthesize(choice, args.text, args.format, args.return_audio, ctx);
+      const structured = {
+        file_path: saved.path,
+        mime_type: saved.mimeType,
+        bytes: saved.bytes,
+        model: choice.id,
+        voice: choice.voice,
+        format: saved.extension,
+        requested_format: args.format,
+      };
+      const lines = [
+        `Saved speech to ${saved.path} (${saved.mimeType}, ${formatBytes(saved.bytes)}, model ${choice.id}).`,
+        ...choice.notes,
+      ];
+      if (saved.extension !== args.format) {
+        lines.push(
+          `Asked for ${args.format}, but the gateway sent ${saved.extension}: saved as .${saved.extension}; ` +
+            `no ${args.format} was delivered.`,
+        );
+      }
+      const extra: CallToolResult['content'] = [
+        ctx.savedFile(saved.path, saved.mimeType, `Speech by ${choice.id}`, saved.bytes),
+      ];
+      let inline = '';
+      if (args.return_audio && saved.inline) {
+        extra.push({ type: 'audio', data: saved.inline.toString('base64'), mimeType: saved.mimeType });
+        inline = 'The audio is also attached inline.';
+      } else if (args.return_audio) {
+        inline =
+          `Not attached inline: ${formatBytes(saved.bytes)} is over the ${formatBytes(MAX_INLINE_AUDIO_BYTES)} ` +
+          'inline limit; use the file.';
+      }
+      if (inline) lines.push(inline);
+      return success(lines.join(' '), inline ? { ...structured, next: inline } : structured, extra);
+    } catch (error) {
+      return audioFailure('Speech', error, ctx, choice);
+    }
+  },
+});
+
+/**
+ * Sends the text and streams the audio into a new file in the output directory, named after what
+ * the first bytes show was delivered. With `keepInline`, audio up to the inline limit is also kept
+ * in memory as it streams: the file is never read back by name, so nothing swapped in under that
+ * name can end up in the result.
+ */
+async function synthesize(
+  choice: SpeechId,
+  text: string,
+  format: SpeechFormat,
+  keepInline: boolean,
+  ctx: ToolContext,
+): Promise<SavedFile & { mimeType: string; extension: string; inline: Buffer | null }> {
+  const { client } = ctx.runtime.service;
+  const { outputDir, workDir } = await ctx.workspace();
+  // Speech is billed when the gateway answers: a directory that cannot take the file is found
+  // before the request is sent, not after.
+  await prepareOutputDir(outputDir, workDir);
+  const audio = await speechAudio(client, { model: choice.id, input: text }, format, ctx.signal);
+  const { head, body } = await peekHead(audio.body);
+  const delivered = deliveredAudio(head, audio, format);
+  const target = {
+    outputDir,
+    workDir,
+    stem: `speech-${fileStem(choice)}`,
+    extension: delivered.extension,
+  };
+  const kept: Buffer[] = [];
+  let keptBytes = 0;
+  async function* tee(source: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+    for await (const chunk of source) {
+      keptBytes += chunk.length;
+      if (keepInline && keptBytes <= MAX_INLINE_AUDIO_BYTES) kept.push(Buffer.from(chunk));
+      yield chunk;
+    }
+  }
+  const saved = await saveStream(tee(body), target, MAX_SPEECH_FILE_BYTES, ctx.signal).catch((error) => {
+    throw error instanceof UserError && !ctx.signal.aborted
+      ? new UserError(
+          `The gateway produced the speech (it is billed), but it was not saved: ${error.message}`,
+        )
+      : error;
+  });
+  if (saved.bytes === 0) {
+    await rm(saved.path, { force: true });
+    throw notAudio('an empty body');
+  }
+  const inline = keepInline && saved.bytes <= MAX_INLINE_AUDIO_BYTES ? Buffer.concat(kept) : null;
+  return { ...saved, ...delivered, inline };
+}
+
+/** The voice, else the model, for the file name (dots would read as an extension and be cut). */
+function fileStem(choice: SpeechId): string {
+  return (choice.voice ?? choice.model.slice(choice.model.lastIndexOf('/') + 1)).replace(/\./g, '-');
+}

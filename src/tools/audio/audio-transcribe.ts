@@ -1,0 +1,188 @@
+import { basename, extname } from 'node:path';
+import { z } from 'zod';
+import { formatBytes } from '../../files/files.js';
+import { saveText as saveOutputText } from '../../files/output-files.js';
+import { type TranscriptFormat, transcribe } from '../../gateway/endpoints/audio.js';
+import { isHttpUrl } from '../../lib/urls.js';
+import { defineTool, type ToolContext } from '../define.js';
+import { pageOf, pagingInput, pagingOutput } from '../paging.js';
+import { failure, nextStep, success } from '../results.js';
+import { audioFailure, chooseTranscriptionModel, type ModelChoice } from './audio-models.js';
+import { type AudioSource, audioSource, MAX_BASE64_BYTES } from './audio-sources.js';
+import { byteProgress, countingStream } from './byte-progress.js';
+import { type CachedTranscript, TranscriptCache } from './transcript-cache.js';
+import { SAVED_EXTENSION, transcriptMarkdown, transcriptMime, transcriptNext } from './transcript-text.js';
+
+const FORMATS = ['json', 'text', 'verbose_json', 'srt', 'vtt'] as const;
+
+const inputSchema = {
+  file_path: z.string().min(1).max(4096).optional().describe('Local file under the input roots'),
+  url: z
+    .string()
+    .trim()
+    .max(4096)
+    .refine(isHttpUrl, 'url must be an absolute http:// or https:// URL')
+    .optional()
+    .describe('http(s) URL of the audio'),
+  data_base64: z
+    .string()
+    .max(
+      Math.ceil(MAX_BASE64_BYTES / 3) * 4 + 200,
+      'data_base64 must hold at most 20 MiB of audio; pass file_path instead',
+    )
+    .optional()
+    .describe('Base64 or data: URL, ≤ 20 MiB'),
+  model: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9._:/@+-]{1,200}$/, 'model must be an id such as groq/whisper-large-v3')
+    .optional()
+    .describe('e.g. groq/whisper-large-v3'),
+  language: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'language must be an ISO-639-1 code such as en or de')
+    .optional()
+    .describe('ISO-639-1, e.g. en'),
+  prompt: z
+    .string()
+    .max(2000, 'prompt must be at most 2000 characters')
+    .optional()
+    .describe('Names or jargon to guide spelling'),
+  response_format: z
+    .enum(FORMATS)
+    .default('json')
+    .describe('srt, vtt, verbose_json are also saved as a file'),
+  ...pagingInput,
+};
+
+const outputSchema = {
+  text: z.string(),
+  model: z.string(),
+  format: z.enum(FORMATS),
+  file_path: z.string().nullable(),
+  ...pagingOutput,
+  next: nextStep,
+};
+
+export const audioTranscribe = defineTool({
+  name: 'audio_transcribe',
+  group: 'audio',
+  title: 'Transcribe audio',
+  description:
+    'Transcribe speech (billed per call) from exactly one of file_path, url or data_base64. Long ' +
+    'transcripts come in parts (start_index=N) and are saved as a file. Models: list_models transcription.',
+  inputSchema,
+  outputSchema,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  async run(args, ctx) {
+    let choice: ModelChoice | undefined;
+    try {
+      const source = await audioSource(args, ctx);
+      choice = await chooseTranscriptionModel(args.model, ctx);
+      if (!choice.ok) return failure(choice.message);
+      const key = TranscriptCache.key([
+        source.key,
+        choice.model,
+        args.language,
+        args.prompt,
+        args.response_format,
+      ]);
+      const cached = ctx.runtime.transcripts.get(key);
+      if (!cached) {
+        const stopped = await ctx.confirm({
+          kind: 'transcription',
+          action: 'Transcribe audio',
+          model: choice.model,
+          details: [
+            ['Audio', args.url ?? source.name],
+            ['Language', args.language],
+            ['Format', args.response_format],
+          ],
+        });
+        if (stopped) return failure(stopped);
+      }
+      const transcript = cached ?? (await transcribeSource(source, choice.model, args, ctx));
+      if (!cached) ctx.runtime.transcripts.set(key, transcript);
+      if (args.start_index > 0 && args.start_index >= transcript.text.length) {
+        return failure(
+          `start_index ${args.start_index} is past the end of the transcript (total_length ${transcript.text.length}). ` +
+            'Use start_index=0 or a smaller offset.',
+        );
+      }
+      const { content, ...page } = pageOf(transcript.text, args.start_index, args.max_length);
+      // A transcript too long for one answer is also kept whole as a file, once.
+      if (page.truncated && !transcript.filePath) {
+        transcript.filePath = await saveText(transcript.text, transcript.sourceName, 'txt', ctx);
+      }
+      const shown = {
+        text: content,
+        model: transcript.model,
+        format: transcript.format,
+        file_path: transcript.filePath,
+        ...page,
+      };
+      const next = transcriptNext(shown, args.response_format);
+      const structured = next ? { ...shown, next } : shown;
+      const text = transcriptMarkdown(shown, next, cached !== undefined);
+      const link = transcript.filePath
+        ? [ctx.savedFile(transcript.filePath, transcriptMime(transcript.filePath), 'The saved transcript')]
+        : [];
+      return success(text, structured, link);
+    } catch (error) {
+      return audioFailure('Transcription', error, ctx, choice);
+    }
+  },
+});
+
+async function transcribeSource(
+  source: AudioSource,
+  model: string,
+  args: { language?: string | undefined; prompt?: string | undefined; response_format: TranscriptFormat },
+  ctx: ToolContext,
+): Promise<CachedTranscript> {
+  // Progress only grows: download bytes, then upload bytes on top.
+  const report = byteProgress(ctx);
+  let downloaded = 0;
+  const opened = await source.open((bytes) => {
+    downloaded = bytes;
+    report(bytes, undefined, `Downloading ${source.name}: ${formatBytes(bytes)}`);
+  });
+  try {
+    const total = downloaded + opened.size;
+    const result = await transcribe(
+      ctx.runtime.service.client,
+      {
+        model,
+        file: {
+          filename: opened.filename,
+          contentType: opened.contentType,
+          size: opened.size,
+          stream: () =>
+            countingStream(opened.stream(), report, downloaded, total, `Uploading ${source.name}`),
+        },
+        language: args.language,
+        prompt: args.prompt,
+        response_format: args.response_format,
+      },
+      ctx.signal,
+    );
+    const extension = SAVED_EXTENSION[result.format];
+    const filePath = extension ? await saveText(result.raw, source.name, extension, ctx) : null;
+    return { text: result.text, model, format: result.format, filePath, sourceName: source.name };
+  } finally {
+    await opened.cleanup();
+  }
+}
+
+async function saveText(
+  text: string,
+  sourceName: string,
+  extension: string,
+  ctx: ToolContext,
+): Promise<string> {
+  // The stem's own extension must go first: `talk.mp3-transcript` would lose its suffix instead.
+  const stem = `${basename(sourceName, extname(sourceName))}-transcript`;
+  const { outputDir, workDir } = await ctx.workspace();
+  return saveOutputText(text, { outputDir, workDir, stem, extension });
+}

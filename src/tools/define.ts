@@ -1,0 +1,67 @@
+import type { CallToolResult, ResourceLink, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { z } from 'zod';
+import type { Workspace } from '../files/workspace.js';
+import type { CancelSignal } from '../lib/cancel.js';
+import type { Logger } from '../lib/log.js';
+import type { BilledCall } from '../mcp/confirm.js';
+import type { Runtime } from '../runtime.js';
+
+export type ToolGroup = 'search' | 'fetch' | 'video' | 'audio' | 'models' | 'chat';
+export const TOOL_GROUPS: readonly ToolGroup[] = ['search', 'fetch', 'video', 'audio', 'models', 'chat'];
+
+export interface Progress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+/** What a tool's run() gets besides its arguments. */
+export interface ToolContext {
+  runtime: Runtime;
+  /** Aborted when the client cancels the call or the server shuts down. */
+  signal: CancelSignal;
+  /** Sends a progress notification when the client asked for them; otherwise does nothing. */
+  progress(update: Progress): Promise<void>;
+  /** A tool's public name under the configured prefix, for hints such as "call video_status". */
+  toolName(base: string): string;
+  /** The stderr log, and the calling client's log notifications (at the level it asked for). */
+  log: Logger;
+  /** The calling client's input roots and output directory (from its roots, else the settings). */
+  workspace(): Promise<Workspace>;
+  /**
+   * Records a file the tool saved (listed by resources/list, readable by resources/read) and
+   * gives the resource_link for its result.
+   */
+  savedFile(path: string, mimeType: string, description: string, bytes?: number): ResourceLink;
+  /**
+   * Before a billed call is sent: asks the user when GATEWAY_CONFIRM names its kind and the client
+   * can ask. Null to go ahead; otherwise the sentence for the result (nothing may be sent).
+   */
+  confirm(call: BilledCall): Promise<string | null>;
+}
+
+/** One tool, as data. The registry is the only code that hands these to the SDK. */
+export interface ToolDefinition<
+  In extends z.ZodRawShape = z.ZodRawShape,
+  Out extends z.ZodRawShape = z.ZodRawShape,
+> {
+  name: string;
+  group: ToolGroup;
+  title: string;
+  description: string;
+  inputSchema: In;
+  outputSchema: Out;
+  annotations: ToolAnnotations;
+  run(args: z.output<z.ZodObject<In>>, ctx: ToolContext): Promise<CallToolResult>;
+}
+
+/** The registry's view of a tool: its argument types erased. */
+export type AnyToolDefinition = Omit<ToolDefinition, 'run'> & {
+  run(args: Record<string, unknown>, ctx: ToolContext): Promise<CallToolResult>;
+};
+
+export function defineTool<In extends z.ZodRawShape, Out extends z.ZodRawShape>(
+  tool: ToolDefinition<In, Out>,
+): AnyToolDefinition {
+  return tool as unknown as AnyToolDefinition;
+}

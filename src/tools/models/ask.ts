@@ -1,0 +1,54 @@
+import {
+  createResponse,
+  type ModelAnswer,
+  type ResponsesRequest,
+} from '../../gateway/endpoints/responses.js';
+import { formatCount } from '../../lib/text.js';
+import type { ToolContext } from '../define.js';
+
+/** Progress while text streams in: at most one notification per interval (the first at once). */
+const PROGRESS_INTERVAL_MS = 250;
+
+/**
+ * Asks a model through the service, relaying progress notifications while the answer streams
+ * (message: characters received so far) and aborting the stream when the call is cancelled.
+ */
+export async function askWithProgress(
+  ctx: ToolContext,
+  req: ResponsesRequest,
+  startMessage: string,
+): Promise<ModelAnswer> {
+  // Progress values must increase: 0 for the start, then the character count (at least 1).
+  await ctx.progress({ progress: 0, message: startMessage });
+  let lastSent = 0;
+  let lastChars = 0;
+  return createResponse(ctx.runtime.service.client, req, {
+    signal: ctx.signal,
+    onDelta(_delta, textSoFar) {
+      const now = Date.now();
+      if (lastChars > 0 && now - lastSent < PROGRESS_INTERVAL_MS) return;
+      lastSent = now;
+      lastChars = textSoFar.length;
+      void ctx.progress({
+        progress: lastChars,
+        message: `${formatCount(lastChars)} characters received from ${req.model}`,
+      });
+    },
+  });
+}
+
+/** One line for the agent about an answer that stopped early, or '' when it is complete. */
+export function incompleteNote(answer: ModelAnswer): string {
+  if (answer.status !== 'incomplete') return '';
+  if (answer.incompleteReason === 'max_output_tokens') {
+    return 'The answer stopped at max_output_tokens; raise it for a longer answer.';
+  }
+  return `The answer may be cut: the service reported it incomplete${answer.incompleteReason ? ` (${answer.incompleteReason})` : ''}.`;
+}
+
+export function usageLine(answer: ModelAnswer): string {
+  const u = answer.usage;
+  if (!u) return answer.model;
+  const count = (n: number | null) => (n === null ? '?' : formatCount(n));
+  return `${answer.model} · ${count(u.input_tokens)} input + ${count(u.output_tokens)} output tokens`;
+}

@@ -1,0 +1,154 @@
+import { z } from 'zod';
+import type { VideoSubmitRequest } from '../../gateway/endpoints/videos.js';
+import { type AnyToolDefinition, defineTool, type ToolContext } from '../define.js';
+import { failureFrom } from '../results.js';
+import { resolveImage, resolveStartingVideo } from './video-inputs.js';
+import { videoOutputSchema } from './video-results.js';
+import { videoStatus } from './video-status.js';
+import { submitAndFollow } from './video-submit.js';
+import { MAX_WAIT_SECONDS } from './wait.js';
+
+/**
+ * The video tools: three billed submits (generate, edit, extend) and the free video_status that
+ * follows a job. Submits answer with a job handle at once (or after a short wait); video_status
+ * waits, reports progress and downloads.
+ */
+export const DEFAULT_SUBMIT_WAIT_SECONDS = 5;
+const ASPECT_RATIOS = ['16:9', '9:16', '1:1', '4:3', '3:4', '3:2', '2:3'] as const;
+const RESOLUTIONS = ['480p', '720p', '1080p'] as const;
+const BILLING = 'Each call starts a NEW billed generation: follow the job_id with video_status.';
+
+const common = {
+  prompt: z
+    .string()
+    .trim()
+    .min(1, 'prompt must not be empty')
+    .max(4000, 'prompt must be at most 4000 characters'),
+
+  model: z
+    .string()
+    .trim()
+    .max(200)
+    .regex(/^[A-Za-z0-9._:/@+-]+$/, 'model must be an id such as xai/grok-imagine-video')
+    .optional(),
+  resolution: z.enum(RESOLUTIONS).optional(),
+  wait_seconds: z.number().min(0).max(MAX_WAIT_SECONDS).default(DEFAULT_SUBMIT_WAIT_SECONDS),
+  idempotency_key: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .regex(/^[\x21-\x7e]+$/, 'idempotency_key must be printable ASCII without spaces')
+    .optional()
+    .describe('Reuse only to retry an unknown outcome'),
+};
+const duration = z.number().int('duration must be a whole number of seconds').min(1).max(60).optional();
+const video = z.string().trim().min(1).max(4096).describe('A finished job_id or a video URL');
+const annotations = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: false,
+  openWorldHint: true,
+};
+
+export const videoGenerate = defineTool({
+  name: 'video_generate',
+  group: 'video',
+  title: 'Generate a video',
+  description: `Start a video from a prompt (and optionally an image); returns a job_id. ${BILLING}`,
+  inputSchema: {
+    ...common,
+    duration,
+    aspect_ratio: z.enum(ASPECT_RATIOS).optional(),
+    image_url: z.string().trim().max(15_000_000).optional().describe('http(s) or data:image URL'),
+    image_path: z.string().trim().min(1).max(4096).optional().describe('Local image under the input roots'),
+  },
+  outputSchema: videoOutputSchema,
+  annotations,
+  async run(args, ctx) {
+    const started = Date.now();
+    let image: VideoSubmitRequest['image'];
+    try {
+      image = await resolveImage(args.image_url, args.image_path, ctx);
+    } catch (error) {
+      return failureFrom('Video generation', error, ctx.runtime.scrub);
+    }
+    const body: VideoSubmitRequest = {
+      model: args.model ?? ctx.runtime.config.videoModel,
+      prompt: args.prompt,
+      ...(args.duration !== undefined ? { duration: args.duration } : {}),
+      ...(args.aspect_ratio !== undefined ? { aspect_ratio: args.aspect_ratio } : {}),
+      ...(args.resolution !== undefined ? { resolution: args.resolution } : {}),
+      ...(image ? { image } : {}),
+    };
+    return submitAndFollow(
+      {
+        kind: 'generations',
+        tool: 'video_generate',
+        body,
+        waitSeconds: args.wait_seconds,
+        idempotencyKey: args.idempotency_key,
+        started,
+      },
+      ctx,
+    );
+  },
+});
+
+export const videoEdit = defineTool({
+  name: 'video_edit',
+  group: 'video',
+  title: 'Edit a video',
+  description: `Start editing a video as the prompt says; returns a job_id. ${BILLING}`,
+  inputSchema: { ...common, video },
+  outputSchema: videoOutputSchema,
+  annotations,
+  run: (args, ctx) => startFromVideo('edits', 'video_edit', args, undefined, ctx),
+});
+
+export const videoExtend = defineTool({
+  name: 'video_extend',
+  group: 'video',
+  title: 'Extend a video',
+  description: `Start continuing a video past its end; returns a job_id. ${BILLING}`,
+  inputSchema: { ...common, video, duration: duration.describe('Seconds to add') },
+  outputSchema: videoOutputSchema,
+  annotations,
+  run: (args, ctx) => startFromVideo('extensions', 'video_extend', args, args.duration, ctx),
+});
+
+async function startFromVideo(
+  kind: 'edits' | 'extensions',
+  tool: string,
+  args: {
+    prompt: string;
+    video: string;
+    model?: string | undefined;
+    resolution?: string | undefined;
+    wait_seconds: number;
+    idempotency_key?: string | undefined;
+  },
+  seconds: number | undefined,
+  ctx: ToolContext,
+) {
+  const started = Date.now();
+  let url: string;
+  try {
+    url = await resolveStartingVideo(args.video, ctx.toolName(tool), ctx);
+  } catch (error) {
+    return failureFrom(`Reading the starting video (nothing was submitted)`, error, ctx.runtime.scrub);
+  }
+  const body: VideoSubmitRequest = {
+    model: args.model ?? ctx.runtime.config.videoModel,
+    prompt: args.prompt,
+    video: { url },
+    ...(seconds !== undefined ? { duration: seconds } : {}),
+    ...(args.resolution !== undefined ? { resolution: args.resolution } : {}),
+  };
+  return submitAndFollow(
+    { kind, tool, body, waitSeconds: args.wait_seconds, idempotencyKey: args.idempotency_key, started },
+    ctx,
+  );
+}
+
+export const VIDEO_TOOLS: readonly AnyToolDefinition[] = [videoGenerate, videoEdit, videoExtend, videoStatus];

@@ -1,0 +1,150 @@
+import { randomUUID } from 'node:crypto';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  classifySubmitFailure,
+  submitVideo,
+  type VideoSubmitKind,
+  type VideoSubmitRequest,
+} from '../../gateway/endpoints/videos.js';
+import { ServiceError } from '../../gateway/errors.js';
+import { excerpt } from '../../mcp/confirm.js';
+import type { ToolContext } from '../define.js';
+import { failure, failureFrom } from '../results.js';
+import { canEncode, encodeJobHandle, type JobRef } from './job-handle.js';
+import { followJob } from './video-follow.js';
+import { errorSentence, jobResult } from './video-results.js';
+import { risingProgress, waitDeadline } from './wait.js';
+
+/**
+ * The billed half of the video tools: one submit, sent once, always with an Idempotency-Key,
+ * then (optionally) a short wait. Once the service has accepted a job, the result always carries
+ * its job_id — whatever happens while waiting — so the agent is never tempted to submit again.
+ */
+export interface SubmitOptions {
+  kind: VideoSubmitKind;
+  /** The tool's base name, for messages. */
+  tool: string;
+  body: VideoSubmitRequest;
+  waitSeconds: number;
+  idempotencyKey: string | undefined;
+  /** Epoch ms the call started: the wait counts from here, so submit time is part of it. */
+  started: number;
+}
+
+/** How often a submit still waiting for the gateway's answer reports progress. */
+const SUBMIT_HEARTBEAT_MS = 5_000;
+
+const WHAT: Record<VideoSubmitKind, string> = {
+  generations: 'video generation',
+  edits: 'video edit',
+  extensions: 'video extension',
+};
+const ACTION: Record<VideoSubmitKind, string> = {
+  generations: 'Generate a video',
+  edits: 'Edit a video',
+  extensions: 'Extend a video',
+};
+
+export async function submitAndFollow(options: SubmitOptions, ctx: ToolContext): Promise<CallToolResult> {
+  const { kind, tool, body } = options;
+  const stopped = await ctx.confirm({
+    kind: 'video',
+    action: ACTION[kind],
+    model: body.model ?? ctx.runtime.config.videoModel,
+    details: [
+      ['Prompt', excerpt(body.prompt)],
+      ['Duration', body.duration !== undefined ? `${body.duration} s` : undefined],
+      ['Aspect ratio', body.aspect_ratio],
+      ['Resolution', body.resolution],
+      [
+        'Image',
+        body.image && (body.image.url.startsWith('data:') ? 'a local image' : excerpt(body.image.url, 120)),
+      ],
+      ['Starting video', body.video && excerpt(body.video.url, 120)],
+    ],
+  });
+  if (stopped) return failure(stopped);
+  const key = options.idempotencyKey ?? `gtm-${randomUUID()}`;
+  const { client } = ctx.runtime.service;
+  const report = risingProgress((update) => ctx.progress(update));
+  // Accepting a job may take the gateway up to two minutes. Progress meanwhile shows what the call
+  // is waiting for, and keeps clients that time calls out unless they hear progress from
+  // cancelling one that may already be billed.
+  const sent = Date.now();
+  const heartbeat = setInterval(() => {
+    const waited = Math.floor((Date.now() - sent) / 1000);
+    void report(0, undefined, `waiting for the gateway to accept the ${WHAT[kind]} (${waited} s)`);
+  }, SUBMIT_HEARTBEAT_MS);
+  let ref: JobRef;
+  try {
+    ref = await submitVideo(client, kind, body, key, ctx.signal);
+  } catch (error) {
+    return submitFailure(error, { ...options, key }, ctx);
+  } finally {
+    clearInterval(heartbeat);
+  }
+  if (!canEncode(ref)) {
+    ctx.log.warn(`${tool}: accepted job has unusable ids ${JSON.stringify(ref)}`);
+    return failure(
+      ctx.runtime.scrub(
+        `The service accepted the ${WHAT[kind]} (so it is billed) but answered with a job id this server cannot follow (request_id ${JSON.stringify(ref.requestId.slice(0, 80))}). Do not submit again; look the job up in the gateway.`,
+      ),
+    );
+  }
+  const jobId = encodeJobHandle(ref);
+  ctx.log.info(
+    `${tool}: job ${jobId} accepted (request_id ${ref.requestId}, connection ${ref.connectionId ?? 'none'}, idempotency key ${key})`,
+  );
+  if (options.waitSeconds <= 0) return jobResult({ jobId, state: null, submitted: true }, ctx);
+
+  const outcome = await followJob(
+    ref,
+    { deadline: waitDeadline(options.started, options.waitSeconds), pollFirst: false },
+    ctx,
+    report,
+  );
+  const pollError = 'error' in outcome ? outcome.error : undefined;
+  const note =
+    outcome.kind === 'cancelled'
+      ? 'The wait was cancelled; the job goes on.'
+      : pollError !== undefined
+        ? `(Checking its status failed — ${errorSentence(pollError, ctx.runtime.scrub)} The job itself is unaffected.)`
+        : undefined;
+  return jobResult({ jobId, state: outcome.state, submitted: true, ...(note ? { note } : {}) }, ctx);
+}
+
+/** Says whether the failed submit may have started (and billed) a job, and what to do next. */
+function submitFailure(
+  error: unknown,
+  options: SubmitOptions & { key: string },
+  ctx: ToolContext,
+): CallToolResult {
+  const { tool, kind, key } = options;
+  const what = WHAT[kind];
+  if (!(error instanceof ServiceError)) return failureFrom(`Starting the ${what}`, error, ctx.runtime.scrub);
+  const reason = errorSentence(error, ctx.runtime.scrub);
+  const retryAdvice =
+    `Do not resubmit blindly: first check the gateway (its dashboard or logs) for a new video job; ` +
+    `if you do retry, call ${ctx.toolName(tool)} with idempotency_key "${key}" (the same key), which the gateway forwards so a repeat can be recognised.`;
+  switch (classifySubmitFailure(error)) {
+    case 'refused':
+      return failure(`The ${what} was refused, so no job was started and nothing was billed. ${reason}`);
+    case 'not-sent':
+      return failure(`The ${what} request never reached the service, so nothing was billed. ${reason}`);
+    case 'cancelled':
+      ctx.log.warn(`${tool}: cancelled while submitting; a job may exist (idempotency key ${key})`);
+      return failure(
+        `The ${what} was cancelled while being sent; a job may or may not exist (idempotency key "${key}").`,
+      );
+    case 'ambiguous': {
+      ctx.log.warn(
+        `${tool}: submit outcome unknown (${error.kind}${error.status ? ` ${error.status}` : ''}); idempotency key ${key}`,
+      );
+      const headline =
+        error.kind === 'malformed'
+          ? `The service answered the ${what} with success but its answer was unreadable (${ctx.runtime.scrub(error.message)}), so a job was probably started and billed, and its job_id is unknown.`
+          : `Outcome unknown: ${ctx.runtime.scrub(error.message)}${error.status ? ` (HTTP ${error.status})` : ''}. The request may have reached the service, so the ${what} may or may not have started (and been billed).`;
+      return failure(`${headline} ${retryAdvice}`);
+    }
+  }
+}

@@ -1,0 +1,176 @@
+import { z } from 'zod';
+import { abortable } from '../../gateway/deadline.js';
+import { fetchPage, type PageFormat } from '../../gateway/endpoints/fetch.js';
+import { ServiceError } from '../../gateway/errors.js';
+import { formatCount, oneLine } from '../../lib/text.js';
+import { isHttpUrl } from '../../lib/urls.js';
+import { capped, cappedOrNull, RESULT_BUDGET } from '../../mcp/result-budget.js';
+import { defineTool, type ToolContext } from '../define.js';
+import { defaultModel } from '../models/default-models.js';
+import { type Page, pageOf, pagingInput, pagingOutput, rangeText } from '../paging.js';
+import { failure, failureFrom, nextStep, success } from '../results.js';
+import { type CachedPage, PageCache } from './page-cache.js';
+import { noProviderMessage, resolveWebProvider } from './providers.js';
+import { answerFromPage, MAX_PAGE_PROMPT_CHARS, noSummaryModelMessage } from './web-fetch-prompt.js';
+
+/** Pages longer than this are cut (and say so): enough for any document worth paging through. */
+const MAX_PAGE_CHARS = 5_000_000;
+
+const inputSchema = {
+  url: z
+    .string()
+    .trim()
+    .max(4096, 'url must be at most 4096 characters')
+    .refine(isHttpUrl, 'url must be an absolute http:// or https:// URL'),
+  format: z.enum(['markdown', 'text', 'html']).default('markdown'),
+  ...pagingInput,
+  provider: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9._:/@+-]{1,100}$/, 'provider must be an id such as jina-reader')
+    .optional()
+    .describe('e.g. jina-reader'),
+  prompt: z
+    .string()
+    .trim()
+    .min(1, 'prompt must not be empty')
+    .max(MAX_PAGE_PROMPT_CHARS, `prompt must be at most ${MAX_PAGE_PROMPT_CHARS} characters`)
+    .optional()
+    .describe('A question a small model answers from the page alone'),
+};
+
+const outputSchema = {
+  url: z.string(),
+  title: z.string().nullable(),
+  content: z.string(),
+  ...pagingOutput,
+  /** Prompt mode only: the model that answered (`content` is then its answer). */
+  model: z.string().optional(),
+  next: nextStep,
+};
+
+export const webFetch = defineTool({
+  name: 'web_fetch',
+  group: 'fetch',
+  title: 'Web fetch',
+  description:
+    'Read a web page as markdown, in parts: each result gives the next start_index (from a cache, no ' +
+    'second fetch). With prompt, a small model answers from the page instead (billed).',
+  inputSchema,
+  outputSchema,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  async run(args, ctx) {
+    try {
+      const provider = await resolveWebProvider('fetch', args.provider, ctx);
+      if (!provider) return failure(noProviderMessage('fetch'));
+      // The answering model is chosen before the fetch, so a missing one costs nothing.
+      const summary = args.prompt ? await defaultModel('summary', ctx.runtime, ctx.signal) : null;
+      if (summary && !summary.id) return failure(noSummaryModelMessage());
+      const page = await loadPage(provider, args.url, args.format, ctx);
+      if (args.start_index > 0 && args.start_index >= page.text.length) {
+        return failure(
+          `start_index ${args.start_index} is past the end of the page (total_length ${page.text.length}). ` +
+            'Use start_index=0 or a smaller offset.',
+        );
+      }
+      if (args.prompt && summary?.id) {
+        return await answerFromPage(
+          page,
+          { prompt: args.prompt, start_index: args.start_index },
+          summary.id,
+          ctx,
+        );
+      }
+      const slice = pageOf(page.text, args.start_index, args.max_length);
+      const next = pageNext(slice);
+      const structured = { url: page.url, title: page.title, ...slice, ...(next ? { next } : {}) };
+      return success(formatPage(structured), structured);
+    } catch (error) {
+      const blocked = blockedUrlMessage(error, args.url);
+      return blocked
+        ? failure(ctx.runtime.scrub(blocked))
+        : failureFrom('Web fetch', error, ctx.runtime.scrub);
+    }
+  },
+});
+
+/**
+ * The whole page, from the cache or from the service (once, whatever the paging). The load is
+ * shared by concurrent callers; a caller that cancels stops waiting, the load goes on for the rest.
+ */
+export function loadPage(
+  provider: string,
+  url: string,
+  format: PageFormat,
+  ctx: ToolContext,
+): Promise<CachedPage> {
+  return abortable(loadShared(provider, url, format, ctx), ctx.signal);
+}
+
+function loadShared(provider: string, url: string, asked: PageFormat, ctx: ToolContext): Promise<CachedPage> {
+  const format = formatFor(provider, asked);
+  return ctx.runtime.pages.get(PageCache.key(provider, format, url), async () => {
+    const fetched = await fetchPage(
+      ctx.runtime.service.client,
+      { model: provider, url, format },
+      // The load is shared by concurrent callers, so one caller's cancellation must not abort it.
+      undefined,
+    );
+    const text =
+      fetched.text.length > MAX_PAGE_CHARS
+        ? `${fetched.text.slice(0, MAX_PAGE_CHARS)}\n\n[Page cut at ${formatCount(MAX_PAGE_CHARS)} characters.]`
+        : fetched.text;
+    // The page is paged; its URL and title are not, so they are bounded here.
+    return {
+      url: capped(fetched.url, RESULT_BUDGET.url),
+      title: cappedOrNull(fetched.title, RESULT_BUDGET.name),
+      provider: fetched.provider,
+      text,
+    };
+  });
+}
+
+/**
+ * The gateway's refusal of a target URL (400 "Blocked URL: ..."), said as what it is: not a
+ * wrong argument to fix by trial, but an address the gateway will not read. Null for any other error.
+ */
+function blockedUrlMessage(error: unknown, url: string): string | null {
+  if (!(error instanceof ServiceError) || error.status !== 400) return null;
+  const reason = /Blocked URL:[^.]*/i.exec(error.message)?.[0];
+  if (!reason) return null;
+  const why = /internal host/i.test(reason)
+    ? ' it does not fetch loopback, private or internal addresses; only public pages can be read.'
+    : '';
+  return `Web fetch refused: the gateway blocked ${url} (${reason}, HTTP 400)${why ? `:${why}` : '.'}`;
+}
+
+/**
+ * The format to ask the provider for. The gateway passes the format on to firecrawl as is, and
+ * firecrawl has no `text` format: it refuses the request, and the gateway then locks its account
+ * for every caller. Markdown is the nearest plain text it has.
+ */
+function formatFor(provider: string, asked: PageFormat): PageFormat {
+  return asked === 'text' && provider === 'firecrawl' ? 'markdown' : asked;
+}
+
+/**
+ * What to do after this part: read on, or (an empty page) try another format or provider. The
+ * hint says "this tool", never its name: a client may list it under another name, or have a
+ * web_fetch of its own (Gemini CLI does).
+ */
+function pageNext(p: ReturnType<typeof pageOf>): string | undefined {
+  if (p.truncated) {
+    return (
+      `${formatCount(p.total_length - p.end_index)} more characters: call this tool again with ` +
+      `start_index=${p.next_start_index} (from cache, no second fetch).`
+    );
+  }
+  if (!p.content.trim()) return 'The page has no readable text: try format "html" or another provider.';
+  return undefined;
+}
+
+function formatPage(p: { url: string; title: string | null; content: string; next?: string } & Page): string {
+  const head = `${p.title ? `# ${oneLine(p.title, Number.POSITIVE_INFINITY)}\n` : ''}Source: ${p.url} (${rangeText(p)})`;
+  const body = p.content.trim() ? p.content : '';
+  return `${head}\n\n${body}${p.next ? `${body ? '\n\n' : ''}[${p.next}]` : ''}`;
+}

@@ -1,0 +1,122 @@
+import { z } from 'zod';
+import { type SearchResponse, search } from '../../gateway/endpoints/search.js';
+import { displayDate, oneLine, withoutControlChars } from '../../lib/text.js';
+import { capped, cappedOrNull, RESULT_BUDGET } from '../../mcp/result-budget.js';
+import { defineTool } from '../define.js';
+import { failure, failureFrom, success } from '../results.js';
+import { noProviderMessage, resolveWebProvider } from './providers.js';
+
+const domain = z
+  .string()
+  .trim()
+  .min(1)
+  .max(253)
+  .transform((d) =>
+    d
+      .replace(/^[a-z]+:\/\//i, '')
+      .replace(/[/?#].*$/, '')
+      .replace(/^-/, '')
+      .toLowerCase(),
+  )
+  .refine((d) => /^(\*\.)?[a-z0-9-]+(\.[a-z0-9-]+)*$/.test(d), 'must be a domain such as github.com');
+
+const inputSchema = {
+  query: z
+    .string()
+    .max(400, 'query must be at most 400 characters')
+    .transform(withoutControlChars)
+    .refine((q) => q.length > 0, 'query must not be empty'),
+  max_results: z.number().int().min(1).max(20).default(5),
+  search_type: z.enum(['web', 'news']).default('web'),
+  time_range: z.enum(['day', 'week', 'month', 'year', 'any']).optional(),
+  include_domains: z.array(domain).max(20).optional().describe('e.g. ["github.com"]'),
+  exclude_domains: z.array(domain).max(20).optional(),
+  country: z.string().trim().min(2).max(32).optional().describe('e.g. "us"'),
+  language: z.string().trim().min(2).max(16).optional().describe('e.g. "en"'),
+  provider: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9._:/@+-]{1,100}$/, 'provider must be an id such as tavily')
+    .optional()
+    .describe('e.g. tavily, brave'),
+};
+
+const outputSchema = {
+  query: z.string(),
+  provider: z.string(),
+  results: z.array(
+    z.object({
+      title: z.string(),
+      url: z.string(),
+      snippet: z.string(),
+      published_at: z.string().nullable(),
+    }),
+  ),
+  answer: z.string().nullable(),
+};
+
+export const webSearch = defineTool({
+  name: 'web_search',
+  group: 'search',
+  title: 'Web search',
+  description:
+    "Search the web: results with title, URL, date and snippet, and the provider's answer if any. " +
+    "One paid query per call: prefer one precise query. Read a result with this server's web_fetch.",
+  inputSchema,
+  outputSchema,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  async run(args, ctx) {
+    try {
+      const provider = await resolveWebProvider('search', args.provider, ctx);
+      if (!provider) return failure(noProviderMessage('search'));
+      const domains = [...(args.include_domains ?? []), ...(args.exclude_domains ?? []).map((d) => `-${d}`)];
+      const found = await search(
+        ctx.runtime.service.client,
+        {
+          model: provider,
+          query: args.query,
+          max_results: args.max_results,
+          search_type: args.search_type,
+          time_range: args.time_range,
+          domain_filter: domains.length > 0 ? domains : undefined,
+          country: args.country,
+          language: args.language,
+        },
+        ctx.signal,
+      );
+      // Whatever the provider sent, every field is bounded (and says so when cut).
+      const results = found.results.slice(0, args.max_results).map((r) => ({
+        title: capped(r.title, RESULT_BUDGET.name),
+        url: capped(r.url, RESULT_BUDGET.url),
+        snippet: capped(r.snippet, RESULT_BUDGET.snippet),
+        published_at: cappedOrNull(r.published_at, RESULT_BUDGET.name),
+      }));
+      const answer = cappedOrNull(found.answer, RESULT_BUDGET.answer);
+      const query = capped(found.query, RESULT_BUDGET.answer);
+      const by = capped(found.provider, RESULT_BUDGET.name);
+      return success(formatResults(query, by, results, answer), { query, provider: by, results, answer });
+    } catch (error) {
+      return failureFrom('Web search', error, ctx.runtime.scrub);
+    }
+  },
+});
+
+/** The text: every result's title, URL, date and snippet (as bounded above), and the answer. */
+function formatResults(
+  query: string,
+  provider: string,
+  results: SearchResponse['results'],
+  answer: string | null,
+): string {
+  if (results.length === 0) {
+    return `No results for "${oneLine(query, RESULT_BUDGET.name)}" (${provider}). Try fewer or broader words, or drop the filters.`;
+  }
+  const lines: string[] = [];
+  if (answer) lines.push(`Answer: ${oneLine(answer, Number.POSITIVE_INFINITY)}`, '');
+  results.forEach((r, i) => {
+    const date = r.published_at ? ` — ${displayDate(r.published_at)}` : '';
+    lines.push(`${i + 1}. ${oneLine(r.title, Number.POSITIVE_INFINITY)} — ${r.url}${date}`);
+    if (r.snippet) lines.push(oneLine(r.snippet, Number.POSITIVE_INFINITY));
+  });
+  return lines.join('\n');
+}

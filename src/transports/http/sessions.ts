@@ -1,0 +1,160 @@
+import type { ServerResponse } from 'node:http';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { GatewayServer } from '../../mcp/server.js';
+import type { Runtime } from '../../runtime.js';
+import type { InFlightCalls, WatchedCalls } from './calls.js';
+import { RPC, sendRpcError } from './io.js';
+
+export type SessionKind = 'streamable' | 'sse';
+
+export interface Session<T extends Transport = Transport> {
+  id: string;
+  kind: SessionKind;
+  transport: T;
+  server: GatewayServer;
+  calls: WatchedCalls;
+  /** HTTP responses still open for this session (a listening stream is not idleness). */
+  open: number;
+  lastActive: number;
+  /** Whether the client ever called a tool (a health check or `mcp list` never does). */
+  used: boolean;
+}
+
+export type EndReason = 'idle' | 'unused' | 'evicted';
+
+/**
+ * The open sessions of both transports, bounded in number. Most clients never end their sessions
+ * (a health check, `mcp list`, a client that is simply closed), so sessions end by themselves:
+ * one with no open response and no request for `idleMs` is closed, one that never called a tool
+ * already after `unusedMs`; and at the bound the least recently used idle session (never-used
+ * ones first) makes room for a new client, which gets 503 only while every session has a response
+ * open. `reserved` counts sessions being set up, so a burst of initializations cannot overshoot
+ * the bound.
+ */
+export class SessionRegistry {
+  private readonly sessions = new Map<string, Session>();
+  private reserved = 0;
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(
+    readonly maxSessions: number,
+    private readonly idleMs: number,
+    private readonly unusedMs: number,
+    private readonly onEnd: (session: Session, reason: EndReason) => void,
+  ) {
+    const shortest = Math.min(idleMs, unusedMs);
+    this.sweeper = setInterval(() => this.sweep(), Math.max(250, Math.min(30_000, shortest / 2)));
+    this.sweeper.unref();
+  }
+
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  get(id: string): Session | undefined {
+    return this.sessions.get(id);
+  }
+
+  /** Claims room for one more session, ending an idle one if need be; undefined when none can end. */
+  reserve(): { release(): void } | undefined {
+    if (this.sessions.size + this.reserved >= this.maxSessions && !this.evictOne()) return undefined;
+    this.reserved += 1;
+    let released = false;
+    return {
+      release: () => {
+        if (released) return;
+        released = true;
+        this.reserved -= 1;
+      },
+    };
+  }
+
+  add(session: Session): void {
+    this.sessions.set(session.id, session);
+  }
+
+  delete(id: string): void {
+    this.sessions.delete(id);
+  }
+
+  /** Counts `res` as open for the session until it closes; marks the session active (and used, for a tool call). */
+  track(session: Session, res: ServerResponse, body?: unknown): void {
+    session.lastActive = Date.now();
+    if (!session.used && callsATool(body)) session.used = true;
+    if (res.destroyed || res.writableFinished) return;
+    session.open += 1;
+    res.once('close', () => {
+      session.open -= 1;
+      session.lastActive = Date.now();
+    });
+  }
+
+  all(): Session[] {
+    return [...this.sessions.values()];
+  }
+
+  stop(): void {
+    clearInterval(this.sweeper);
+  }
+
+  private end(session: Session, reason: EndReason): void {
+    this.sessions.delete(session.id);
+    this.onEnd(session, reason);
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const session of this.sessions.values()) {
+      if (session.open > 0) continue;
+      if (now - session.lastActive >= this.idleMs) this.end(session, 'idle');
+      else if (!session.used && now - session.lastActive >= this.unusedMs) this.end(session, 'unused');
+    }
+  }
+
+  /** Ends the idle session least worth keeping: never used first, then least recently active. */
+  private evictOne(): boolean {
+    let victim: Session | undefined;
+    for (const session of this.sessions.values()) {
+      if (session.open > 0) continue;
+      if (
+        !victim ||
+        (victim.used && !session.used) ||
+        (victim.used === session.used && session.lastActive < victim.lastActive)
+      )
+        victim = session;
+    }
+    if (victim) this.end(victim, 'evicted');
+    return victim !== undefined;
+  }
+}
+
+function callsATool(body: unknown): boolean {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.some((m) => (m as { method?: unknown } | null)?.method === 'tools/call');
+}
+
+/** What the HTTP request handlers share. */
+export interface HttpContext {
+  runtime: Runtime;
+  /** Builds the MCP server for one session (or, stateless, for one request). */
+  makeServer: () => GatewayServer;
+  sessions: SessionRegistry;
+  inFlight: InFlightCalls;
+  /** Stateless requests being served, bounded by GATEWAY_MAX_SESSIONS. */
+  statelessActive: number;
+  /** Set once shutdown begins: new requests are refused. */
+  closing: boolean;
+}
+
+/** 503 with a JSON-RPC error a client can show: the session bound is reached. */
+export function tooManySessions(ctx: HttpContext, res: ServerResponse): void {
+  const max = ctx.sessions.maxSessions;
+  ctx.runtime.log.warn(`refused a new session: ${max} already open (GATEWAY_MAX_SESSIONS)`);
+  sendRpcError(
+    res,
+    503,
+    `Too many open sessions (the limit is ${max}); close unused sessions or retry later`,
+    RPC.serverError,
+    { 'retry-after': '5' },
+  );
+}

@@ -1,0 +1,86 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { watchCalls } from './calls.js';
+import { NO_BODY, RPC, readBodyOrReply, sendRpcError } from './io.js';
+import { type HttpContext, type Session, tooManySessions } from './sessions.js';
+
+/** How often an idle legacy SSE stream gets a comment line, so dead peers are noticed. */
+const SSE_KEEPALIVE_MS = 15_000;
+
+/**
+ * The legacy HTTP+SSE transport (protocol 2024-11-05) for older clients, after the SDK's
+ * sseAndStreamableHttpCompatibleServer example: GET /sse opens the session and its event stream,
+ * POST /messages?sessionId=... carries the client's messages. The session lives as long as the stream.
+ */
+export async function openSseSession(ctx: HttpContext, res: ServerResponse): Promise<void> {
+  const reservation = ctx.sessions.reserve();
+  if (!reservation) return tooManySessions(ctx, res);
+  const transport = new SSEServerTransport('/messages', res);
+  const server = ctx.makeServer();
+  const id = transport.sessionId;
+  const keepalive = setInterval(() => {
+    if (!res.writableEnded && !res.destroyed) res.write(': keepalive\n\n');
+  }, SSE_KEEPALIVE_MS);
+  keepalive.unref();
+  res.once('close', () => clearInterval(keepalive));
+  transport.onclose = () => {
+    clearInterval(keepalive);
+    if (ctx.sessions.get(id)) {
+      ctx.sessions.delete(id);
+      ctx.runtime.log.debug(`session ${id} closed (SSE); ${ctx.sessions.size} open`);
+    }
+  };
+  try {
+    await server.connect(transport);
+    const calls = watchCalls(transport, ctx.inFlight);
+    const session: Session = {
+      id,
+      kind: 'sse',
+      transport,
+      server,
+      calls,
+      open: 0,
+      lastActive: Date.now(),
+      used: false,
+    };
+    ctx.sessions.add(session);
+    ctx.sessions.track(session, res);
+    ctx.runtime.log.debug(`session ${id} opened (legacy SSE); ${ctx.sessions.size} open`);
+  } finally {
+    reservation.release();
+  }
+}
+
+export async function handleSseMessage(
+  ctx: HttpContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  sessionId: string | null,
+): Promise<void> {
+  if (!sessionId) return sendRpcError(res, 400, 'Bad Request: the sessionId query parameter is required');
+  const session = ctx.sessions.get(sessionId);
+  if (!session) {
+    return sendRpcError(
+      res,
+      404,
+      'Session not found: the SSE stream was closed or expired; open a new one with GET /sse',
+      RPC.sessionNotFound,
+    );
+  }
+  if (session.kind !== 'sse') {
+    return sendRpcError(res, 400, 'Bad Request: this session uses Streamable HTTP (POST /mcp)');
+  }
+  const body = await readBodyOrReply(req, res);
+  if (body === NO_BODY) return;
+  if (!JSONRPCMessageSchema.safeParse(body).success) {
+    return sendRpcError(
+      res,
+      400,
+      'Invalid Request: the body must be one JSON-RPC 2.0 message object',
+      RPC.invalidRequest,
+    );
+  }
+  ctx.sessions.track(session, res, body);
+  await (session.transport as SSEServerTransport).handlePostMessage(req, res, body);
+}

@@ -1,0 +1,145 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { requestIds, type WatchedCalls, watchCalls } from './calls.js';
+import { NO_BODY, RPC, readBodyOrReply, sendRpcError } from './io.js';
+import { type HttpContext, type Session, tooManySessions } from './sessions.js';
+
+/**
+ * Streamable HTTP at /mcp, after the SDK's simpleStreamableHttp example: one transport and one
+ * MCP server per session, or per request in stateless mode (no session affinity needed, so any
+ * replica behind a load balancer can answer any request).
+ */
+export async function handleMcp(ctx: HttpContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (ctx.runtime.config.stateless) return handleStateless(ctx, req, res);
+  const sessionId = headerValue(req, 'mcp-session-id');
+  if (sessionId !== undefined) {
+    const session = ctx.sessions.get(sessionId);
+    if (!session) {
+      return sendRpcError(
+        res,
+        404,
+        'Session not found: it expired, was closed, or belongs to another server; start a new session with initialize',
+        RPC.sessionNotFound,
+      );
+    }
+    if (session.kind !== 'streamable') {
+      return sendRpcError(
+        res,
+        400,
+        'Bad Request: this session uses the legacy SSE transport (POST /messages)',
+      );
+    }
+    const body = req.method === 'POST' ? await readBodyOrReply(req, res) : undefined;
+    if (body === NO_BODY) return;
+    ctx.sessions.track(session, res, body);
+    cancelOnDisconnect(session.calls, body, res);
+    return (session.transport as StreamableHTTPServerTransport).handleRequest(req, res, body);
+  }
+  if (req.method !== 'POST') {
+    return sendRpcError(
+      res,
+      400,
+      'Bad Request: Mcp-Session-Id header is required; start a session with initialize',
+    );
+  }
+  const body = await readBodyOrReply(req, res);
+  if (body === NO_BODY) return;
+  const initializes = Array.isArray(body) ? body.some(isInitializeRequest) : isInitializeRequest(body);
+  if (!initializes) {
+    return sendRpcError(res, 400, 'Bad Request: no Mcp-Session-Id header; start a session with initialize');
+  }
+  return openSession(ctx, req, res, body);
+}
+
+async function openSession(
+  ctx: HttpContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: unknown,
+): Promise<void> {
+  const reservation = ctx.sessions.reserve();
+  if (!reservation) return tooManySessions(ctx, res);
+  const server = ctx.makeServer();
+  let calls: WatchedCalls | undefined;
+  const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+    sessionIdGenerator: () => randomUUID(),
+    onsessioninitialized: (id) => {
+      const session: Session = {
+        id,
+        kind: 'streamable',
+        transport,
+        server,
+        calls: calls as WatchedCalls,
+        open: 0,
+        lastActive: Date.now(),
+        used: false,
+      };
+      ctx.sessions.add(session);
+      reservation.release();
+      ctx.sessions.track(session, res);
+      ctx.runtime.log.debug(`session ${id} opened (Streamable HTTP); ${ctx.sessions.size} open`);
+    },
+  });
+  transport.onclose = () => {
+    const id = transport.sessionId;
+    if (id && ctx.sessions.get(id)) {
+      ctx.sessions.delete(id);
+      ctx.runtime.log.debug(`session ${id} closed; ${ctx.sessions.size} open`);
+    }
+  };
+  try {
+    await server.connect(transport);
+    // A cancelled call gets no response, so its stream is ended here rather than left open.
+    calls = watchCalls(transport, ctx.inFlight, (id) => transport.closeSSEStream(id));
+    cancelOnDisconnect(calls, body, res);
+    await transport.handleRequest(req, res, body);
+  } finally {
+    reservation.release();
+    // The SDK refused the initialize (wrong Accept header, bad batch): nothing to keep.
+    if (transport.sessionId === undefined) await server.close().catch(() => undefined);
+  }
+}
+
+async function handleStateless(ctx: HttpContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (req.method !== 'POST') {
+    return sendRpcError(
+      res,
+      405,
+      'Method not allowed: this server is stateless (GATEWAY_STATELESS), so only POST /mcp is served',
+      RPC.serverError,
+      { allow: 'POST, OPTIONS' },
+    );
+  }
+  if (ctx.statelessActive >= ctx.sessions.maxSessions) return tooManySessions(ctx, res);
+  const body = await readBodyOrReply(req, res);
+  if (body === NO_BODY) return;
+  ctx.statelessActive += 1;
+  const server = ctx.makeServer();
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  // Closing the server when the response ends also aborts a call whose client went away.
+  res.once('close', () => {
+    ctx.statelessActive -= 1;
+    void server.close().catch(() => undefined);
+  });
+  await server.connect(transport);
+  watchCalls(transport, ctx.inFlight);
+  await transport.handleRequest(req, res, body);
+}
+
+/** A client that drops the HTTP request of a call it is still waiting for has given up on it. */
+function cancelOnDisconnect(calls: WatchedCalls, body: unknown, res: ServerResponse): void {
+  const ids = requestIds(body);
+  if (ids.length === 0) return;
+  res.once('close', () => {
+    for (const id of ids) {
+      if (calls.isPending(id)) calls.cancel(id, 'the client closed the HTTP request');
+    }
+  });
+}
+
+function headerValue(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
