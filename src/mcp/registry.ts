@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { type Config, ConfigError } from '../config/config.js';
 import { type AnyToolDefinition, TOOL_GROUPS, type ToolContext, type ToolGroup } from '../tools/define.js';
 import { ALL_TOOLS } from '../tools/index.js';
-import { failure, failureFrom } from '../tools/results.js';
+import { FailedStep, failure, failureSentence, isBug } from '../tools/results.js';
 import { progressGate } from './progress-gate.js';
 import { boundResult } from './result-budget.js';
 import { type ResultView, resultView } from './result-view.js';
@@ -85,9 +85,10 @@ export function serverInstructions(
 /**
  * Serves tools/list and tools/call for the selected tools: the only code that hands tools to the
  * protocol. Calls are validated against each tool's zod shapes here, synchronously (see
- * toolSchemas()); every result is scrubbed of secrets, shaped for the client (result-view.ts) and
- * held to the result budget before it leaves, after the call's last progress notification. (The
- * SDK's Server has already answered -32602 to a call whose params are malformed.)
+ * toolSchemas()); whatever a tool throws becomes its failure result here, and only here; every
+ * result is scrubbed of secrets, shaped for the client (result-view.ts) and held to the result
+ * budget before it leaves, after the call's last progress notification. (The SDK's Server has
+ * already answered -32602 to a call whose params are malformed.)
  */
 export function registerTools(session: Session, tools: readonly AnyToolDefinition[]): void {
   const { server, runtime } = session;
@@ -135,14 +136,15 @@ export function registerTools(session: Session, tools: readonly AnyToolDefinitio
     args: Record<string, unknown>,
     context: ToolContext,
   ): Promise<CallToolResult> {
+    const action = tool.action ?? tool.title;
     let result: CallToolResult;
     try {
       result = scrubResult(await tool.run(args, context), runtime.secrets);
     } catch (error) {
-      context.log.error(
-        `${tool.name} threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
-      );
-      return failureFrom(tool.title, error, runtime.scrub);
+      // The one place a failure becomes a result: tools throw, and only what no tool means to
+      // throw is logged, with its stack, as the bug it is.
+      if (isBug(error)) context.log.error(`${tool.name} threw: ${stackOf(error)}`);
+      return failure(failureSentence(error, runtime.scrub, action));
     }
     if (!result.isError) {
       const checked = schemas.output.safeParse(result.structuredContent);
@@ -150,15 +152,19 @@ export function registerTools(session: Session, tools: readonly AnyToolDefinitio
         runtime.log.error(
           `${tool.name} gave structured content its schema refuses: ${issuesOf(checked.error)}`,
         );
-        return failureFrom(
-          tool.title,
-          new Error('its result did not match the output schema'),
-          runtime.scrub,
+        return failure(
+          failureSentence(new Error('its result did not match the output schema'), runtime.scrub, action),
         );
       }
     }
     return result;
   }
+}
+
+/** A thrown value's stack (a failed step's: its cause's), else its message. */
+function stackOf(error: unknown): string {
+  const cause = error instanceof FailedStep ? error.cause : error;
+  return cause instanceof Error ? (cause.stack ?? cause.message) : String(cause);
 }
 
 function withoutOutputSchema(entry: Tool): Tool {

@@ -48,10 +48,19 @@ export interface ToolDefinition<
   name: string;
   group: ToolGroup;
   title: string;
+  /**
+   * What a failed call says failed ("Speech failed: …"), when not the title. The registry says
+   * it for whatever run() throws (see failureSentence in results.ts).
+   */
+  action?: string;
   description: string;
   inputSchema: In;
   outputSchema: Out;
   annotations: ToolAnnotations;
+  /**
+   * Returns the result, or throws: a ServiceError, a UserError refusal, a FailedStep. The registry
+   * turns what it throws into the failure result; a tool catches only to recover or add context.
+   */
   run(args: z.output<z.ZodObject<In>>, ctx: ToolContext): Promise<CallToolResult>;
 }
 

@@ -34,12 +34,42 @@ export class UserError extends Error {
   override name = 'UserError';
 }
 
-/** Turns any error thrown inside a tool into a failure result (anything unexpected is a bug). */
-export function failureFrom(action: string, error: unknown, scrub: (t: string) => string): CallToolResult {
-  if (error instanceof ServiceError) return failure(scrub(`${action} failed: ${error.describe()}`));
-  if (error instanceof UserError) return failure(scrub(error.message));
+/**
+ * A step of a call whose failure the result names instead of the tool's action, because the
+ * step's name says something the model needs ("Reading the starting video (nothing was
+ * submitted)"). Thrown by a tool with the step's error as its cause.
+ */
+export class FailedStep extends Error {
+  override name = 'FailedStep';
+  constructor(
+    readonly step: string,
+    override readonly cause: unknown,
+  ) {
+    super(`${step} failed`, { cause });
+  }
+}
+
+/** An error no tool means to throw: neither a service's failure nor a refusal. */
+export function isBug(error: unknown): boolean {
+  const cause = error instanceof FailedStep ? error.cause : error;
+  return !(cause instanceof ServiceError || cause instanceof UserError);
+}
+
+/**
+ * What went wrong, in the words every failure uses, scrubbed. With the action that failed it is
+ * the whole answer ("<action> failed: …", an unexpected error called a bug); without, a sentence
+ * to say inside a longer one. A refusal is said as it is.
+ */
+export function failureSentence(error: unknown, scrub: (text: string) => string, action?: string): string {
+  if (error instanceof FailedStep) return failureSentence(error.cause, scrub, error.step);
+  if (error instanceof ServiceError) {
+    return scrub(action ? `${action} failed: ${error.describe()}` : error.describe());
+  }
+  if (error instanceof UserError) return scrub(error.message);
   const message = error instanceof Error ? error.message : String(error);
-  return failure(
-    scrub(`${action} failed unexpectedly: ${message}. This is a bug in gateway-tools-mcp; please report it.`),
+  return scrub(
+    action
+      ? `${action} failed unexpectedly: ${message}. This is a bug in gateway-tools-mcp; please report it.`
+      : `unexpected error: ${message}.`,
   );
 }

@@ -3,7 +3,7 @@ import type { ModelEntry } from '../../gateway/endpoints/models.js';
 import { ServiceError } from '../../gateway/errors.js';
 import type { ToolContext } from '../define.js';
 import { configuredModel, MODEL_SETTING } from '../models/default-models.js';
-import { failure, failureFrom } from '../results.js';
+import { failure, failureSentence } from '../results.js';
 import { isVoiceName, resolveSpeechId, type SpeechId, speechModels, voiceHelp } from './speech-ids.js';
 
 /**
@@ -26,8 +26,11 @@ const LIST_OF = { speech: 'tts', transcription: 'stt' } as const;
 const MAX_LISTED = 20;
 
 /**
- * A failed speech or transcription call as a result. When the gateway refused a model that could
- * not be checked first (no list), the result says so: the agent then knows to try list_models.
+ * What only a failed speech or transcription call knows, added to its failure; any other failure
+ * is thrown on, for the registry to answer like every tool's. A cancelled call says that nothing
+ * was saved, whatever error the cancellation surfaced as. When the gateway refused a model that
+ * could not be checked first (no list), the result says so: the agent then knows to try
+ * list_models.
  */
 export function audioFailure(
   action: 'Speech' | 'Transcription',
@@ -37,14 +40,14 @@ export function audioFailure(
 ): CallToolResult {
   if (ctx.signal.aborted)
     return failure(`The ${action.toLowerCase()} call was cancelled; nothing was saved.`);
-  const result = failureFrom(action, error, ctx.runtime.scrub);
-  if (choice?.ok && !choice.checked && error instanceof ServiceError && error.kind === 'http') {
-    const kind = action === 'Speech' ? 'tts' : 'stt';
-    result.content.push({
-      type: 'text',
-      text: `The model could not be checked first: the gateway has no /v1/models/${kind} list.`,
-    });
-  }
+  const unchecked = choice?.ok && !choice.checked;
+  if (!unchecked || !(error instanceof ServiceError) || error.kind !== 'http') throw error;
+  const kind = action === 'Speech' ? 'tts' : 'stt';
+  const result = failure(failureSentence(error, ctx.runtime.scrub, action));
+  result.content.push({
+    type: 'text',
+    text: `The model could not be checked first: the gateway has no /v1/models/${kind} list.`,
+  });
   return result;
 }
 

@@ -72,6 +72,7 @@ export const audioSpeech = defineTool({
   name: 'audio_speech',
   group: 'audio',
   title: 'Text to speech',
+  action: 'Speech',
   description:
     'Turn text into speech, saved under the output directory; returns the file path. Billed per call: ' +
     'call once per text. Models: list_models speech.',
@@ -128,6 +129,7 @@ export const audioSpeech = defineTool({
       if (inline) lines.push(inline);
       return success(lines.join(' '), inline ? { ...structured, next: inline } : structured, extra);
     } catch (error) {
+      // Adds what only this call knows (it was cancelled; its model went unchecked), else rethrows.
       return audioFailure('Speech', error, ctx, choice);
     }
   },

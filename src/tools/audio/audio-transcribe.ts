@@ -69,6 +69,7 @@ export const audioTranscribe = defineTool({
   name: 'audio_transcribe',
   group: 'audio',
   title: 'Transcribe audio',
+  action: 'Transcription',
   description:
     'Transcribe speech (billed per call) from exactly one of file_path, url or data_base64. Long ' +
     'transcripts come in parts (start_index=N) and are saved as a file. Models: list_models transcription.',
@@ -130,6 +131,7 @@ export const audioTranscribe = defineTool({
         : [];
       return success(text, structured, link);
     } catch (error) {
+      // Adds what only this call knows (it was cancelled; its model went unchecked), else rethrows.
       return audioFailure('Transcription', error, ctx, choice);
     }
   },

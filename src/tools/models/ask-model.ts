@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { excerpt } from '../../mcp/confirm.js';
 import { capped, RESULT_BUDGET } from '../../mcp/result-budget.js';
 import { defineTool } from '../define.js';
-import { failure, failureFrom, nextStep, success } from '../results.js';
+import { failure, nextStep, success } from '../results.js';
 import { askWithProgress, incompleteNote, usageLine } from './ask.js';
 import { defaultModel, MODEL_SETTING } from './default-models.js';
 
@@ -48,6 +48,7 @@ export const askModel = defineTool({
   name: 'ask_model',
   group: 'chat',
   title: 'Ask another model',
+  action: 'Ask model',
   description:
     'Ask another model through the gateway (billed per token): its text and token usage. ' +
     'Models: list_models chat.',
@@ -55,57 +56,53 @@ export const askModel = defineTool({
   outputSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   async run(args, ctx) {
-    try {
-      const model = args.model ?? (await defaultModel('chat', ctx.runtime, ctx.signal)).id;
-      if (!model) {
-        return failure(
-          `No chat model to ask: the service lists none at /v1/models. Pass \`model\` (see ${ctx.toolName('list_models')}) ` +
-            `or set ${MODEL_SETTING.chat}.`,
-        );
-      }
-      const stopped = await ctx.confirm({
-        kind: 'chat',
-        action: 'Ask a model',
-        model,
-        details: [
-          ['Prompt', excerpt(args.prompt)],
-          ['Instructions', args.instructions && excerpt(args.instructions, 120)],
-          ['Most output tokens', args.max_output_tokens],
-          ['Reasoning effort', args.reasoning_effort],
-        ],
-      });
-      if (stopped) return failure(stopped);
-      const answer = await askWithProgress(
-        ctx,
-        {
-          model,
-          input: args.prompt,
-          instructions: args.instructions,
-          max_output_tokens: args.max_output_tokens,
-          reasoning: args.reasoning_effort ? { effort: args.reasoning_effort } : undefined,
-        },
-        `asking ${model}`,
+    const model = args.model ?? (await defaultModel('chat', ctx.runtime, ctx.signal)).id;
+    if (!model) {
+      return failure(
+        `No chat model to ask: the service lists none at /v1/models. Pass \`model\` (see ${ctx.toolName('list_models')}) ` +
+          `or set ${MODEL_SETTING.chat}.`,
       );
-      const note = incompleteNote(answer);
-      if (!answer.text.trim()) {
-        return failure(
-          `${model} returned no text${note ? ` (${note.replace(/\.$/, '')})` : ' (streamed and non-streamed)'}. ` +
-            `Retry, or ask another model (see ${ctx.toolName('list_models')}).`,
-        );
-      }
-      // The answer is bounded like any result field; a cut says so, in both forms.
-      const text = capped(answer.text, RESULT_BUDGET.modelText);
-      const cut = text.length < answer.text.length ? 'Ask for a shorter answer to get it whole.' : '';
-      const next = [note, cut].filter(Boolean).join(' ');
-      const answered = { ...answer, model: capped(answer.model, RESULT_BUDGET.name) };
-      return success(`${text}${next ? `\n\n[${next}]` : ''}\n\n— ${usageLine(answered)}`, {
-        text,
-        model: answered.model,
-        usage: answer.usage,
-        ...(next ? { next } : {}),
-      });
-    } catch (error) {
-      return failureFrom('Ask model', error, ctx.runtime.scrub);
     }
+    const stopped = await ctx.confirm({
+      kind: 'chat',
+      action: 'Ask a model',
+      model,
+      details: [
+        ['Prompt', excerpt(args.prompt)],
+        ['Instructions', args.instructions && excerpt(args.instructions, 120)],
+        ['Most output tokens', args.max_output_tokens],
+        ['Reasoning effort', args.reasoning_effort],
+      ],
+    });
+    if (stopped) return failure(stopped);
+    const answer = await askWithProgress(
+      ctx,
+      {
+        model,
+        input: args.prompt,
+        instructions: args.instructions,
+        max_output_tokens: args.max_output_tokens,
+        reasoning: args.reasoning_effort ? { effort: args.reasoning_effort } : undefined,
+      },
+      `asking ${model}`,
+    );
+    const note = incompleteNote(answer);
+    if (!answer.text.trim()) {
+      return failure(
+        `${model} returned no text${note ? ` (${note.replace(/\.$/, '')})` : ' (streamed and non-streamed)'}. ` +
+          `Retry, or ask another model (see ${ctx.toolName('list_models')}).`,
+      );
+    }
+    // The answer is bounded like any result field; a cut says so, in both forms.
+    const text = capped(answer.text, RESULT_BUDGET.modelText);
+    const cut = text.length < answer.text.length ? 'Ask for a shorter answer to get it whole.' : '';
+    const next = [note, cut].filter(Boolean).join(' ');
+    const answered = { ...answer, model: capped(answer.model, RESULT_BUDGET.name) };
+    return success(`${text}${next ? `\n\n[${next}]` : ''}\n\n— ${usageLine(answered)}`, {
+      text,
+      model: answered.model,
+      usage: answer.usage,
+      ...(next ? { next } : {}),
+    });
   },
 });

@@ -3,7 +3,7 @@ import { ServiceError } from '../../gateway/errors.js';
 import { capped, cappedOrNull, RESULT_BUDGET } from '../../mcp/result-budget.js';
 import { resolveSpeechId, voiceHelp } from '../audio/speech-ids.js';
 import { defineTool, type ToolContext } from '../define.js';
-import { failureFrom, nextStep, success } from '../results.js';
+import { nextStep, success } from '../results.js';
 import {
   CAPABILITIES,
   type Capability,
@@ -57,9 +57,7 @@ export const listModels = defineTool({
     // Every list failed (wrong key, service down): that is the answer, not a report of gaps.
     const listed = sections.filter((s) => s.capability !== 'video');
     const firstError = listed.find((s) => s.error)?.error;
-    if (firstError && listed.every((s) => s.error)) {
-      return failureFrom('List models', firstError, ctx.runtime.scrub);
-    }
+    if (firstError && listed.every((s) => s.error)) throw firstError;
     const models = sections.flatMap((s) => (s.models ?? []).slice(0, RESULT_BUDGET.models));
     const unavailable = sections
       .filter((s) => s.models === null)

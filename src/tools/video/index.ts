@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { VideoSubmitRequest } from '../../gateway/endpoints/videos.js';
 import { type AnyToolDefinition, defineTool, type ToolContext } from '../define.js';
-import { failureFrom } from '../results.js';
+import { FailedStep } from '../results.js';
 import { resolveImage, resolveStartingVideo } from './video-inputs.js';
 import { videoOutputSchema } from './video-results.js';
 import { videoStatus } from './video-status.js';
@@ -55,6 +55,7 @@ export const videoGenerate = defineTool({
   name: 'video_generate',
   group: 'video',
   title: 'Generate a video',
+  action: 'Video generation',
   description: `Start a video from a prompt (and optionally an image); returns a job_id. ${BILLING}`,
   inputSchema: {
     ...common,
@@ -67,12 +68,7 @@ export const videoGenerate = defineTool({
   annotations,
   async run(args, ctx) {
     const started = Date.now();
-    let image: VideoSubmitRequest['image'];
-    try {
-      image = await resolveImage(args.image_url, args.image_path, ctx);
-    } catch (error) {
-      return failureFrom('Video generation', error, ctx.runtime.scrub);
-    }
+    const image = await resolveImage(args.image_url, args.image_path, ctx);
     const body: VideoSubmitRequest = {
       model: args.model ?? ctx.runtime.config.videoModel,
       prompt: args.prompt,
@@ -132,12 +128,10 @@ async function startFromVideo(
   ctx: ToolContext,
 ) {
   const started = Date.now();
-  let url: string;
-  try {
-    url = await resolveStartingVideo(args.video, ctx.toolName(tool), ctx);
-  } catch (error) {
-    return failureFrom(`Reading the starting video (nothing was submitted)`, error, ctx.runtime.scrub);
-  }
+  const url = await resolveStartingVideo(args.video, ctx.toolName(tool), ctx).catch((error: unknown) => {
+    // Named as its own step: a failure here says that nothing was submitted, so nothing was billed.
+    throw new FailedStep('Reading the starting video (nothing was submitted)', error);
+  });
   const body: VideoSubmitRequest = {
     model: args.model ?? ctx.runtime.config.videoModel,
     prompt: args.prompt,

@@ -3,10 +3,9 @@ import { z } from 'zod';
 import { formatBytes } from '../../files/files.js';
 import type { SavedFile } from '../../files/output-files.js';
 import type { VideoJobState } from '../../gateway/endpoints/videos.js';
-import { ServiceError } from '../../gateway/errors.js';
 import { oneLine } from '../../lib/text.js';
 import type { ToolContext } from '../define.js';
-import { nextStep, success, UserError } from '../results.js';
+import { nextStep, success } from '../results.js';
 import { MAX_WAIT_SECONDS } from './wait.js';
 
 /**
@@ -123,12 +122,4 @@ function remoteVideoLink(url: string, jobId: string): CallToolResult['content'][
     mimeType: 'video/mp4',
     description: `The finished video (temporary URL: download it soon) — job ${jobId}`,
   };
-}
-
-/** One sentence (or two) saying what went wrong, for embedding in a longer message. */
-export function errorSentence(error: unknown, scrub: (text: string) => string): string {
-  if (error instanceof ServiceError) return scrub(error.describe());
-  if (error instanceof UserError) return scrub(error.message);
-  const message = error instanceof Error ? error.message : String(error);
-  return scrub(`unexpected error: ${message}.`);
 }

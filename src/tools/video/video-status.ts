@@ -3,10 +3,10 @@ import { z } from 'zod';
 import type { VideoJobState } from '../../gateway/endpoints/videos.js';
 import { ServiceError } from '../../gateway/errors.js';
 import { defineTool, type ToolContext } from '../define.js';
-import { failure, failureFrom, UserError } from '../results.js';
+import { failure, failureSentence, UserError } from '../results.js';
 import { decodeJobHandle, type JobRef } from './job-handle.js';
 import { followJob, saveVideo } from './video-follow.js';
-import { errorSentence, jobResult, videoOutputSchema } from './video-results.js';
+import { jobResult, videoOutputSchema } from './video-results.js';
 import { MAX_WAIT_SECONDS, risingProgress, type WaitOutcome, waitDeadline } from './wait.js';
 
 export const DEFAULT_STATUS_WAIT_SECONDS = 30;
@@ -31,6 +31,7 @@ export const videoStatus = defineTool({
   name: 'video_status',
   group: 'video',
   title: 'Video job status',
+  action: 'Video status',
   description:
     'Follow a video job: waits up to wait_seconds with progress, then gives its status and, when done, the ' +
     'video URL. Free: call again with the same job_id while it runs.',
@@ -39,12 +40,7 @@ export const videoStatus = defineTool({
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   async run(args, ctx) {
     const started = Date.now();
-    let ref: JobRef;
-    try {
-      ref = decodeJobHandle(args.job_id);
-    } catch (error) {
-      return failureFrom('Video status', error, ctx.runtime.scrub);
-    }
+    const ref = decodeJobHandle(args.job_id);
     const report = risingProgress((update) => ctx.progress(update));
     // With a download, the job fills the first half of the call's progress and the file the
     // second: one scale, so the share shown never drops from "video done" to a part of the file.
@@ -84,13 +80,14 @@ async function statusResult(
     const saved = await saveVideo(state.videoUrl, ref, ctx, report);
     return jobResult({ jobId, state, saved }, ctx);
   } catch (error) {
+    // The job is done and billed: the result still gives the video's URL, and how to save it.
     if (ctx.signal.aborted) return failure('Video download was cancelled; no partial file was kept.');
     const next =
       error instanceof UserError
         ? 'Fetch it from there directly if it is needed.'
         : `Call ${ctx.toolName('video_status')} with download: true to try again.`;
     return failure(
-      `Job ${jobId} is done, but saving its video failed: ${errorSentence(error, ctx.runtime.scrub)} ` +
+      `Job ${jobId} is done, but saving its video failed: ${failureSentence(error, ctx.runtime.scrub)} ` +
         `The video is at ${state.videoUrl} (a temporary URL). ${next}`,
     );
   }
@@ -115,5 +112,5 @@ function pollFailureText(error: unknown, ctx: ToolContext): string {
         `If its video is still needed, start a new job with ${ctx.toolName('video_generate')} (billed).`,
     );
   }
-  return `${errorSentence(error, ctx.runtime.scrub)} The job itself is unaffected: call ${ctx.toolName('video_status')} again with the same job_id.`;
+  return `${failureSentence(error, ctx.runtime.scrub)} The job itself is unaffected: call ${ctx.toolName('video_status')} again with the same job_id.`;
 }

@@ -9,10 +9,10 @@ import {
 import { ServiceError } from '../../gateway/errors.js';
 import { excerpt } from '../../mcp/confirm.js';
 import type { ToolContext } from '../define.js';
-import { failure, failureFrom } from '../results.js';
+import { FailedStep, failure, failureSentence } from '../results.js';
 import { canEncode, encodeJobHandle, type JobRef } from './job-handle.js';
 import { followJob } from './video-follow.js';
-import { errorSentence, jobResult } from './video-results.js';
+import { jobResult } from './video-results.js';
 import { risingProgress, waitDeadline } from './wait.js';
 
 /**
@@ -79,6 +79,7 @@ export async function submitAndFollow(options: SubmitOptions, ctx: ToolContext):
   try {
     ref = await submitVideo(client, kind, body, key, ctx.signal);
   } catch (error) {
+    // Adds what only the submit knows: whether a job may exist, and the key to retry it with.
     return submitFailure(error, { ...options, key }, ctx);
   } finally {
     clearInterval(heartbeat);
@@ -108,12 +109,15 @@ export async function submitAndFollow(options: SubmitOptions, ctx: ToolContext):
     outcome.kind === 'cancelled'
       ? 'The wait was cancelled; the job goes on.'
       : pollError !== undefined
-        ? `(Checking its status failed — ${errorSentence(pollError, ctx.runtime.scrub)} The job itself is unaffected.)`
+        ? `(Checking its status failed — ${failureSentence(pollError, ctx.runtime.scrub)} The job itself is unaffected.)`
         : undefined;
   return jobResult({ jobId, state: outcome.state, submitted: true, ...(note ? { note } : {}) }, ctx);
 }
 
-/** Says whether the failed submit may have started (and billed) a job, and what to do next. */
+/**
+ * Says whether the failed submit may have started (and billed) a job, and what to do next. Any
+ * other failure (a refusal, a bug) is thrown on, named as the submit step.
+ */
 function submitFailure(
   error: unknown,
   options: SubmitOptions & { key: string },
@@ -121,8 +125,8 @@ function submitFailure(
 ): CallToolResult {
   const { tool, kind, key } = options;
   const what = WHAT[kind];
-  if (!(error instanceof ServiceError)) return failureFrom(`Starting the ${what}`, error, ctx.runtime.scrub);
-  const reason = errorSentence(error, ctx.runtime.scrub);
+  if (!(error instanceof ServiceError)) throw new FailedStep(`Starting the ${what}`, error);
+  const reason = failureSentence(error, ctx.runtime.scrub);
   const retryAdvice =
     `Do not resubmit blindly: first check the gateway (its dashboard or logs) for a new video job; ` +
     `if you do retry, call ${ctx.toolName(tool)} with idempotency_key "${key}" (the same key), which the gateway forwards so a repeat can be recognised.`;

@@ -8,7 +8,7 @@ import { capped, cappedOrNull, RESULT_BUDGET } from '../../mcp/result-budget.js'
 import { defineTool, type ToolContext } from '../define.js';
 import { defaultModel } from '../models/default-models.js';
 import { type Page, pageOf, pagingInput, pagingOutput, rangeText } from '../paging.js';
-import { failure, failureFrom, nextStep, success } from '../results.js';
+import { failure, nextStep, success, UserError } from '../results.js';
 import { type CachedPage, PageCache } from './page-cache.js';
 import { noProviderMessage, resolveWebProvider } from './providers.js';
 import { answerFromPage, MAX_PAGE_PROMPT_CHARS, noSummaryModelMessage } from './web-fetch-prompt.js';
@@ -60,43 +60,37 @@ export const webFetch = defineTool({
   outputSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   async run(args, ctx) {
-    try {
-      const provider = await resolveWebProvider('fetch', args.provider, ctx);
-      if (!provider) return failure(noProviderMessage('fetch'));
-      // The answering model is chosen before the fetch, so a missing one costs nothing.
-      const summary = args.prompt ? await defaultModel('summary', ctx.runtime, ctx.signal) : null;
-      if (summary && !summary.id) return failure(noSummaryModelMessage());
-      const page = await loadPage(provider, args.url, args.format, ctx);
-      if (args.start_index > 0 && args.start_index >= page.text.length) {
-        return failure(
-          `start_index ${args.start_index} is past the end of the page (total_length ${page.text.length}). ` +
-            'Use start_index=0 or a smaller offset.',
-        );
-      }
-      if (args.prompt && summary?.id) {
-        return await answerFromPage(
-          page,
-          { prompt: args.prompt, start_index: args.start_index },
-          summary.id,
-          ctx,
-        );
-      }
-      const slice = pageOf(page.text, args.start_index, args.max_length);
-      const next = pageNext(slice);
-      const structured = { url: page.url, title: page.title, ...slice, ...(next ? { next } : {}) };
-      return success(formatPage(structured), structured);
-    } catch (error) {
-      const blocked = blockedUrlMessage(error, args.url);
-      return blocked
-        ? failure(ctx.runtime.scrub(blocked))
-        : failureFrom('Web fetch', error, ctx.runtime.scrub);
+    const provider = await resolveWebProvider('fetch', args.provider, ctx);
+    if (!provider) return failure(noProviderMessage('fetch'));
+    // The answering model is chosen before the fetch, so a missing one costs nothing.
+    const summary = args.prompt ? await defaultModel('summary', ctx.runtime, ctx.signal) : null;
+    if (summary && !summary.id) return failure(noSummaryModelMessage());
+    const page = await loadPage(provider, args.url, args.format, ctx);
+    if (args.start_index > 0 && args.start_index >= page.text.length) {
+      return failure(
+        `start_index ${args.start_index} is past the end of the page (total_length ${page.text.length}). ` +
+          'Use start_index=0 or a smaller offset.',
+      );
     }
+    if (args.prompt && summary?.id) {
+      return await answerFromPage(
+        page,
+        { prompt: args.prompt, start_index: args.start_index },
+        summary.id,
+        ctx,
+      );
+    }
+    const slice = pageOf(page.text, args.start_index, args.max_length);
+    const next = pageNext(slice);
+    const structured = { url: page.url, title: page.title, ...slice, ...(next ? { next } : {}) };
+    return success(formatPage(structured), structured);
   },
 });
 
 /**
  * The whole page, from the cache or from the service (once, whatever the paging). The load is
  * shared by concurrent callers; a caller that cancels stops waiting, the load goes on for the rest.
+ * An address the gateway will not read is answered as a refusal, not as a failed call.
  */
 export function loadPage(
   provider: string,
@@ -104,7 +98,9 @@ export function loadPage(
   format: PageFormat,
   ctx: ToolContext,
 ): Promise<CachedPage> {
-  return abortable(loadShared(provider, url, format, ctx), ctx.signal);
+  return abortable(loadShared(provider, url, format, ctx), ctx.signal).catch((error: unknown) => {
+    throw blockedUrlRefusal(error, url) ?? error;
+  });
 }
 
 function loadShared(provider: string, url: string, asked: PageFormat, ctx: ToolContext): Promise<CachedPage> {
@@ -134,14 +130,16 @@ function loadShared(provider: string, url: string, asked: PageFormat, ctx: ToolC
  * The gateway's refusal of a target URL (400 "Blocked URL: ..."), said as what it is: not a
  * wrong argument to fix by trial, but an address the gateway will not read. Null for any other error.
  */
-function blockedUrlMessage(error: unknown, url: string): string | null {
+function blockedUrlRefusal(error: unknown, url: string): UserError | null {
   if (!(error instanceof ServiceError) || error.status !== 400) return null;
   const reason = /Blocked URL:[^.]*/i.exec(error.message)?.[0];
   if (!reason) return null;
   const why = /internal host/i.test(reason)
     ? ' it does not fetch loopback, private or internal addresses; only public pages can be read.'
     : '';
-  return `Web fetch refused: the gateway blocked ${url} (${reason}, HTTP 400)${why ? `:${why}` : '.'}`;
+  return new UserError(
+    `Web fetch refused: the gateway blocked ${url} (${reason}, HTTP 400)${why ? `:${why}` : '.'}`,
+  );
 }
 
 /**

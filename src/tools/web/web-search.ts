@@ -3,7 +3,7 @@ import { type SearchResponse, search } from '../../gateway/endpoints/search.js';
 import { displayDate, oneLine, withoutControlChars } from '../../lib/text.js';
 import { capped, cappedOrNull, RESULT_BUDGET } from '../../mcp/result-budget.js';
 import { defineTool } from '../define.js';
-import { failure, failureFrom, success } from '../results.js';
+import { failure, success } from '../results.js';
 import { noProviderMessage, resolveWebProvider } from './providers.js';
 
 const domain = z
@@ -66,38 +66,34 @@ export const webSearch = defineTool({
   outputSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   async run(args, ctx) {
-    try {
-      const provider = await resolveWebProvider('search', args.provider, ctx);
-      if (!provider) return failure(noProviderMessage('search'));
-      const domains = [...(args.include_domains ?? []), ...(args.exclude_domains ?? []).map((d) => `-${d}`)];
-      const found = await search(
-        ctx.runtime.service.client,
-        {
-          model: provider,
-          query: args.query,
-          max_results: args.max_results,
-          search_type: args.search_type,
-          time_range: args.time_range,
-          domain_filter: domains.length > 0 ? domains : undefined,
-          country: args.country,
-          language: args.language,
-        },
-        ctx.signal,
-      );
-      // Whatever the provider sent, every field is bounded (and says so when cut).
-      const results = found.results.slice(0, args.max_results).map((r) => ({
-        title: capped(r.title, RESULT_BUDGET.name),
-        url: capped(r.url, RESULT_BUDGET.url),
-        snippet: capped(r.snippet, RESULT_BUDGET.snippet),
-        published_at: cappedOrNull(r.published_at, RESULT_BUDGET.name),
-      }));
-      const answer = cappedOrNull(found.answer, RESULT_BUDGET.answer);
-      const query = capped(found.query, RESULT_BUDGET.answer);
-      const by = capped(found.provider, RESULT_BUDGET.name);
-      return success(formatResults(query, by, results, answer), { query, provider: by, results, answer });
-    } catch (error) {
-      return failureFrom('Web search', error, ctx.runtime.scrub);
-    }
+    const provider = await resolveWebProvider('search', args.provider, ctx);
+    if (!provider) return failure(noProviderMessage('search'));
+    const domains = [...(args.include_domains ?? []), ...(args.exclude_domains ?? []).map((d) => `-${d}`)];
+    const found = await search(
+      ctx.runtime.service.client,
+      {
+        model: provider,
+        query: args.query,
+        max_results: args.max_results,
+        search_type: args.search_type,
+        time_range: args.time_range,
+        domain_filter: domains.length > 0 ? domains : undefined,
+        country: args.country,
+        language: args.language,
+      },
+      ctx.signal,
+    );
+    // Whatever the provider sent, every field is bounded (and says so when cut).
+    const results = found.results.slice(0, args.max_results).map((r) => ({
+      title: capped(r.title, RESULT_BUDGET.name),
+      url: capped(r.url, RESULT_BUDGET.url),
+      snippet: capped(r.snippet, RESULT_BUDGET.snippet),
+      published_at: cappedOrNull(r.published_at, RESULT_BUDGET.name),
+    }));
+    const answer = cappedOrNull(found.answer, RESULT_BUDGET.answer);
+    const query = capped(found.query, RESULT_BUDGET.answer);
+    const by = capped(found.provider, RESULT_BUDGET.name);
+    return success(formatResults(query, by, results, answer), { query, provider: by, results, answer });
   },
 });
 
