@@ -6,7 +6,6 @@ import { pipeline } from 'node:stream/promises';
 import { guardedBody } from '../gateway/body-errors.js';
 import type { ServiceClient } from '../gateway/client.js';
 import { ServiceError } from '../gateway/errors.js';
-import { type CancelSignal, toAbortSignal } from '../lib/cancel.js';
 import { UserError } from '../tools/results.js';
 import { byteLimiter } from './byte-limit.js';
 import { removeOnExit } from './exit-cleanup.js';
@@ -33,7 +32,7 @@ export async function downloadToTemp(
   url: string,
   client: ServiceClient,
   maxBytes: number,
-  signal: CancelSignal,
+  signal: AbortSignal,
   onBytes?: (bytes: number) => void,
 ): Promise<TempDownload> {
   // client.download follows redirects itself, checking every hop's destination.
@@ -60,7 +59,7 @@ export async function downloadToTemp(
   );
   try {
     const body = guardedBody(res.body, 'the file', client.timeoutMs, (t) => client.scrub(t), signal);
-    await pipeline(body, limiter, createWriteStream(path), { signal: toAbortSignal(signal) });
+    await pipeline(body, limiter, createWriteStream(path), { signal });
   } catch (error) {
     await cleanup();
     throw error instanceof UserError || signal.aborted ? error : downloadError(finalUrl, error);

@@ -4,7 +4,6 @@ import { type FileHandle, link, lstat, mkdir, open, rename, rm, statfs } from 'n
 import { basename, extname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { type CancelSignal, toAbortSignal } from '../lib/cancel.js';
 import { UserError } from '../tools/results.js';
 import { byteLimiter } from './byte-limit.js';
 import { removeOnExit } from './exit-cleanup.js';
@@ -102,7 +101,7 @@ export async function saveStream(
   source: NodeJS.ReadableStream | AsyncIterable<Uint8Array>,
   target: OutputTarget,
   maxBytes: number,
-  signal?: CancelSignal,
+  signal?: AbortSignal,
 ): Promise<SavedFile> {
   const dir = await openOutputDir(target.outputDir, target.workDir);
   const name = `.gateway-tools-${randomUUID()}.partial`;
@@ -116,7 +115,7 @@ export async function saveStream(
     const handle = await open(temporary, 'wx');
     const { ino, dev } = await handle.stat();
     // The write stream closes the descriptor once everything is written (or on failure).
-    await pipeline(source, limiter, handle.createWriteStream(), { signal: toAbortSignal(signal) });
+    await pipeline(source, limiter, handle.createWriteStream(), { signal });
     const finalName = await publish(temporary, dir, target, { ino, dev });
     return { path: join(target.outputDir, finalName), bytes: limiter.bytes };
   } catch (error) {

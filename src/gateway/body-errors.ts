@@ -1,4 +1,3 @@
-import type { CancelSignal } from '../lib/cancel.js';
 import { ServiceError, seconds } from './errors.js';
 
 /**
@@ -13,7 +12,7 @@ export function bodyReadError(
   what: string,
   timeoutMs: number,
   scrub: (text: string) => string,
-  signal?: CancelSignal,
+  signal?: AbortSignal,
 ): ServiceError {
   if (error instanceof ServiceError) return error;
   if (signal?.aborted) {
@@ -41,7 +40,7 @@ export async function* guardedBody(
   what: string,
   timeoutMs: number,
   scrub: (text: string) => string,
-  signal?: CancelSignal,
+  signal?: AbortSignal,
 ): AsyncGenerator<Buffer> {
   try {
     for await (const chunk of body) yield Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);

@@ -1,9 +1,8 @@
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { ProxySettings } from '../config/proxy-settings.js';
-import type { CancelSignal } from '../lib/cancel.js';
 import { withoutSecrets } from '../lib/secrets.js';
-import { Deadline, sleep } from './deadline.js';
+import { sleep, withDeadline } from './deadline.js';
 import { createDispatchers, type Dispatchers } from './dispatchers.js';
 import { parseErrorBody, ServiceError, seconds } from './errors.js';
 import {
@@ -64,7 +63,7 @@ export interface ServiceRequest {
   body?: Readable | Buffer | string;
   contentType?: string;
   headers?: Record<string, string>;
-  signal?: CancelSignal;
+  signal?: AbortSignal;
   retry: RetryPolicy;
   /** Overrides the configured per-request timeout. */
   timeoutMs?: number;
@@ -195,11 +194,7 @@ export class ServiceClient {
    * when the URL is on the service's own origin, never to third-party hosts; hosts other than
    * the gateway are reached only on public addresses (see url-guard.ts).
    */
-  async download(
-    url: string,
-    signal?: CancelSignal,
-    options: DownloadOptions = {},
-  ): Promise<ServiceResponse> {
+  async download(url: string, signal?: AbortSignal, options: DownloadOptions = {}): Promise<ServiceResponse> {
     const ownOrigin = new URL(this.baseUrl).origin;
     let target = new URL(url);
     // The key goes only along a chain that has stayed on the gateway's origin from its start: a
@@ -250,30 +245,27 @@ export class ServiceClient {
   private async withRetries<T>(
     req: ServiceRequest,
     wholeCallDeadline: boolean,
-    attempt: (signal: CancelSignal | undefined) => Promise<T>,
+    attempt: (signal: AbortSignal | undefined) => Promise<T>,
   ): Promise<T> {
     const started = Date.now();
     let waitedAsTold = false;
     for (let n = 0; ; n++) {
       const timeoutMs = req.timeoutMs ?? this.options.timeoutMs;
       // Streams get no whole-call timer: undici's header and body timeouts guard them instead.
-      const guard = wholeCallDeadline ? new Deadline(req.signal, timeoutMs) : undefined;
+      const guard = wholeCallDeadline ? withDeadline(req.signal, timeoutMs) : undefined;
+      let error: ServiceError;
       try {
-        const answer = attempt(guard?.signal ?? req.signal);
-        // By now the request is on its way (see send()): the clock starts while the service works.
-        guard?.start();
-        return await answer;
+        return await attempt(guard?.signal ?? req.signal);
       } catch (raw) {
-        const error = this.toServiceError(raw, req, timeoutMs);
-        const delay = this.retryDelay(error, req, n, Date.now() - started, waitedAsTold);
-        if (delay === undefined) throw error;
-        waitedAsTold ||= error.retryAfterSeconds !== undefined;
-        await sleep(delay, req.signal);
+        error = this.toServiceError(raw, req, timeoutMs);
       } finally {
-        // Cleared once the answer has been handed on: the timer and the parent's listener cost
-        // time that would otherwise be spent before the caller sees the result.
-        if (guard) setImmediate(() => guard.clear());
+        // Before any wait for the next attempt: the caller's signal keeps no listener of this one.
+        guard?.clear();
       }
+      const delay = this.retryDelay(error, req, n, Date.now() - started, waitedAsTold);
+      if (delay === undefined) throw error;
+      waitedAsTold ||= error.retryAfterSeconds !== undefined;
+      await sleep(delay, req.signal);
     }
   }
 
@@ -314,7 +306,7 @@ export class ServiceClient {
 
   private async send(
     req: ServiceRequest,
-    signal: CancelSignal | undefined,
+    signal: AbortSignal | undefined,
     target: SendTarget = { url: this.url(req), auth: true, transfer: false },
   ): Promise<ServiceResponse> {
     const headers: Record<string, string> = {

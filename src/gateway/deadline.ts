@@ -1,64 +1,60 @@
-import { type CancelSignal, onAbort, RequestSignal } from '../lib/cancel.js';
 import { ServiceError } from './errors.js';
 
 /**
- * A signal that aborts when `parent` does or `ms` after start(), on a timer held here. Not
- * `AbortSignal.any([parent, AbortSignal.timeout(ms)])`: on Node 20 the timeout signal is only
- * weakly held, so after a garbage collection it may never fire and a hung request stays hung.
- * Call `clear()` when the guarded work is over.
+ * Cancellation and time limits for calls to the service, on the platform's AbortSignal: the one
+ * place where a caller's signal is combined with a deadline. Every link to a caller's signal is
+ * a listener that is removed when the guarded work ends, because a caller's signal can outlive
+ * many attempts (a video wait polls for up to a minute under one request's signal): listeners
+ * left behind would pile up on it (Node warns past 10 with MaxListenersExceededWarning).
  */
-export class Deadline {
-  readonly signal = new RequestSignal();
-  private timer: NodeJS.Timeout | undefined;
-  private unlink: (() => void) | undefined;
 
-  constructor(
-    private readonly parent: CancelSignal | undefined,
-    private readonly ms: number,
-  ) {
-    // Already cancelled: aborted now, so that nothing guarded by it is ever sent.
-    if (parent?.aborted) this.signal.abort(parent.reason);
-  }
-
-  /**
-   * Starts the clock and follows the parent. Apart from construction so that a request can be
-   * sent first: this set-up then overlaps the wait for the answer instead of delaying it.
-   */
-  start(): void {
-    if (this.signal.aborted || this.timer) return;
-    const parent = this.parent;
-    if (parent) this.unlink = onAbort(parent, () => this.signal.abort(parent.reason));
-    this.timer = setTimeout(this.onTimeout, this.ms);
-  }
-
-  clear(): void {
-    clearTimeout(this.timer);
-    this.unlink?.();
-  }
-
-  private readonly onTimeout = () =>
-    this.signal.abort(new DOMException(`No answer within ${this.ms} ms`, 'TimeoutError'));
+/** A signal that aborts when its parent does or when its time is up, until `clear()`. */
+export interface Deadline {
+  readonly signal: AbortSignal;
+  /** Stops the timer and the link to the parent; call it when the guarded work is over. */
+  clear(): void;
 }
 
-/** A started deadline. */
-export function withDeadline(parent: CancelSignal | undefined, ms: number): Deadline {
-  const deadline = new Deadline(parent, ms);
-  deadline.start();
-  return deadline;
+/**
+ * A signal that aborts when `parent` does or `ms` from now, on a timer held here. Not
+ * `AbortSignal.any([parent, AbortSignal.timeout(ms)])`: Node holds a timeout signal only weakly,
+ * so inside `any` it may be collected and never fire (nodejs/node#57736); and on a long-lived
+ * parent the signals `any` makes pile up (nodejs/node#55351) instead of letting go when the work
+ * ends.
+ */
+export function withDeadline(parent: AbortSignal | undefined, ms: number): Deadline {
+  const controller = new AbortController();
+  // Already cancelled: aborted now, so that nothing guarded by it is ever sent.
+  if (parent?.aborted) {
+    controller.abort(parent.reason);
+    return { signal: controller.signal, clear: () => undefined };
+  }
+  const onParentAbort = () => controller.abort(parent?.reason);
+  parent?.addEventListener('abort', onParentAbort, { once: true });
+  const timer = setTimeout(
+    () => controller.abort(new DOMException(`No answer within ${ms} ms`, 'TimeoutError')),
+    ms,
+  );
+  return {
+    signal: controller.signal,
+    clear: () => {
+      clearTimeout(timer);
+      parent?.removeEventListener('abort', onParentAbort);
+    },
+  };
 }
 
 /** Waits `ms`, or rejects as cancelled when `signal` aborts. */
-export function sleep(ms: number, signal?: CancelSignal): Promise<void> {
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(abortError());
-    const stop = signal
-      ? onAbort(signal, () => {
-          clearTimeout(timer);
-          reject(abortError());
-        })
-      : undefined;
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(abortError());
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
     const timer = setTimeout(() => {
-      stop?.();
+      signal?.removeEventListener('abort', onAbort);
       resolve();
     }, ms);
   });
@@ -72,10 +68,11 @@ function abortError(): ServiceError {
  * Waits for `work` unless `signal` aborts first, then rejects as cancelled. The work itself goes
  * on (for shared loads, such as a page other callers also wait for).
  */
-export function abortable<T>(work: Promise<T>, signal: CancelSignal): Promise<T> {
+export function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(abortError());
   return new Promise<T>((resolve, reject) => {
-    const stop = onAbort(signal, () => reject(abortError()));
-    work.then(resolve, reject).finally(stop);
+    const onAbort = () => reject(abortError());
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
 }

@@ -1,5 +1,4 @@
 import type { Dispatcher } from 'undici';
-import type { CancelSignal } from '../lib/cancel.js';
 import { MAX_JSON_DEPTH, nestsTooDeep } from '../lib/json-depth.js';
 import { ServiceError } from './errors.js';
 
@@ -48,7 +47,7 @@ function parseJson<T>(cleaned: string, scrub: (t: string) => string): T {
 export function readText(
   body: Dispatcher.ResponseData['body'],
   limit: number,
-  signal?: Pick<CancelSignal, 'aborted' | 'reason'>,
+  signal?: AbortSignal,
 ): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];

@@ -1,7 +1,6 @@
 import type { CallToolResult, ResourceLink, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
 import type { Workspace } from '../files/workspace.js';
-import type { CancelSignal } from '../lib/cancel.js';
 import type { Logger } from '../lib/log.js';
 import type { BilledCall } from '../mcp/confirm.js';
 import type { Runtime } from '../runtime.js';
@@ -19,7 +18,7 @@ export interface Progress {
 export interface ToolContext {
   runtime: Runtime;
   /** Aborted when the client cancels the call or the server shuts down. */
-  signal: CancelSignal;
+  signal: AbortSignal;
   /** Sends a progress notification when the client asked for them; otherwise does nothing. */
   progress(update: Progress): Promise<void>;
   /** A tool's public name under the configured prefix, for hints such as "call video_status". */

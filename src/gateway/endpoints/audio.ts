@@ -1,5 +1,4 @@
 import { Readable } from 'node:stream';
-import type { CancelSignal } from '../../lib/cancel.js';
 import { nestsTooDeep } from '../../lib/json-depth.js';
 import { guardedBody } from '../body-errors.js';
 import type { ServiceClient, ServiceResponse } from '../client.js';
@@ -32,7 +31,7 @@ export function speech(
   client: ServiceClient,
   req: SpeechRequest,
   format: SpeechFormat,
-  signal?: CancelSignal,
+  signal?: AbortSignal,
 ): Promise<ServiceResponse> {
   return client.stream({
     method: 'POST',
@@ -104,7 +103,7 @@ export async function speechAudio(
   client: ServiceClient,
   req: SpeechRequest,
   format: SpeechFormat,
-  signal?: CancelSignal,
+  signal?: AbortSignal,
 ): Promise<SpeechAudio> {
   const res = await speech(client, req, format, signal);
   const contentType = res.headers['content-type'];

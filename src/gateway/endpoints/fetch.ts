@@ -1,4 +1,3 @@
-import type { CancelSignal } from '../../lib/cancel.js';
 import type { ServiceClient } from '../client.js';
 import { asObject, asString } from '../normalize.js';
 
@@ -23,7 +22,7 @@ export interface FetchedPage {
 export async function fetchPage(
   client: ServiceClient,
   req: FetchRequest,
-  signal?: CancelSignal,
+  signal?: AbortSignal,
 ): Promise<FetchedPage> {
   const { data } = await client.json<unknown>({
     method: 'POST',

@@ -1,4 +1,3 @@
-import type { CancelSignal } from '../../lib/cancel.js';
 import type { ServiceClient } from '../client.js';
 import { ServiceError } from '../errors.js';
 
@@ -7,7 +6,7 @@ import { ServiceError } from '../errors.js';
  * `missing` for 404 (other gateways have no such route), or throws the ServiceError for
  * anything else (unreachable, timeout, other status).
  */
-export async function checkHealth(client: ServiceClient, signal?: CancelSignal): Promise<'ok' | 'missing'> {
+export async function checkHealth(client: ServiceClient, signal?: AbortSignal): Promise<'ok' | 'missing'> {
   try {
     await client.json<unknown>({ method: 'GET', path: '/api/health', signal, retry: 'safe' });
     return 'ok';
@@ -34,7 +33,7 @@ export const KEY_PROBE = 'POST /v1/search';
  * provider is asked. The model lists cannot tell: they answer without a key, or with a wrong one.
  * Throws the ServiceError when the service could not be asked (unreachable, timeout).
  */
-export async function probeKey(client: ServiceClient, signal?: CancelSignal): Promise<KeyVerdict> {
+export async function probeKey(client: ServiceClient, signal?: AbortSignal): Promise<KeyVerdict> {
   try {
     await client.json<unknown>({ method: 'POST', path: '/v1/search', json: {}, signal, retry: 'safe' });
     return { verdict: 'accepted', status: 200 };

@@ -1,4 +1,3 @@
-import type { CancelSignal } from '../../lib/cancel.js';
 import type { ServiceClient } from '../client.js';
 import { abortable } from '../deadline.js';
 import { ServiceError } from '../errors.js';
@@ -25,7 +24,7 @@ export interface ModelInfo {
 export async function listModels(
   client: ServiceClient,
   kind: ModelListKind,
-  signal?: CancelSignal,
+  signal?: AbortSignal,
 ): Promise<ModelEntry[] | null> {
   const path = kind === 'chat' ? '/v1/models' : `/v1/models/${kind}`;
   try {
@@ -52,7 +51,7 @@ export async function listModels(
 export async function modelInfo(
   client: ServiceClient,
   id: string,
-  signal?: CancelSignal,
+  signal?: AbortSignal,
 ): Promise<ModelInfo | null> {
   try {
     const { data } = await client.json<unknown>({
@@ -94,7 +93,7 @@ export class ModelCatalog {
 
   constructor(private readonly client: ServiceClient) {}
 
-  list(kind: ModelListKind, signal?: CancelSignal): Promise<ModelEntry[] | null> {
+  list(kind: ModelListKind, signal?: AbortSignal): Promise<ModelEntry[] | null> {
     const hit = this.cache.get(kind);
     const list = hit && Date.now() - hit.at < CATALOG_TTL_MS ? hit.list : this.lookUp(kind);
     return signal ? abortable(list, signal) : list;

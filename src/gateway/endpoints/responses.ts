@@ -1,4 +1,3 @@
-import type { CancelSignal } from '../../lib/cancel.js';
 import type { ServiceClient } from '../client.js';
 import { ServiceError, seconds } from '../errors.js';
 import { parseJsonBody } from '../http-body.js';
@@ -35,7 +34,7 @@ export interface ModelAnswer {
 }
 
 export interface ResponsesOptions {
-  signal?: CancelSignal;
+  signal?: AbortSignal;
   /** Called with each text delta as it streams in. */
   onDelta?: (delta: string, textSoFar: string) => void;
 }
@@ -154,7 +153,7 @@ function tooLarge(limit: number): ServiceError {
 /** An error while reading the body: cancellation, a stalled stream, or a dropped connection. */
 function streamFailure(
   error: unknown,
-  signal: CancelSignal | undefined,
+  signal: AbortSignal | undefined,
   received: number,
   client: ServiceClient,
 ): ServiceError {

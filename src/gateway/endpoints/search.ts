@@ -1,4 +1,3 @@
-import type { CancelSignal } from '../../lib/cancel.js';
 import type { ServiceClient } from '../client.js';
 import { asArray, asObject, asString } from '../normalize.js';
 
@@ -33,7 +32,7 @@ export interface SearchResponse {
 export async function search(
   client: ServiceClient,
   req: SearchRequest,
-  signal?: CancelSignal,
+  signal?: AbortSignal,
 ): Promise<SearchResponse> {
   const { data } = await client.json<unknown>({
     method: 'POST',

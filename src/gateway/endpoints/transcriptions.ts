@@ -1,6 +1,5 @@
 // POST /v1/audio/transcriptions: a streamed multipart upload, and the transcript in any format.
 import type { Readable } from 'node:stream';
-import type { CancelSignal } from '../../lib/cancel.js';
 import { bodyReadError } from '../body-errors.js';
 import type { ServiceClient } from '../client.js';
 import { assertParsable, parseJsonBody, readText } from '../http-body.js';
@@ -37,7 +36,7 @@ export const TRANSCRIBE_TIMEOUT_FACTOR = 5;
 export async function transcribe(
   client: ServiceClient,
   req: TranscriptionRequest,
-  signal?: CancelSignal,
+  signal?: AbortSignal,
 ): Promise<Transcript> {
   const format = req.response_format ?? 'json';
   const body = multipartBody(

@@ -1,4 +1,3 @@
-import type { CancelSignal } from '../../lib/cancel.js';
 import { guardedBody } from '../body-errors.js';
 import type { ServiceClient } from '../client.js';
 import { ServiceError } from '../errors.js';
@@ -53,7 +52,7 @@ export async function submitVideo(
   kind: VideoSubmitKind,
   body: VideoSubmitRequest,
   idempotencyKey: string,
-  signal?: CancelSignal,
+  signal?: AbortSignal,
 ): Promise<VideoSubmitted> {
   const { data, headers } = await client.json<unknown>({
     method: 'POST',
@@ -87,7 +86,7 @@ export async function pollVideo(
   client: ServiceClient,
   requestId: string,
   connectionId: string | null,
-  signal?: CancelSignal,
+  signal?: AbortSignal,
 ): Promise<VideoJobState> {
   const { data } = await client.json<unknown>({
     method: 'GET',
@@ -194,7 +193,7 @@ const NOT_A_VIDEO = /^(application\/(json|problem\+json|xml)|text\/)/;
 export async function openVideoDownload(
   client: ServiceClient,
   url: string,
-  signal?: CancelSignal,
+  signal?: AbortSignal,
 ): Promise<VideoDownload> {
   const response = await client.download(url, signal);
   const length = Number(response.headers['content-length']);

@@ -1,7 +1,6 @@
 import type { Config } from '../../config/config.js';
 import { bareProviderId, type ModelEntry, type ModelListKind } from '../../gateway/endpoints/models.js';
 import type { Service } from '../../gateway/index.js';
-import type { CancelSignal } from '../../lib/cancel.js';
 
 /**
  * Which models serve which capability, and the default for each: the setting first, then what
@@ -71,7 +70,7 @@ export interface ModelDeps {
 export async function modelsFor(
   capability: Capability,
   deps: ModelDeps,
-  signal?: CancelSignal,
+  signal?: AbortSignal,
 ): Promise<CapabilityModel[] | null> {
   if (capability === 'video') {
     const ids = [...new Set([deps.config.videoModel, KNOWN_VIDEO_MODEL])];
@@ -108,7 +107,7 @@ export interface ModelChoice {
 export async function defaultModel(
   role: ModelRole,
   deps: ModelDeps,
-  signal?: CancelSignal,
+  signal?: AbortSignal,
 ): Promise<ModelChoice> {
   const { config } = deps;
   const configured = configuredModel(role, config);

@@ -3,7 +3,6 @@ import { formatBytes } from '../../files/files.js';
 import { prepareOutputDir, type SavedFile, saveStream } from '../../files/output-files.js';
 import { openVideoDownload, pollVideo, type VideoJobState } from '../../gateway/endpoints/videos.js';
 import { ServiceError } from '../../gateway/errors.js';
-import type { CancelSignal } from '../../lib/cancel.js';
 import { isHttpUrl } from '../../lib/urls.js';
 import { RESULT_BUDGET } from '../../mcp/result-budget.js';
 import type { ToolContext } from '../define.js';
@@ -17,7 +16,7 @@ export const MAX_VIDEO_DOWNLOAD_BYTES = 2 * 1024 ** 3;
 const DOWNLOAD_PROGRESS_EVERY_MS = 1_000;
 
 /** One free status read. A finished job's video URL is kept only when it is http(s). */
-export async function readJob(ref: JobRef, ctx: ToolContext, signal: CancelSignal): Promise<VideoJobState> {
+export async function readJob(ref: JobRef, ctx: ToolContext, signal: AbortSignal): Promise<VideoJobState> {
   const state = await pollVideo(ctx.runtime.service.client, ref.requestId, ref.connectionId, signal);
   // A URL that is not http(s), or longer than any real one, is no URL to hand on.
   const usable = state.videoUrl && isHttpUrl(state.videoUrl) && state.videoUrl.length <= RESULT_BUDGET.url;

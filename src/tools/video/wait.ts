@@ -1,6 +1,5 @@
 import { sleep, withDeadline } from '../../gateway/deadline.js';
 import { ServiceError } from '../../gateway/errors.js';
-import type { CancelSignal } from '../../lib/cancel.js';
 import type { Progress } from '../define.js';
 
 /**
@@ -25,14 +24,14 @@ const MAX_POLLS = 500;
 
 export interface WaitOptions<S> {
   /** Reads the job's state once; `signal` aborts the read in flight. */
-  poll(signal: CancelSignal): Promise<S>;
+  poll(signal: AbortSignal): Promise<S>;
   isFinished(state: S): boolean;
   /** Called after every state read (progress notifications go here). */
   onState?(state: S): Promise<void> | void;
   /** Epoch ms when the wait ends. A deadline in the past still allows the first poll. */
   deadline: number;
   /** The call's signal: aborted when the client cancels. */
-  signal: CancelSignal;
+  signal: AbortSignal;
   /** Poll at once (status checks), or first wait FIRST_POLL_DELAY_MS (just after a submit). */
   pollFirst: boolean;
 }
