@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-import { ConfigError, helpText, parseCommandLine } from './config/config.js';
+import { ConfigError, parseCommandLine } from './config/config.js';
+import { helpText } from './config/help.js';
 import { startupWarnings } from './config/startup-warnings.js';
 import { createLogger } from './lib/log.js';
 import { selectTools } from './mcp/registry.js';

@@ -35,8 +35,6 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-const BOOLEAN_FLAGS = new Set(['--stateless']);
-
 export function parseCommandLine(
   argv: readonly string[],
   env: NodeJS.ProcessEnv,
@@ -59,7 +57,7 @@ export function parseCommandLine(
       if (!setting) throw new ConfigError(`unknown option ${flag} (see --help)`);
       let value = inline;
       if (value === undefined) {
-        if (BOOLEAN_FLAGS.has(flag)) value = 'true';
+        if (setting.switch) value = 'true';
         else {
           value = argv[++i];
           if (value === undefined) throw new ConfigError(`option ${flag} needs a value`);
@@ -147,27 +145,6 @@ function readKeyFile(path: string | undefined, where: string): string | undefine
   if (!key) throw new ConfigError(`invalid ${where}: ${path} is empty`);
   if (/\s/.test(key)) throw new ConfigError(`invalid ${where}: ${path} must hold only the key (one line)`);
   return key;
-}
-
-export function helpText(version: string): string {
-  const width = Math.max(...SETTINGS.map((s) => `${s.flag} <value>`.length));
-  const rows = SETTINGS.map((s) => {
-    const left = BOOLEAN_FLAGS.has(s.flag) ? s.flag : `${s.flag} <value>`;
-    return `  ${left.padEnd(width)}  ${s.env}\n  ${' '.repeat(width)}  ${s.help}`;
-  });
-  return [
-    `gateway-tools-mcp ${version} — an AI gateway's web search, web fetch, video, speech and`,
-    'transcription as MCP tools.',
-    '',
-    'Usage:',
-    '  gateway-tools-mcp [options]            serve MCP (stdio by default)',
-    '  gateway-tools-mcp doctor [--json]      check the service, key, models and output dir',
-    '  gateway-tools-mcp --help | --version',
-    '',
-    'Options (each also read from the environment variable beside it; flags win):',
-    ...rows,
-    '',
-  ].join('\n');
 }
 
 /**

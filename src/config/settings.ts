@@ -1,20 +1,55 @@
-// The settings: each one's env variable, CLI flag, help line and zod schema (see config.ts for
-// how they are read).
+// The settings, in one table: each one's environment variable, flag, schema, default and help.
+// The zod object config.ts parses with, the flag lookup, `--help` (help.ts) and
+// docs/configuration.md (scripts/configuration-doc.ts) are all made from it, so none can drift.
 import { z } from 'zod';
 import { parseHostEntry } from '../gateway/url-guard.js';
 import { LOG_LEVELS } from '../lib/log.js';
 import { CONFIRM_CHOICES, confirmKinds } from '../mcp/confirm.js';
+import { TOOL_GROUPS } from '../tools/define.js';
+import { FIXED_DEFAULT_MODELS, modelIdSetting } from './model-ids.js';
 
-/**
- * Every setting: one env variable, one CLI flag, one zod schema. The table is also the source of
- * `--help`, so the documentation cannot drift from what is parsed.
- */
-export interface Setting {
-  key: keyof RawSettings;
-  env: string;
-  flag: string;
+/** The headings settings are shown under, in the order they are shown. */
+export const SETTING_GROUPS = {
+  gateway: 'The gateway',
+  models: 'Default models',
+  tools: 'Tools',
+  files: 'Files',
+  server: 'Running',
+  http: 'HTTP transport',
+} as const;
+export type SettingGroup = keyof typeof SETTING_GROUPS;
+
+interface SettingText {
+  group: SettingGroup;
+  env: `GATEWAY_${string}`;
+  flag: `--${string}`;
+  /** What it does, without its default or range: those are printed from `default` and the schema. */
   help: string;
+  /** A credential: never shown in an error, and a warning when given as a flag. */
   secret?: boolean;
+  /** The flag alone means true (`--stateless`); every other flag takes a value. */
+  switch?: boolean;
+}
+
+interface FixedDefault<S extends z.ZodType> extends SettingText {
+  schema: S;
+  default: z.output<S>;
+}
+
+interface NoFixedDefault<S extends z.ZodType> extends SettingText {
+  schema: S;
+  /** What the server uses when the setting is unset, in words: it is worked out at run time. */
+  computedDefault?: string;
+}
+
+/** A table row, with the field the zod object parses it with: defaulted or optional. */
+function setting<S extends z.ZodType>(row: FixedDefault<S>): FixedDefault<S> & { field: z.ZodDefault<S> };
+function setting<S extends z.ZodType>(
+  row: NoFixedDefault<S>,
+): NoFixedDefault<S> & { field: z.ZodOptional<S> };
+function setting(row: FixedDefault<z.ZodType> | NoFixedDefault<z.ZodType>) {
+  const field = 'default' in row ? row.schema.default(row.default as never) : row.schema.optional();
+  return { ...row, field };
 }
 
 const list = z.string().transform((s) =>
@@ -23,12 +58,6 @@ const list = z.string().transform((s) =>
     .map((x) => x.trim())
     .filter(Boolean),
 );
-const modelId = z
-  .string()
-  .trim()
-  .min(1, 'must not be empty')
-  .max(200, 'must be at most 200 characters')
-  .regex(/^[A-Za-z0-9._:/@+-]+$/, 'must be a model id such as provider/model (no spaces)');
 const intIn = (min: number, max: number) =>
   z.coerce
     .number({ error: 'must be a number' })
@@ -48,251 +77,321 @@ const httpUrl = z
   }, 'must be an http:// or https:// URL')
   .transform((s) => s.replace(/\/+$/, ''));
 
-export const rawSchema = z.object({
-  transport: z.enum(['stdio', 'http'], { error: 'must be stdio or http' }).default('stdio'),
-  host: z.string().trim().min(1).default('127.0.0.1'),
-  port: intIn(0, 65535).default(3000),
-  stateless: z
-    .enum(['true', 'false', '1', '0', ''], { error: 'must be true or false' })
-    .default('false')
-    .transform((v) => v === 'true' || v === '1'),
-  mcpToken: z.string().min(16, 'must be at least 16 characters').optional(),
-  allowedHosts: list.default([]),
-  allowedOrigins: list.default([]),
-  maxSessions: intIn(1, 10_000).default(100),
-  sessionIdleSeconds: intIn(1, 86_400).default(1800),
-  sessionUnusedSeconds: intIn(1, 86_400).default(120),
-  shutdownGraceMs: intIn(0, 600_000).default(10_000),
-  baseUrl: httpUrl.default('http://127.0.0.1:20128'),
-  apiKey: z.string().trim().min(1, 'must not be empty').optional(),
-  apiKeyFile: z.string().trim().min(1).optional(),
-  searchModel: modelId.optional(),
-  fetchModel: modelId.optional(),
-  videoModel: modelId.default('xai/grok-imagine-video'),
-  speechModel: modelId.optional(),
-  transcribeModel: modelId.optional(),
-  chatModel: modelId.optional(),
-  summaryModel: modelId.optional(),
-  tools: list.optional(),
-  disabledTools: list.default([]),
-  toolPrefix: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]{0,16}$/, 'must be at most 16 letters, digits, _ or -')
-    .default(''),
-  resultFormat: z
-    .enum(['auto', 'text', 'structured'], { error: 'must be auto, text or structured' })
-    .default('auto'),
-  outputDir: z.string().trim().min(1).default('gateway-output'),
-  inputRoots: list.optional(),
-  maxUploadMb: intIn(1, 4096).default(100),
-  allowPrivateUrls: list
-    .refine(
-      (hosts) => hosts.every((h) => h === '*' || parseHostEntry(h)),
-      'must be host names or addresses, optionally with :port, comma-separated (or *)',
-    )
-    .default([]),
-  timeoutMs: intIn(1_000, 600_000).default(60_000),
-  maxRetries: intIn(0, 10).default(2),
-  logLevel: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
-  confirm: list
-    .refine(
-      (kinds) => kinds.every((k) => CONFIRM_CHOICES.includes(k.toLowerCase())),
-      `must be kinds of billed call, comma-separated: ${CONFIRM_CHOICES.join(', ')}`,
-    )
-    .transform(confirmKinds)
-    .default([]),
-});
-export type RawSettings = z.input<typeof rawSchema>;
-
-export const SETTINGS: readonly Setting[] = [
-  {
-    key: 'baseUrl',
+const SETTING_TABLE = {
+  baseUrl: setting({
+    group: 'gateway',
     env: 'GATEWAY_BASE_URL',
     flag: '--base-url',
-    help: 'the backing service (default http://127.0.0.1:20128)',
-  },
-  {
-    key: 'apiKey',
+    schema: httpUrl,
+    default: 'http://127.0.0.1:20128',
+    help: 'the gateway, an http:// or https:// URL',
+  }),
+  apiKey: setting({
+    group: 'gateway',
     env: 'GATEWAY_API_KEY',
     flag: '--api-key',
-    help: 'bearer key for the service (prefer the env variable: flags show in process lists)',
+    schema: z.string().trim().min(1, 'must not be empty'),
+    help: 'bearer key for the gateway (prefer the variable: flags show in process lists)',
     secret: true,
-  },
-  {
-    key: 'apiKeyFile',
+  }),
+  apiKeyFile: setting({
+    group: 'gateway',
     env: 'GATEWAY_API_KEY_FILE',
     flag: '--api-key-file',
-    help: 'file holding the key (used when GATEWAY_API_KEY is unset)',
-  },
-  {
-    key: 'searchModel',
-    env: 'GATEWAY_SEARCH_MODEL',
-    flag: '--search-model',
-    help: 'search provider, e.g. tavily (default: discovered from /v1/models/web)',
-  },
-  {
-    key: 'fetchModel',
-    env: 'GATEWAY_FETCH_MODEL',
-    flag: '--fetch-model',
-    help: 'fetch provider, e.g. jina-reader (default: discovered from /v1/models/web)',
-  },
-  {
-    key: 'videoModel',
-    env: 'GATEWAY_VIDEO_MODEL',
-    flag: '--video-model',
-    help: 'video model (default xai/grok-imagine-video)',
-  },
-  {
-    key: 'speechModel',
-    env: 'GATEWAY_SPEECH_MODEL',
-    flag: '--speech-model',
-    help: 'default speech model (default: discovered from /v1/models/tts)',
-  },
-  {
-    key: 'transcribeModel',
-    env: 'GATEWAY_TRANSCRIBE_MODEL',
-    flag: '--transcribe-model',
-    help: 'default transcription model (default: discovered from /v1/models/stt)',
-  },
-  {
-    key: 'chatModel',
-    env: 'GATEWAY_CHAT_MODEL',
-    flag: '--chat-model',
-    help: 'default model for ask_model (default: discovered from /v1/models)',
-  },
-  {
-    key: 'summaryModel',
-    env: 'GATEWAY_SUMMARY_MODEL',
-    flag: '--summary-model',
-    help: 'small model answering web_fetch prompts (default: the chat model)',
-  },
-  {
-    key: 'tools',
-    env: 'GATEWAY_TOOLS',
-    flag: '--tools',
-    help: 'allow-list of groups or tools, comma-separated: search,fetch,video,audio,models,chat (default all; web_search and web_fetch are always added)',
-  },
-  {
-    key: 'disabledTools',
-    env: 'GATEWAY_DISABLED_TOOLS',
-    flag: '--disable-tools',
-    help: 'deny-list of groups or tools (web_search and web_fetch cannot be disabled)',
-  },
-  {
-    key: 'toolPrefix',
-    env: 'GATEWAY_TOOL_PREFIX',
-    flag: '--tool-prefix',
-    help: 'prefix for every tool name, e.g. gw_ (default none)',
-  },
-  {
-    key: 'resultFormat',
-    env: 'GATEWAY_RESULT_FORMAT',
-    flag: '--result-format',
-    help: 'auto (default: chosen by the client, see README), text (markdown only, no output schemas) or structured (structuredContent and text)',
-  },
-  {
-    key: 'outputDir',
-    env: 'GATEWAY_OUTPUT_DIR',
-    flag: '--output-dir',
-    help: 'where saved files go (default ./gateway-output)',
-  },
-  {
-    key: 'inputRoots',
-    env: 'GATEWAY_INPUT_ROOTS',
-    flag: '--input-roots',
-    help: 'comma-separated directories local files may be read from (default the working directory)',
-  },
-  {
-    key: 'maxUploadMb',
-    env: 'GATEWAY_MAX_UPLOAD_MB',
-    flag: '--max-upload-mb',
-    help: 'largest file (local or downloaded) audio_transcribe uploads, in MiB, 1-4096 (default 100)',
-  },
-  {
-    key: 'allowPrivateUrls',
-    env: 'GATEWAY_ALLOW_PRIVATE_URLS',
-    flag: '--allow-private-urls',
-    help: 'hosts on loopback/private networks that audio URLs and video downloads may reach, e.g. 127.0.0.1:8080 (default none: only the gateway itself; * = any)',
-  },
-  {
-    key: 'timeoutMs',
+    schema: z.string().trim().min(1),
+    help: 'file holding the key, read when GATEWAY_API_KEY is unset',
+  }),
+  timeoutMs: setting({
+    group: 'gateway',
     env: 'GATEWAY_TIMEOUT_MS',
     flag: '--timeout-ms',
-    help: 'per-request timeout in ms, 1000-600000 (default 60000); speech waits 2x, video submits 2.5x, transcription 5x as long',
-  },
-  {
-    key: 'maxRetries',
+    schema: intIn(1_000, 600_000),
+    default: 60_000,
+    help: 'per-request timeout in ms; speech waits 2x, video submits 2.5x, transcription 5x as long',
+  }),
+  maxRetries: setting({
+    group: 'gateway',
     env: 'GATEWAY_MAX_RETRIES',
     flag: '--max-retries',
-    help: 'retries for retryable failures, 0-10 (default 2; never for video submits)',
-  },
-  {
-    key: 'confirm',
+    schema: intIn(0, 10),
+    default: 2,
+    help:
+      'retries of a failed call: free calls on 429/502/503/504 and connection failures; billed calls ' +
+      'and video submits only when the gateway surely did not take them',
+  }),
+  searchModel: setting({
+    group: 'models',
+    env: 'GATEWAY_SEARCH_MODEL',
+    flag: '--search-model',
+    schema: modelIdSetting,
+    computedDefault: 'discovered from /v1/models/web',
+    help: 'search provider, e.g. tavily',
+  }),
+  fetchModel: setting({
+    group: 'models',
+    env: 'GATEWAY_FETCH_MODEL',
+    flag: '--fetch-model',
+    schema: modelIdSetting,
+    computedDefault: 'discovered from /v1/models/web',
+    help: 'fetch provider, e.g. jina-reader',
+  }),
+  videoModel: setting({
+    group: 'models',
+    env: 'GATEWAY_VIDEO_MODEL',
+    flag: '--video-model',
+    schema: modelIdSetting,
+    default: FIXED_DEFAULT_MODELS.video,
+    help: 'video model; the gateway lists none',
+  }),
+  speechModel: setting({
+    group: 'models',
+    env: 'GATEWAY_SPEECH_MODEL',
+    flag: '--speech-model',
+    schema: modelIdSetting,
+    computedDefault: 'discovered from /v1/models/tts',
+    help: 'speech model for audio_speech',
+  }),
+  transcribeModel: setting({
+    group: 'models',
+    env: 'GATEWAY_TRANSCRIBE_MODEL',
+    flag: '--transcribe-model',
+    schema: modelIdSetting,
+    computedDefault: 'discovered from /v1/models/stt',
+    help: 'transcription model for audio_transcribe',
+  }),
+  chatModel: setting({
+    group: 'models',
+    env: 'GATEWAY_CHAT_MODEL',
+    flag: '--chat-model',
+    schema: modelIdSetting,
+    computedDefault: 'the first model /v1/models lists, combos last',
+    help: 'model for ask_model',
+  }),
+  summaryModel: setting({
+    group: 'models',
+    env: 'GATEWAY_SUMMARY_MODEL',
+    flag: '--summary-model',
+    schema: modelIdSetting,
+    computedDefault:
+      'GATEWAY_CHAT_MODEL, else the first small model (mini, nano, haiku, flash, lite, small) ' +
+      '/v1/models lists, else the chat default',
+    help: 'model answering web_fetch prompts',
+  }),
+  tools: setting({
+    group: 'tools',
+    env: 'GATEWAY_TOOLS',
+    flag: '--tools',
+    schema: list,
+    computedDefault: 'all',
+    help:
+      `allow-list of groups (${TOOL_GROUPS.join(', ')}) or tool names, comma-separated; ` +
+      'web_search and web_fetch are always added',
+  }),
+  disabledTools: setting({
+    group: 'tools',
+    env: 'GATEWAY_DISABLED_TOOLS',
+    flag: '--disable-tools',
+    schema: list,
+    default: [],
+    help: 'deny-list of groups or tool names; web_search and web_fetch cannot be disabled',
+  }),
+  toolPrefix: setting({
+    group: 'tools',
+    env: 'GATEWAY_TOOL_PREFIX',
+    flag: '--tool-prefix',
+    schema: z.string().regex(/^[A-Za-z0-9_-]{0,16}$/, 'must be at most 16 letters, digits, _ or -'),
+    default: '',
+    help: 'prefix for every tool name, e.g. gw_: at most 16 letters, digits, _ or -',
+  }),
+  resultFormat: setting({
+    group: 'tools',
+    env: 'GATEWAY_RESULT_FORMAT',
+    flag: '--result-format',
+    schema: z.enum(['auto', 'text', 'structured'], { error: 'must be auto, text or structured' }),
+    default: 'auto',
+    help:
+      'what results carry: auto (chosen per client, see the README), text (markdown only, no output ' +
+      'schemas) or structured (structuredContent and text)',
+  }),
+  confirm: setting({
+    group: 'tools',
     env: 'GATEWAY_CONFIRM',
     flag: '--confirm',
-    help: 'ask the user before billed calls of these kinds: video, speech, transcription, chat, or all (default none); only clients with elicitation can ask (Claude Code, Cursor, VS Code, Codex), others are not asked',
-  },
-  {
-    key: 'logLevel',
+    schema: list
+      .refine(
+        (kinds) => kinds.every((k) => CONFIRM_CHOICES.includes(k.toLowerCase())),
+        `must be kinds of billed call, comma-separated: ${CONFIRM_CHOICES.join(', ')}`,
+      )
+      .transform(confirmKinds),
+    default: [],
+    help:
+      `ask the user before billed calls of these kinds, comma-separated: ${CONFIRM_CHOICES.join(', ')} ` +
+      '(audio: speech and transcription); only clients with elicitation ask (Claude Code, Cursor, ' +
+      'VS Code, Codex), others and a stateless HTTP server are not asked',
+  }),
+  outputDir: setting({
+    group: 'files',
+    env: 'GATEWAY_OUTPUT_DIR',
+    flag: '--output-dir',
+    schema: z.string().trim().min(1),
+    default: 'gateway-output',
+    help:
+      "where saved files go; a relative one goes under the client's first root, else under the " +
+      'working directory (the per-user data directory when that is / or home)',
+  }),
+  inputRoots: setting({
+    group: 'files',
+    env: 'GATEWAY_INPUT_ROOTS',
+    flag: '--input-roots',
+    schema: list,
+    computedDefault: "the client's roots, else the working directory (none when that is / or home)",
+    help: "directories local files may be read from, comma-separated; when set, used instead of the client's roots",
+  }),
+  maxUploadMb: setting({
+    group: 'files',
+    env: 'GATEWAY_MAX_UPLOAD_MB',
+    flag: '--max-upload-mb',
+    schema: intIn(1, 4096),
+    default: 100,
+    help: 'largest file (local or downloaded) audio_transcribe uploads, in MiB',
+  }),
+  allowPrivateUrls: setting({
+    group: 'files',
+    env: 'GATEWAY_ALLOW_PRIVATE_URLS',
+    flag: '--allow-private-urls',
+    schema: list.refine(
+      (hosts) => hosts.every((h) => h === '*' || parseHostEntry(h)),
+      'must be host names or addresses, optionally with :port, comma-separated (or *)',
+    ),
+    default: [],
+    help:
+      'hosts on loopback or private networks that audio URLs and video downloads may reach, ' +
+      "comma-separated, e.g. 127.0.0.1:8080, or * for any; the gateway's own origin always may",
+  }),
+  transport: setting({
+    group: 'server',
+    env: 'GATEWAY_TRANSPORT',
+    flag: '--transport',
+    schema: z.enum(['stdio', 'http'], { error: 'must be stdio or http' }),
+    default: 'stdio',
+    help: 'stdio or http',
+  }),
+  logLevel: setting({
+    group: 'server',
     env: 'GATEWAY_LOG_LEVEL',
     flag: '--log-level',
-    help: 'stderr log level: error, warn, info, debug (default info)',
-  },
-  { key: 'transport', env: 'GATEWAY_TRANSPORT', flag: '--transport', help: 'stdio (default) or http' },
-  {
-    key: 'host',
+    schema: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }),
+    default: 'info',
+    help: `stderr log level: ${LOG_LEVELS.join(', ')} (clients choose their own with logging/setLevel)`,
+  }),
+  host: setting({
+    group: 'http',
     env: 'GATEWAY_HOST',
     flag: '--host',
-    help: 'http transport: address to bind (default 127.0.0.1)',
-  },
-  { key: 'port', env: 'GATEWAY_PORT', flag: '--port', help: 'http transport: port (default 3000)' },
-  {
-    key: 'stateless',
+    schema: z.string().trim().min(1),
+    default: '127.0.0.1',
+    help: 'address to bind',
+  }),
+  port: setting({
+    group: 'http',
+    env: 'GATEWAY_PORT',
+    flag: '--port',
+    schema: intIn(0, 65535),
+    default: 3000,
+    help: 'port to listen on; 0 takes any free port',
+  }),
+  stateless: setting({
+    group: 'http',
     env: 'GATEWAY_STATELESS',
     flag: '--stateless',
-    help: 'http transport: no sessions, for replicas behind a load balancer',
-  },
-  {
-    key: 'mcpToken',
+    schema: z
+      .enum(['true', 'false', '1', '0', ''], { error: 'must be true or false' })
+      .transform((v) => v === 'true' || v === '1'),
+    default: false,
+    help:
+      'no sessions, for replicas behind a load balancer; the server then cannot ask the client ' +
+      'anything (no confirmations, no roots)',
+    switch: true,
+  }),
+  mcpToken: setting({
+    group: 'http',
     env: 'GATEWAY_MCP_TOKEN',
     flag: '--mcp-token',
-    help: 'http transport: bearer token clients must send (required off loopback)',
+    schema: z.string().min(16, 'must be at least 16 characters'),
+    help: 'bearer token clients must send, 16 characters or more (required off loopback)',
     secret: true,
-  },
-  {
-    key: 'allowedHosts',
+  }),
+  allowedHosts: setting({
+    group: 'http',
     env: 'GATEWAY_ALLOWED_HOSTS',
     flag: '--allowed-hosts',
-    help: 'http transport: extra Host names to accept, e.g. mcp.example.com (* = any, needs a token)',
-  },
-  {
-    key: 'allowedOrigins',
+    schema: list,
+    default: [],
+    help: 'extra Host names to accept, e.g. mcp.example.com, or * for any (needs a token)',
+  }),
+  allowedOrigins: setting({
+    group: 'http',
     env: 'GATEWAY_ALLOWED_ORIGINS',
     flag: '--allowed-origins',
-    help: 'http transport: extra browser origins to accept, e.g. https://app.example.com',
-  },
-  {
-    key: 'maxSessions',
+    schema: list,
+    default: [],
+    help: 'extra browser origins to accept, e.g. https://app.example.com, or * for any (needs a token)',
+  }),
+  maxSessions: setting({
+    group: 'http',
     env: 'GATEWAY_MAX_SESSIONS',
     flag: '--max-sessions',
-    help: 'http transport: most open sessions (stateless: concurrent requests), 1-10000 (default 100)',
-  },
-  {
-    key: 'sessionIdleSeconds',
+    schema: intIn(1, 10_000),
+    default: 100,
+    help: 'most open sessions (stateless: most concurrent requests)',
+  }),
+  sessionIdleSeconds: setting({
+    group: 'http',
     env: 'GATEWAY_SESSION_IDLE_SECONDS',
     flag: '--session-idle-seconds',
-    help: 'http transport: close a session idle this long, 1-86400 (default 1800)',
-  },
-  {
-    key: 'sessionUnusedSeconds',
+    schema: intIn(1, 86_400),
+    default: 1800,
+    help: 'close a session idle this long',
+  }),
+  sessionUnusedSeconds: setting({
+    group: 'http',
     env: 'GATEWAY_SESSION_UNUSED_SECONDS',
     flag: '--session-unused-seconds',
-    help: 'http transport: close an idle session that never called a tool after this long, 1-86400 (default 120)',
-  },
-  {
-    key: 'shutdownGraceMs',
+    schema: intIn(1, 86_400),
+    default: 120,
+    help: 'close an idle session that never called a tool after this long',
+  }),
+  shutdownGraceMs: setting({
+    group: 'http',
     env: 'GATEWAY_SHUTDOWN_GRACE_MS',
     flag: '--shutdown-grace-ms',
-    help: 'http transport: on SIGTERM, how long running calls may finish before they are cancelled (default 10000)',
-  },
-];
+    schema: intIn(0, 600_000),
+    default: 10_000,
+    help: 'on SIGINT or SIGTERM, how long running calls may finish before they are cancelled',
+  }),
+};
+
+export type SettingKey = keyof typeof SETTING_TABLE;
+
+type Fields = { [K in SettingKey]: (typeof SETTING_TABLE)[K]['field'] };
+
+/** Every setting's parser: the table's schemas with their defaults. */
+export const rawSchema = z.object(
+  Object.fromEntries(Object.entries(SETTING_TABLE).map(([key, row]) => [key, row.field])) as Fields,
+);
+export type RawSettings = z.input<typeof rawSchema>;
+
+/** One row of the table, as the flag lookup, `--help` and the docs read it. */
+export interface Setting extends SettingText {
+  key: SettingKey;
+  schema: z.ZodType;
+  /** The value used when the setting is unset; absent when there is none fixed. */
+  default?: unknown;
+  computedDefault?: string;
+}
+
+/** The table's rows, in the order `--help` and the docs show them within a group. */
+export const SETTINGS: readonly Setting[] = Object.entries(SETTING_TABLE).map(([key, row]) => ({
+  ...row,
+  key: key as SettingKey,
+}));

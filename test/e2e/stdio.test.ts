@@ -1,7 +1,9 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { helpText } from '../../src/config/help.js';
 import { REQUIRED_META_KEY } from '../../src/mcp/registry.js';
+import { VERSION } from '../../src/version.js';
 import { type ReferenceService, startReferenceService } from '../reference-service/index.js';
 import {
   CLI,
@@ -96,6 +98,7 @@ describe('built server over stdio', () => {
     const help = await runCli(['--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('GATEWAY_API_KEY_FILE');
+    expect(help.stdout).toBe(helpText(VERSION));
   });
 
   it('calls search and fetch end to end and never logs the key', async () => {

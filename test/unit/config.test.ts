@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, helpText, parseCommandLine } from '../../src/config/config.js';
+import { ConfigError, parseCommandLine } from '../../src/config/config.js';
+import { helpText } from '../../src/config/help.js';
 import { SETTINGS } from '../../src/config/settings.js';
 import { userDataDir } from '../../src/config/user-dirs.js';
 

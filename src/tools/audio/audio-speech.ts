@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { modelIdSchema } from '../../config/model-ids.js';
 import { formatBytes } from '../../files/files.js';
 import { prepareOutputDir, type SavedFile, saveStream } from '../../files/output-files.js';
 import { notAudio, type SpeechFormat, speechAudio } from '../../gateway/endpoints/audio.js';
@@ -31,10 +32,7 @@ const inputSchema = {
       `text must be at most ${MAX_SPEECH_TEXT} characters; split longer text into several calls`,
     )
     .describe(`At most ${formatCount(MAX_SPEECH_TEXT)} characters`),
-  model: z
-    .string()
-    .trim()
-    .regex(/^[A-Za-z0-9._:/@+-]{1,200}$/, 'model must be an id such as openai/tts-1 or openai/tts-1/alloy')
+  model: modelIdSchema({ field: 'model', example: 'openai/tts-1 or openai/tts-1/alloy', max: 200 })
     .optional()
     .describe('provider/model (+ `voice`), or provider/model/voice'),
   voice: z

@@ -1,5 +1,6 @@
 import { basename, extname } from 'node:path';
 import { z } from 'zod';
+import { modelIdSchema } from '../../config/model-ids.js';
 import { formatBytes } from '../../files/files.js';
 import { saveText as saveOutputText } from '../../files/output-files.js';
 import { type TranscriptFormat, transcribe } from '../../gateway/endpoints/audio.js';
@@ -32,10 +33,7 @@ const inputSchema = {
     )
     .optional()
     .describe('Base64 or data: URL, ≤ 20 MiB'),
-  model: z
-    .string()
-    .trim()
-    .regex(/^[A-Za-z0-9._:/@+-]{1,200}$/, 'model must be an id such as groq/whisper-large-v3')
+  model: modelIdSchema({ field: 'model', example: 'groq/whisper-large-v3', max: 200 })
     .optional()
     .describe('e.g. groq/whisper-large-v3'),
   language: z

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { modelIdSchema } from '../../config/model-ids.js';
 import { excerpt } from '../../mcp/confirm.js';
 import { capped, RESULT_BUDGET } from '../../mcp/result-budget.js';
 import { defineTool } from '../define.js';
@@ -8,10 +9,7 @@ import { defaultModel, MODEL_SETTING } from './default-models.js';
 
 export const MAX_PROMPT_CHARS = 200_000;
 
-const modelId = z
-  .string()
-  .trim()
-  .regex(/^[A-Za-z0-9._:/@+-]{1,200}$/, 'model must be an id such as openai/gpt-4o-mini (see list_models)');
+const modelId = modelIdSchema({ field: 'model', example: 'openai/gpt-4o-mini (see list_models)', max: 200 });
 
 const inputSchema = {
   prompt: z

@@ -1,4 +1,5 @@
 import type { Config } from '../../config/config.js';
+import { FIXED_DEFAULT_MODELS } from '../../config/model-ids.js';
 import { bareProviderId, type ModelEntry, type ModelListKind } from '../../gateway/endpoints/models.js';
 import type { Service } from '../../gateway/index.js';
 
@@ -19,8 +20,6 @@ export const CAPABILITIES: readonly Capability[] = [
 
 /** A capability, or `summary`: the small chat model that answers web_fetch prompts. */
 export type ModelRole = Capability | 'summary';
-
-export const KNOWN_VIDEO_MODEL = 'xai/grok-imagine-video';
 
 /** The setting that overrides each default. */
 export const MODEL_SETTING: Record<ModelRole, string> = {
@@ -73,7 +72,7 @@ export async function modelsFor(
   signal?: AbortSignal,
 ): Promise<CapabilityModel[] | null> {
   if (capability === 'video') {
-    const ids = [...new Set([deps.config.videoModel, KNOWN_VIDEO_MODEL])];
+    const ids = [...new Set([deps.config.videoModel, FIXED_DEFAULT_MODELS.video])];
     return ids.map((id) => ({ id, capability, owned_by: providerOf(id) }));
   }
   const list = await deps.service.catalog.list(LIST_KIND[capability], signal);
@@ -95,7 +94,7 @@ export interface ModelChoice {
   /** The model id to use, or null when there is none. */
   id: string | null;
   /** `setting`: from the variable in MODEL_SETTING (or the chat setting for summary);
-   *  `discovered`: from the service's list; `built-in`: the known video model. */
+   *  `discovered`: from the service's list; `built-in`: the fixed video default. */
   source: 'setting' | 'discovered' | 'built-in' | 'none';
   /** The setting that supplied it, when source is `setting`. */
   setting: string | null;
@@ -112,7 +111,7 @@ export async function defaultModel(
   const { config } = deps;
   const configured = configuredModel(role, config);
   if (role === 'video') {
-    const builtIn = config.videoModel === KNOWN_VIDEO_MODEL;
+    const builtIn = config.videoModel === FIXED_DEFAULT_MODELS.video;
     return {
       role,
       id: config.videoModel,

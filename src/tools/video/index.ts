@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FIXED_DEFAULT_MODELS, MODEL_ID, notAnIdSentence } from '../../config/model-ids.js';
 import type { VideoSubmitRequest } from '../../gateway/endpoints/videos.js';
 import { type AnyToolDefinition, defineTool, type ToolContext } from '../define.js';
 import { FailedStep } from '../results.js';
@@ -29,7 +30,7 @@ const common = {
     .string()
     .trim()
     .max(200)
-    .regex(/^[A-Za-z0-9._:/@+-]+$/, 'model must be an id such as xai/grok-imagine-video')
+    .regex(MODEL_ID, notAnIdSentence('model', FIXED_DEFAULT_MODELS.video))
     .optional(),
   resolution: z.enum(RESOLUTIONS).optional(),
   wait_seconds: z.number().min(0).max(MAX_WAIT_SECONDS).default(DEFAULT_SUBMIT_WAIT_SECONDS),

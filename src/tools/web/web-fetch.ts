@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { modelIdSchema } from '../../config/model-ids.js';
 import { abortable } from '../../gateway/deadline.js';
 import { fetchPage, type PageFormat } from '../../gateway/endpoints/fetch.js';
 import { ServiceError } from '../../gateway/errors.js';
@@ -24,10 +25,7 @@ const inputSchema = {
     .refine(isHttpUrl, 'url must be an absolute http:// or https:// URL'),
   format: z.enum(['markdown', 'text', 'html']).default('markdown'),
   ...pagingInput,
-  provider: z
-    .string()
-    .trim()
-    .regex(/^[A-Za-z0-9._:/@+-]{1,100}$/, 'provider must be an id such as jina-reader')
+  provider: modelIdSchema({ field: 'provider', example: 'jina-reader', max: 100 })
     .optional()
     .describe('e.g. jina-reader'),
   prompt: z

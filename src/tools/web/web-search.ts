@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { modelIdSchema } from '../../config/model-ids.js';
 import { type SearchResponse, search } from '../../gateway/endpoints/search.js';
 import { displayDate, oneLine, withoutControlChars } from '../../lib/text.js';
 import { capped, cappedOrNull, RESULT_BUDGET } from '../../mcp/result-budget.js';
@@ -33,10 +34,7 @@ const inputSchema = {
   exclude_domains: z.array(domain).max(20).optional(),
   country: z.string().trim().min(2).max(32).optional().describe('e.g. "us"'),
   language: z.string().trim().min(2).max(16).optional().describe('e.g. "en"'),
-  provider: z
-    .string()
-    .trim()
-    .regex(/^[A-Za-z0-9._:/@+-]{1,100}$/, 'provider must be an id such as tavily')
+  provider: modelIdSchema({ field: 'provider', example: 'tavily', max: 100 })
     .optional()
     .describe('e.g. tavily, brave'),
 };
