@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { guardedBody } from '../gateway/body-errors.js';
-import type { ServiceClient } from '../gateway/client.js';
+import { type ServiceClient, UNRESOLVED_CODES } from '../gateway/client.js';
 import { ServiceError } from '../gateway/errors.js';
 import { type CancelSignal, toAbortSignal } from '../lib/cancel.js';
 import { UserError } from '../tools/results.js';
@@ -84,7 +84,10 @@ function downloadError(url: string, error: unknown): Error {
   if (!(error instanceof ServiceError)) return error instanceof Error ? error : new Error(String(error));
   if (error.kind === 'aborted') return error;
   if (error.kind === 'blocked') return new UserError(`Could not download ${url}: ${error.describe()}`);
-  const code = /\(([A-Z_]{3,})\)/.exec(error.message)?.[1];
+  // The connection's code is named, except a name that does not resolve at a host other than the
+  // gateway: for that one the sentence stays "the connection failed".
+  const elsewhereUnresolved = error.host !== undefined && UNRESOLVED_CODES.has(error.code ?? '');
+  const code = elsewhereUnresolved ? undefined : error.code;
   const why =
     error.kind === 'http'
       ? `the host answered HTTP ${error.status}`

@@ -126,6 +126,8 @@ const REDIRECT_STATUS = new Set([301, 302, 303, 307, 308]);
 const MAX_REDIRECTS = 5;
 /** Connection errors that prove nothing was sent. */
 const NEVER_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+/** A host name that does not resolve (for now, or at all). */
+export const UNRESOLVED_CODES: ReadonlySet<string> = new Set(['ENOTFOUND', 'EAI_AGAIN']);
 
 interface Http extends Dispatchers {
   undici: typeof import('undici');
@@ -398,6 +400,7 @@ export class ServiceClient {
     const neverSent = code !== undefined && NEVER_SENT_CODES.has(code);
     return new ServiceError({
       kind: 'network',
+      code,
       message: this.scrub(
         neverSent
           ? `Cannot reach the service at ${this.baseUrl} (${code})`
@@ -411,8 +414,8 @@ export class ServiceClient {
 /** A download's failure at a host other than the gateway, told as that host's, not "the service"'s. */
 function failedElsewhere(error: unknown, host: string): unknown {
   if (!(error instanceof ServiceError) || error.kind === 'aborted' || error.kind === 'blocked') return error;
-  const code = /\(([A-Z_]{3,})\)/.exec(error.message)?.[1];
-  const unresolved = code === 'ENOTFOUND' || code === 'EAI_AGAIN';
+  const code = error.kind === 'network' ? error.code : undefined;
+  const unresolved = code !== undefined && UNRESOLVED_CODES.has(code);
   const what =
     error.kind === 'http'
       ? 'answered'
@@ -426,6 +429,7 @@ function failedElsewhere(error: unknown, host: string): unknown {
   return new ServiceError({
     kind: error.kind,
     status: error.status,
+    code: error.code,
     retryAfterSeconds: error.retryAfterSeconds,
     message: error.kind === 'malformed' ? what : `The download host ${host} ${what}`,
     maybeDelivered: error.maybeDelivered,

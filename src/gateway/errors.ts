@@ -16,6 +16,10 @@ export interface ServiceErrorInit {
   kind: ServiceErrorKind;
   message: string;
   status?: number;
+  /**
+   * The service's own error code (an HTTP answer's), or the connection's (a network failure's:
+   * ECONNREFUSED, ENOTFOUND, UND_ERR_SOCKET...). Decisions read it here, never from the message.
+   */
   code?: string;
   /** How long the service says to wait: its Retry-After, else a "(reset after Ns)" note. */
   retryAfterSeconds?: number;

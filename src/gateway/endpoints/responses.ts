@@ -171,9 +171,11 @@ function streamFailure(
       maybeDelivered: true,
     });
   }
-  const detail = (error as { code?: string; message?: string }).code ?? (error as Error).message;
+  const code = (error as { code?: string }).code;
+  const detail = code ?? (error as Error).message;
   return new ServiceError({
     kind: 'network',
+    code,
     message: client.scrub(`The connection dropped while the model was answering (${after}; ${detail})`),
     maybeDelivered: true,
   });
