@@ -1,3 +1,8 @@
+// Downloads a URL given by the agent into a private temporary directory, streamed and
+// size-limited. The gateway key never goes along (the URL came from the agent, so it could point
+// at any route), and hosts other than the gateway are reached only on public addresses, on
+// every redirect hop (see gateway/url-guard.ts).
+
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,12 +17,6 @@ import { byteLimiter } from './byte-limit.js';
 import { removeOnExit } from './exit-cleanup.js';
 import { formatBytes } from './files.js';
 
-/**
- * Downloads a URL given by the agent into a private temporary directory, streamed and
- * size-limited. The gateway key never goes along (the URL came from the agent, so it could point
- * at any route), and hosts other than the gateway are reached only on public addresses, on
- * every redirect hop (see service/url-guard.ts).
- */
 export interface TempDownload {
   path: string;
   size: number;

@@ -1,3 +1,6 @@
+// The one place that talks HTTP to the backing service: auth header, timeouts, the retry policy
+// and error mapping. Endpoint modules (search.ts, videos.ts, ...) describe requests; this runs them.
+
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { ProxySettings } from '../config/proxy-settings.js';
@@ -18,10 +21,6 @@ import { shownText, shownValue } from './normalize.js';
 import { readUpstreamFailure, resetAfterSeconds } from './upstream-failure.js';
 import { UrlGuard } from './url-guard.js';
 
-/**
- * The one place that talks HTTP to the backing service: auth header, timeouts, the retry policy
- * and error mapping. Endpoint modules (search.ts, videos.ts, ...) describe requests; this runs them.
- */
 export interface ServiceClientOptions {
   baseUrl: string;
   apiKey: string | undefined;
