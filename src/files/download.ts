@@ -84,7 +84,7 @@ function downloadError(url: string, error: unknown): Error {
   if (error.kind === 'aborted') return error;
   if (error.kind === 'blocked') return new UserError(`Could not download ${url}: ${error.describe()}`);
   // The connection's code is named, except a name that does not resolve at a host other than the
-  // gateway: for that one the sentence stays "the connection failed".
+  // gateway: for that one the sentence says only "the connection failed".
   const elsewhereUnresolved = error.host !== undefined && UNRESOLVED_CODES.has(error.code ?? '');
   const code = elsewhereUnresolved ? undefined : error.code;
   const why =
