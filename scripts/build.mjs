@@ -10,7 +10,7 @@ import { bundleStubs } from './bundle-stubs.mjs';
 import { writeThirdPartyNotices } from './third-party-notices.mjs';
 
 const { version } = JSON.parse(await readFile('package.json', 'utf8'));
-// Tool schemas converted from zod now rather than at every start-up (see src/mcp/tool-catalog.ts).
+// Tool schemas converted from zod now rather than at every start-up (see src/mcp/tool-listing.ts).
 const toolSchemas = execFileSync(process.execPath, ['--import', 'tsx', 'scripts/tool-schemas.ts'], {
   encoding: 'utf8',
 });

@@ -1,9 +1,8 @@
-/**
- * The standard outbound-proxy variables, read once at start-up. Node's own fetch and undici ignore
- * them unless asked, so a server behind a corporate proxy could reach neither the gateway nor the
- * hosts videos and audio are downloaded from. Lowercase names win over uppercase ones, as in curl
- * and undici; HTTPS_PROXY falls back to HTTP_PROXY for https URLs.
- */
+// The standard outbound-proxy variables, read once at start-up. Node's own fetch and undici ignore
+// them unless asked, so a server behind a corporate proxy could reach neither the gateway nor the
+// hosts videos and audio are downloaded from. Lowercase names win over uppercase ones, as in curl
+// and undici; HTTPS_PROXY falls back to HTTP_PROXY for https URLs.
+
 export interface ProxySettings {
   /** Proxy for http:// URLs ('' = none). */
   httpProxy: string;

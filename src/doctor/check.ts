@@ -1,4 +1,5 @@
-/** One line of the doctor's report, and the report itself. */
+// One line of the doctor's report, and the report itself.
+
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 
 export interface Check {

@@ -1,3 +1,7 @@
+// `gateway-tools-mcp doctor`: checks what the tools need — the service answers, the key is
+// accepted, which models serve each capability (the same defaults the tools pick), and the
+// output directory is writable — and says how to fix each problem. Never prints the key.
+
 import type { Config } from '../config/config.js';
 import { closeRuntime, createRuntime } from '../runtime.js';
 import type { ModelRole } from '../tools/models/default-models.js';
@@ -6,11 +10,6 @@ import { type Check, type CheckStatus, type DoctorReport, skipped } from './chec
 import { checkInputRoots, checkWorkspace } from './file-checks.js';
 import { checkKey, checkRole, checkService } from './service-checks.js';
 
-/**
- * `gateway-tools-mcp doctor`: checks what the tools need — the service answers, the key is
- * accepted, which models serve each capability (the same defaults the tools pick), and the
- * output directory is writable — and says how to fix each problem. Never prints the key.
- */
 export type { Check, CheckStatus, DoctorReport } from './check.js';
 
 /** Doctor should answer promptly even when the configured timeout is long. */

@@ -1,3 +1,7 @@
+// File checks for `doctor`. The output directory is not created here (the tools create it on
+// first save): a missing one is checked through its nearest existing parent, and every probe
+// file is removed again, so doctor leaves nothing behind.
+
 import { randomBytes } from 'node:crypto';
 import { rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
@@ -5,11 +9,6 @@ import type { Config } from '../config/config.js';
 import { userDataDir } from '../config/user-dirs.js';
 import type { Check } from './check.js';
 
-/**
- * File checks for `doctor`. The output directory is not created here (the tools create it on
- * first save): a missing one is checked through its nearest existing parent, and every probe
- * file is removed again, so doctor leaves nothing behind.
- */
 export async function checkOutputDir(
   dir: string,
   label = 'Output directory',

@@ -1,3 +1,5 @@
+// The doctor's service checks: reachable, key accepted, and the model each capability uses.
+
 import { checkHealth, KEY_PROBE, probeKey } from '../gateway/endpoints/health.js';
 import { ServiceError } from '../gateway/errors.js';
 import type { Runtime } from '../runtime.js';
@@ -11,7 +13,6 @@ import {
 } from '../tools/models/default-models.js';
 import { type Check, describe, fail, ok } from './check.js';
 
-/** The doctor's service checks: reachable, key accepted, and the model each capability uses. */
 const UNREACHABLE_FIX =
   'Start the gateway (9router listens on http://127.0.0.1:20128 by default) or set GATEWAY_BASE_URL to its address.';
 

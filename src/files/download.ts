@@ -1,22 +1,21 @@
+// Downloads a URL given by the agent into a private temporary directory, streamed and
+// size-limited. The gateway key never goes along (the URL came from the agent, so it could point
+// at any route), and hosts other than the gateway are reached only on public addresses, on
+// every redirect hop (see gateway/url-guard.ts).
+
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { guardedBody } from '../gateway/body-errors.js';
-import type { ServiceClient } from '../gateway/client.js';
+import { type ServiceClient, UNRESOLVED_CODES } from '../gateway/client.js';
 import { ServiceError } from '../gateway/errors.js';
 import { UserError } from '../tools/results.js';
 import { byteLimiter } from './byte-limit.js';
 import { removeOnExit } from './exit-cleanup.js';
 import { formatBytes } from './files.js';
 
-/**
- * Downloads a URL given by the agent into a private temporary directory, streamed and
- * size-limited. The gateway key never goes along (the URL came from the agent, so it could point
- * at any route), and hosts other than the gateway are reached only on public addresses, on
- * every redirect hop (see service/url-guard.ts).
- */
 export interface TempDownload {
   path: string;
   size: number;
@@ -83,7 +82,10 @@ function downloadError(url: string, error: unknown): Error {
   if (!(error instanceof ServiceError)) return error instanceof Error ? error : new Error(String(error));
   if (error.kind === 'aborted') return error;
   if (error.kind === 'blocked') return new UserError(`Could not download ${url}: ${error.describe()}`);
-  const code = /\(([A-Z_]{3,})\)/.exec(error.message)?.[1];
+  // The connection's code is named, except a name that does not resolve at a host other than the
+  // gateway: for that one the sentence says only "the connection failed".
+  const elsewhereUnresolved = error.host !== undefined && UNRESOLVED_CODES.has(error.code ?? '');
+  const code = elsewhereUnresolved ? undefined : error.code;
   const why =
     error.kind === 'http'
       ? `the host answered HTTP ${error.status}`

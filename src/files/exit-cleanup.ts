@@ -1,10 +1,9 @@
+// Temporary files and directories that must not outlive the process: every way the server ends
+// (stdin closing, SIGINT/SIGTERM, an HTTP shutdown past its grace) goes through process.exit,
+// whose `exit` event removes whatever is still registered, synchronously, as that event requires.
+
 import { rmSync } from 'node:fs';
 
-/**
- * Temporary files and directories that must not outlive the process: every way the server ends
- * (stdin closing, SIGINT/SIGTERM, an HTTP shutdown past its grace) goes through process.exit,
- * whose `exit` event removes whatever is still registered, synchronously, as that event requires.
- */
 const pending = new Set<string>();
 let hooked = false;
 

@@ -1,13 +1,12 @@
+// The two file rules of the product: local files are read only from inside the input roots
+// (after resolving symlinks), and every saved file (output-files.ts) lands inside the output directory with a
+// name that cannot collide. Both stream; nothing here holds a whole file in memory.
+
 import { realpath, stat } from 'node:fs/promises';
 import { basename, isAbsolute, resolve } from 'node:path';
 import { UserError } from '../tools/results.js';
 import { isInsideDir } from './fs-guards.js';
 
-/**
- * The two file rules of the product: local files are read only from inside the input roots
- * (after resolving symlinks), and every saved file (output-files.ts) lands inside the output directory with a
- * name that cannot collide. Both stream; nothing here holds a whole file in memory.
- */
 export interface InputFile {
   path: string;
   size: number;

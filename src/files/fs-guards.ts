@@ -1,12 +1,10 @@
+// Checks that keep file reads and writes where the rules put them even when a directory entry is
+// swapped for a symlink: by where a descriptor really points, and by where a directory really is.
+
 import type { FileHandle } from 'node:fs/promises';
-import { readlink, realpath, rm } from 'node:fs/promises';
+import { readlink, realpath } from 'node:fs/promises';
 import { isAbsolute, relative, sep } from 'node:path';
 import { UserError } from '../tools/results.js';
-
-/**
- * Checks that keep file reads and writes where the rules put them even when a directory entry is
- * swapped for a symlink: by where a descriptor really points, and by where a directory really is.
- */
 
 /** Where an open descriptor points, per the kernel (Linux); null where that cannot be asked. */
 export async function descriptorPath(handle: FileHandle): Promise<string | null> {
@@ -39,18 +37,4 @@ export async function realOutputDir(outputDir: string, workDir: string | undefin
     }
   }
   return real;
-}
-
-/**
- * After creating a file: if a swap made the create land outside the real output directory, the
- * stray (empty) file is removed and the save refused. Linux only (see descriptorPath).
- */
-export async function assertCreatedInside(handle: FileHandle, realDir: string): Promise<void> {
-  const where = await descriptorPath(handle);
-  if (where === null || isInsideDir(where, realDir)) return;
-  await handle.close();
-  await rm(where, { force: true });
-  throw new UserError(
-    'The output directory changed while a file was being created in it, so nothing was saved.',
-  );
 }

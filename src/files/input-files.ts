@@ -5,6 +5,13 @@ import { UserError } from '../tools/results.js';
 import { formatBytes, type InputFile, isInside, resolveInputFile } from './files.js';
 import { descriptorPath } from './fs-guards.js';
 
+export interface OpenedInputFile extends InputFile {
+  handle: FileHandle;
+  mtimeMs: number;
+}
+
+const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+
 /**
  * Opens a local file for reading under the input-root rule, closing the gap between checking a
  * path and opening it. resolveInputFile checks the real path; between that check and an open by
@@ -17,13 +24,6 @@ import { descriptorPath } from './fs-guards.js';
  * checked real path still leads to the very same file (a narrower, best-effort check).
  * Everything is then read through that descriptor.
  */
-export interface OpenedInputFile extends InputFile {
-  handle: FileHandle;
-  mtimeMs: number;
-}
-
-const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
-
 export async function openInputFile(
   requested: string,
   roots: readonly string[],

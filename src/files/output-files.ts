@@ -1,3 +1,13 @@
+// Saving into the output directory. A file is written under a hidden temporary name and appears
+// under its real, collision-free name only once it is complete: a call that fails, is cancelled
+// or is cut short by the process ending leaves no truncated file that looks finished, and no
+// temporary one either (removed on every exit, see exit-cleanup.ts).
+//
+// The temporary file is created exclusively (`wx`: never an existing file, never a symlink
+// planted under that name) and written only through its descriptor. It is published with a hard
+// link, which never replaces an existing name, and the published name is checked to be that very
+// file; a file system without hard links gets a rename after a check that the name is free.
+
 import { randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
 import { type FileHandle, link, lstat, mkdir, open, rename, rm, statfs } from 'node:fs/promises';
@@ -10,17 +20,6 @@ import { removeOnExit } from './exit-cleanup.js';
 import { formatBytes } from './files.js';
 import { descriptorPath, realOutputDir } from './fs-guards.js';
 
-/**
- * Saving into the output directory. A file is written under a hidden temporary name and appears
- * under its real, collision-free name only once it is complete: a call that fails, is cancelled
- * or is cut short by the process ending leaves no truncated file that looks finished, and no
- * temporary one either (removed on every exit, see exit-cleanup.ts).
- *
- * The temporary file is created exclusively (`wx`: never an existing file, never a symlink
- * planted under that name) and written only through its descriptor. It is published with a hard
- * link, which never replaces an existing name, and the published name is checked to be that very
- * file; a file system without hard links gets a rename after a check that the name is free.
- */
 export interface SavedFile {
   path: string;
   bytes: number;

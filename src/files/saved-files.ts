@@ -1,20 +1,19 @@
+// How a saved file is named to clients: one resource URI per file, the same on every transport,
+// which `resources/read` answers with the file's bytes. A `file://` link would name a path on the
+// server's disk, which a client on another machine cannot open; this one goes through the
+// protocol, wherever the client is. The URI holds the file's name only: a file is looked up in the
+// output directory of the client that asks, never anywhere else.
+
 import { basename, extname } from 'node:path';
 import type { ResourceLink } from '@modelcontextprotocol/sdk/types.js';
 
-/**
- * How a saved file is named to clients: one resource URI per file, the same on every transport,
- * which `resources/read` answers with the file's bytes. A `file://` link would name a path on the
- * server's disk, which a client on another machine cannot open; this one goes through the
- * protocol, wherever the client is. The URI holds the file's name only: a file is looked up in the
- * output directory of the client that asks, never anywhere else.
- */
 const PREFIX = 'gateway-tools://output/';
 
 /** For resources/templates/list: any saved file, by its name. */
 export const SAVED_FILE_URI_TEMPLATE = `${PREFIX}{name}`;
 
 /**
- * The names the output directory's files get (files.ts, createOutputFile): a stem, a timestamp,
+ * The names the output directory's files get (output-files.ts, publish): a stem, a timestamp,
  * a counter on collision, an extension. Nothing else in the directory is ever served.
  */
 const SAVED_NAME = /^[a-z0-9-]{1,48}-\d{8}-\d{6}(?:-\d{1,3})?\.[a-z0-9]{1,8}$/;

@@ -1,6 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { RootsListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../lib/log.js';
 import type { GatewayServer, RequestExtra } from '../mcp/server.js';
@@ -35,13 +34,13 @@ export class ClientWorkspace {
     private readonly config: Config,
     /** False where the client's answer cannot come back to this server (stateless HTTP). */
     private readonly canAsk: boolean,
-  ) {
-    server.setNotificationHandler(RootsListChangedNotificationSchema, () => {
-      this.roots = undefined;
-    });
-  }
+  ) {}
 
-  /** Forgets what the client said (a new initialize may bring other capabilities). */
+  /**
+   * Forgets the client's roots, asked again on the next call that needs them: after
+   * notifications/roots/list_changed, and after a new initialize (which may bring other
+   * capabilities).
+   */
   reset(): void {
     this.roots = undefined;
   }

@@ -29,6 +29,7 @@ export function bodyReadError(
   }
   return new ServiceError({
     kind: 'network',
+    code,
     message: scrub(`The connection dropped while receiving ${what} (${code ?? err.message ?? 'reset'})`),
     maybeDelivered: true,
   });

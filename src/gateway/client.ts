@@ -1,3 +1,6 @@
+// The one place that talks HTTP to the backing service: auth header, timeouts, the retry policy
+// and error mapping. Endpoint modules (search.ts, videos.ts, ...) describe requests; this runs them.
+
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { ProxySettings } from '../config/proxy-settings.js';
@@ -17,10 +20,6 @@ import { shownText, shownValue } from './normalize.js';
 import { readUpstreamFailure, resetAfterSeconds } from './upstream-failure.js';
 import { UrlGuard } from './url-guard.js';
 
-/**
- * The one place that talks HTTP to the backing service: auth header, timeouts, the retry policy
- * and error mapping. Endpoint modules (search.ts, videos.ts, ...) describe requests; this runs them.
- */
 export interface ServiceClientOptions {
   baseUrl: string;
   apiKey: string | undefined;
@@ -125,6 +124,8 @@ const REDIRECT_STATUS = new Set([301, 302, 303, 307, 308]);
 const MAX_REDIRECTS = 5;
 /** Connection errors that prove nothing was sent. */
 const NEVER_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+/** A host name that does not resolve (for now, or at all). */
+export const UNRESOLVED_CODES: ReadonlySet<string> = new Set(['ENOTFOUND', 'EAI_AGAIN']);
 
 interface Http extends Dispatchers {
   undici: typeof import('undici');
@@ -390,6 +391,7 @@ export class ServiceClient {
     const neverSent = code !== undefined && NEVER_SENT_CODES.has(code);
     return new ServiceError({
       kind: 'network',
+      code,
       message: this.scrub(
         neverSent
           ? `Cannot reach the service at ${this.baseUrl} (${code})`
@@ -403,8 +405,8 @@ export class ServiceClient {
 /** A download's failure at a host other than the gateway, told as that host's, not "the service"'s. */
 function failedElsewhere(error: unknown, host: string): unknown {
   if (!(error instanceof ServiceError) || error.kind === 'aborted' || error.kind === 'blocked') return error;
-  const code = /\(([A-Z_]{3,})\)/.exec(error.message)?.[1];
-  const unresolved = code === 'ENOTFOUND' || code === 'EAI_AGAIN';
+  const code = error.kind === 'network' ? error.code : undefined;
+  const unresolved = code !== undefined && UNRESOLVED_CODES.has(code);
   const what =
     error.kind === 'http'
       ? 'answered'
@@ -418,6 +420,7 @@ function failedElsewhere(error: unknown, host: string): unknown {
   return new ServiceError({
     kind: error.kind,
     status: error.status,
+    code: error.code,
     retryAfterSeconds: error.retryAfterSeconds,
     message: error.kind === 'malformed' ? what : `The download host ${host} ${what}`,
     maybeDelivered: error.maybeDelivered,

@@ -1,21 +1,20 @@
+// The connection pools of the service client. `calls` carries the gateway's short JSON calls
+// (search, fetch, model lists, job polls, submits); `transfers` its long ones (streamed answers,
+// speech, uploads, downloads), which can hold a connection for minutes: kept apart, a burst of
+// transfers never makes a short call wait for a connection, past its own timeout. Both reach the
+// gateway (and the hosts GATEWAY_ALLOW_PRIVATE_URLS lists). `guarded` carries downloads from other
+// hosts, which may reach public addresses only (url-guard.ts).
+//
+// Without a proxy, the guard runs in the DNS lookup of every connection, so it sees the address
+// the socket really uses. With a proxy, the connection goes to the proxy, which resolves the
+// target itself: the target's name is then resolved and checked before the request is handed to
+// the proxy (assertPublicHost), and hosts NO_PROXY exempts keep the connect-time check as well.
+
 import type * as Undici from 'undici';
 import type { Dispatcher } from 'undici';
 import type { ProxySettings } from '../config/proxy-settings.js';
 import { assertPublicHost, publicOnlyLookup } from './url-guard.js';
 
-/**
- * The connection pools of the service client. `calls` carries the gateway's short JSON calls
- * (search, fetch, model lists, job polls, submits); `transfers` its long ones (streamed answers,
- * speech, uploads, downloads), which can hold a connection for minutes: kept apart, a burst of
- * transfers never makes a short call wait for a connection, past its own timeout. Both reach the
- * gateway (and the hosts GATEWAY_ALLOW_PRIVATE_URLS lists). `guarded` carries downloads from other
- * hosts, which may reach public addresses only (url-guard.ts).
- *
- * Without a proxy, the guard runs in the DNS lookup of every connection, so it sees the address
- * the socket really uses. With a proxy, the connection goes to the proxy, which resolves the
- * target itself: the target's name is then resolved and checked before the request is handed to
- * the proxy (assertPublicHost), and hosts NO_PROXY exempts keep the connect-time check as well.
- */
 export interface Dispatchers {
   calls: Dispatcher;
   transfers: Dispatcher;

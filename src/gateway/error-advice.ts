@@ -1,12 +1,44 @@
-import type { ServiceError } from './errors.js';
+// What a failed service call tells the agent: what failed, why, and what to do next. An error
+// the gateway tags with an upstream provider is that provider's (its account in the gateway, its
+// rate limit, its cooldown), never the gateway key's; an untagged one is the gateway's own.
+// A failure's data is declared here and carried by errors.ts's ServiceError, so the advice
+// depends on no class and the two modules on each other only one way.
+
 import { providerWithoutCredentials, readUpstreamFailure, type UpstreamFailure } from './upstream-failure.js';
 
-/**
- * What a failed service call tells the agent: what failed, why, and what to do next. An error
- * the gateway tags with an upstream provider is that provider's (its account in the gateway, its
- * rate limit, its cooldown), never the gateway key's; an untagged one is the gateway's own.
- */
-export function describeServiceError(error: ServiceError): string {
+/** What kind of failure a service call met. */
+export type ServiceErrorKind =
+  | 'http' // the service answered with an error status
+  | 'timeout' // no complete answer within the per-request timeout
+  | 'network' // connection refused, reset, DNS failure
+  | 'aborted' // the caller cancelled
+  | 'malformed' // the service answered 2xx with a body we cannot read
+  | 'blocked'; // a download URL points at a non-public address (see url-guard.ts); nothing was sent
+
+/** A failed service call as data: what a ServiceError is built from, and all the advice reads. */
+export interface ServiceErrorInit {
+  kind: ServiceErrorKind;
+  message: string;
+  status?: number;
+  /**
+   * The service's own error code (an HTTP answer's), or the connection's (a network failure's:
+   * ECONNREFUSED, ENOTFOUND, UND_ERR_SOCKET...). Decisions read it here, never from the message.
+   */
+  code?: string;
+  /** How long the service says to wait: its Retry-After, else a "(reset after Ns)" note. */
+  retryAfterSeconds?: number;
+  /** The service's own message, as it said it (scrubbed): where upstream providers are named. */
+  serviceMessage?: string;
+  /** The model or provider the request named. */
+  model?: string;
+  /** True when the request may have reached the service (matters for billed submits). */
+  maybeDelivered: boolean;
+  /** The host that failed, when it is not the gateway (a download's): the advice then spares the gateway's settings. */
+  host?: string;
+}
+
+/** One or two sentences for a failed call (ServiceError.describe()). */
+export function describeServiceError(error: ServiceErrorInit): string {
   const upstream =
     error.kind === 'http' && error.serviceMessage ? upstreamText(error, error.serviceMessage) : '';
   if (upstream) return upstream;
@@ -19,7 +51,7 @@ export function describeServiceError(error: ServiceError): string {
 const FAMILY_STATUS = new Set([502, 503]);
 const OTHER_CHOICE = 'or choose another provider or model';
 
-function upstreamText(error: ServiceError, said: string): string {
+function upstreamText(error: ServiceErrorInit, said: string): string {
   const wait = error.retryAfterSeconds;
   const http = `HTTP ${error.status}`;
   const missing = providerWithoutCredentials(said);
@@ -108,7 +140,7 @@ function statusFromWords(detail: string): number | undefined {
 }
 
 /** The advice for an error the gateway raised itself (or one no provider is named in). */
-function hintFor(error: ServiceError): string {
+function hintFor(error: ServiceErrorInit): string {
   if (error.host) return elsewhereHint(error, error.host);
   const wait = error.retryAfterSeconds;
   switch (error.kind) {
@@ -160,7 +192,7 @@ function hintFor(error: ServiceError): string {
 }
 
 /** Advice for a failure at a host that is not the gateway: its settings and key are not the cause. */
-function elsewhereHint(error: ServiceError, host: string): string {
+function elsewhereHint(error: ServiceErrorInit, host: string): string {
   const notGateway = `${host} is not the gateway, so neither GATEWAY_BASE_URL nor the gateway key is the cause`;
   switch (error.kind) {
     case 'network':

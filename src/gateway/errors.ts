@@ -1,34 +1,9 @@
-import { describeServiceError } from './error-advice.js';
+import { describeServiceError, type ServiceErrorInit, type ServiceErrorKind } from './error-advice.js';
 
 /**
  * A failed service call, as a value a tool can turn into a message a model can act on.
  * Messages are scrubbed of secrets before a ServiceError is ever built.
  */
-export type ServiceErrorKind =
-  | 'http' // the service answered with an error status
-  | 'timeout' // no complete answer within the per-request timeout
-  | 'network' // connection refused, reset, DNS failure
-  | 'aborted' // the caller cancelled
-  | 'malformed' // the service answered 2xx with a body we cannot read
-  | 'blocked'; // a download URL points at a non-public address (see url-guard.ts); nothing was sent
-
-export interface ServiceErrorInit {
-  kind: ServiceErrorKind;
-  message: string;
-  status?: number;
-  code?: string;
-  /** How long the service says to wait: its Retry-After, else a "(reset after Ns)" note. */
-  retryAfterSeconds?: number;
-  /** The service's own message, as it said it (scrubbed): where upstream providers are named. */
-  serviceMessage?: string;
-  /** The model or provider the request named. */
-  model?: string;
-  /** True when the request may have reached the service (matters for billed submits). */
-  maybeDelivered: boolean;
-  /** The host that failed, when it is not the gateway (a download's): the advice then spares the gateway's settings. */
-  host?: string;
-}
-
 export class ServiceError extends Error {
   override name = 'ServiceError';
   readonly kind: ServiceErrorKind;

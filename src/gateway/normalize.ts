@@ -1,4 +1,5 @@
-/** Small readers that turn loosely-typed JSON into typed values without throwing. */
+// Small readers that turn loosely-typed JSON into typed values without throwing.
+
 export type Json = Record<string, unknown>;
 
 export function asObject(value: unknown): Json {

@@ -1,16 +1,15 @@
-/**
- * Keeps memory flat while a long transfer streams (video downloads, audio uploads and downloads).
- *
- * Every socket or file read allocates a fresh buffer of up to 64 KiB, and V8 returns the memory
- * behind young buffers only at a scavenge. The allocations themselves force a scavenge only once
- * 32 MiB of such memory is waiting (twice the default size of a V8 semi-space), and
- * a transfer makes too little other garbage to trigger one sooner. So a 500 MB download held up
- * to 32 MiB of dead buffers at any moment, plus what the allocator kept around them: measured
- * +25-50 MiB of RSS in the server, whatever the file size. Asking for a minor GC every few MiB
- * keeps the dead buffers to about twice that step (measured: at most 8-15 MiB of buffers alive at
- * 4 MiB), and each costs well under a millisecond with this server's small young generation
- * (about 125 of them for 500 MB).
- */
+// Keeps memory flat while a long transfer streams (video downloads, audio uploads and downloads).
+//
+// Every socket or file read allocates a fresh buffer of up to 64 KiB, and V8 returns the memory
+// behind young buffers only at a scavenge. The allocations themselves force a scavenge only once
+// 32 MiB of such memory is waiting (twice the default size of a V8 semi-space), and
+// a transfer makes too little other garbage to trigger one sooner. So a 500 MB download held up
+// to 32 MiB of dead buffers at any moment, plus what the allocator kept around them: measured
+// +25-50 MiB of RSS in the server, whatever the file size. Asking for a minor GC every few MiB
+// keeps the dead buffers to about twice that step (measured: at most 8-15 MiB of buffers alive at
+// 4 MiB), and each costs well under a millisecond with this server's small young generation
+// (about 125 of them for 500 MB).
+
 export const GC_PACE_BYTES = 4 * 1024 * 1024;
 
 type CollectGarbage = (options: { type: 'minor' | 'major'; execution?: 'sync' | 'async' }) => void;

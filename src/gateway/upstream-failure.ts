@@ -1,11 +1,10 @@
-/**
- * Reading a gateway error for the upstream provider behind it. 9router tags an upstream
- * provider's failure with that provider (`[exa] exa returned 401: … (reset after 2m)`,
- * `[openai/tts-1/alloy] …`, `[<provider node>/m1] [401]: …`). After such a failure it locks that
- * account or model for a while (a "cooldown"), and meanwhile answers with the stored error,
- * `Retry-After` and "(reset after Ns)", or with 400 "No credentials for provider: X".
- * Other gateways tag errors the same way or not at all; an untagged error is the gateway's own.
- */
+// Reading a gateway error for the upstream provider behind it. 9router tags an upstream
+// provider's failure with that provider (`[exa] exa returned 401: … (reset after 2m)`,
+// `[openai/tts-1/alloy] …`, `[<provider node>/m1] [401]: …`). After such a failure it locks that
+// account or model for a while (a "cooldown"), and meanwhile answers with the stored error,
+// `Retry-After` and "(reset after Ns)", or with 400 "No credentials for provider: X".
+// Other gateways tag errors the same way or not at all; an untagged error is the gateway's own.
+
 export interface UpstreamFailure {
   /** What failed, as the gateway names it: a provider (`exa`) or provider/model[/voice]. */
   subject: string;

@@ -1,17 +1,16 @@
+// Keeps the server from becoming a proxy into the local network. The server itself fetches only
+// two kinds of URL: an audio `url` an agent passes to audio_transcribe, and a finished video's URL
+// the gateway answers with (plus every redirect hop of both). A prompt injection can steer the
+// first, a compromised gateway the second; neither may reach loopback, private, link-local
+// (cloud metadata at 169.254.169.254) or other non-public addresses. Exempt: the gateway's own
+// origin (the user configured it, and it usually is on loopback), and the hosts listed in
+// GATEWAY_ALLOW_PRIVATE_URLS (`*` = any). Names are checked on the addresses they resolve to,
+// at connect time, so DNS rebinding cannot slip a private address past the check.
+
 import type { LookupAddress } from 'node:dns';
 import type { BlockList, LookupFunction } from 'node:net';
 import { ServiceError } from './errors.js';
 
-/**
- * Keeps the server from becoming a proxy into the local network. The server itself fetches only
- * two kinds of URL: an audio `url` an agent passes to audio_transcribe, and a finished video's URL
- * the gateway answers with (plus every redirect hop of both). A prompt injection can steer the
- * first, a compromised gateway the second; neither may reach loopback, private, link-local
- * (cloud metadata at 169.254.169.254) or other non-public addresses. Exempt: the gateway's own
- * origin (the user configured it, and it usually is on loopback), and the hosts listed in
- * GATEWAY_ALLOW_PRIVATE_URLS (`*` = any). Names are checked on the addresses they resolve to,
- * at connect time, so DNS rebinding cannot slip a private address past the check.
- */
 // node:net and node:dns are taken when first needed, not at start-up (most runs never download).
 const net = () => process.getBuiltinModule('node:net');
 const isIP = (text: string) => net().isIP(text);
@@ -97,8 +96,6 @@ function ipv6Words(ipv6: string): number[] | undefined {
   const words = [...left, ...Array<string>(missing).fill('0'), ...right].map((w) => Number.parseInt(w, 16));
   return words.length === 8 && words.every((w) => w >= 0 && w <= 0xffff) ? words : undefined;
 }
-
-export const ALLOW_PRIVATE_SETTING = 'GATEWAY_ALLOW_PRIVATE_URLS';
 
 /** A refused destination, as a ServiceError the tools turn into a sentence (never retried). */
 export function blockedUrlError(host: string, address: string): ServiceError {

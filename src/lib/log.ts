@@ -1,6 +1,7 @@
+// One logger, to stderr only: stdout belongs to JSON-RPC on the stdio transport.
+
 import type { Scrub } from './secrets.js';
 
-/** One logger, to stderr only: stdout belongs to JSON-RPC on the stdio transport. */
 export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 

@@ -1,11 +1,10 @@
-/**
- * Removing secrets from text. Two strengths: the exact secrets only (for what the gateway sends,
- * where a page that documents `Authorization: Bearer ...` must stay intact), and the exact secrets
- * plus anything shaped like a bearer token (for logs and error messages).
- *
- * Text is cleaned before it is cut anywhere: a cut through a secret would leave a part of it that
- * no later scrub recognises.
- */
+// Removing secrets from text. Two strengths: the exact secrets only (for what the gateway sends,
+// where a page that documents `Authorization: Bearer ...` must stay intact), and the exact secrets
+// plus anything shaped like a bearer token (for logs and error messages).
+//
+// Text is cleaned before it is cut anywhere: a cut through a secret would leave a part of it that
+// no later scrub recognises.
+
 export type Scrub = (text: string) => string;
 
 /** Replaces every occurrence of each secret with ***. */

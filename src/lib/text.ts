@@ -1,4 +1,5 @@
-/** Small formatting helpers for compact markdown. */
+// Small formatting functions for compact markdown.
+
 export function oneLine(text: string, max = 500): string {
   // Most titles and snippets are one line already: look before rebuilding the string.
   const flat = UNTIDY_SPACE.test(text) ? text.replace(/\s+/g, ' ').trim() : text;

@@ -1,4 +1,4 @@
-import { type LoggingLevel, SetLevelRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger, LogLevel } from '../lib/log.js';
 import { SERVER_NAME } from '../version.js';
 import type { GatewayServer } from './server.js';
@@ -36,15 +36,15 @@ export class ClientLog {
   constructor(
     private readonly server: GatewayServer,
     private readonly scrub: (text: string) => string,
-  ) {
-    server.setRequestHandler(SetLevelRequestSchema, (request) => {
-      this.threshold = SEVERITY.indexOf(request.params.level);
-      return {};
-    });
-  }
+  ) {}
 
   get level(): LoggingLevel {
     return SEVERITY[this.threshold] as LoggingLevel;
+  }
+
+  /** What `logging/setLevel` asks for: lines from `level` up. */
+  setLevel(level: LoggingLevel): void {
+    this.threshold = SEVERITY.indexOf(level);
   }
 
   /**

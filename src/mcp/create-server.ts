@@ -1,15 +1,25 @@
+// Builds one MCP server (one per session on HTTP) from the process-wide runtime. Every request
+// and notification handler, and every hook, is attached here: what a connection answers can be
+// read in one place.
+
+import {
+  CallToolRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  ReadResourceRequestSchema,
+  RootsListChangedNotificationSchema,
+  SetLevelRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { Runtime } from '../runtime.js';
 import type { AnyToolDefinition } from '../tools/define.js';
 import { SERVER_NAME, VERSION } from '../version.js';
-import { registerTools, selectTools, serverInstructions } from './registry.js';
-import { registerResources } from './resources.js';
+import { ClientConnection } from './client-connection.js';
+import { selectTools, serverInstructions, toolHandlers } from './registry.js';
+import { resourceHandlers } from './resources.js';
 import { GatewayServer } from './server.js';
-import { Session } from './session.js';
 
-/**
- * Builds one MCP server (one per session on HTTP) from the process-wide runtime: the selected
- * tools, or the ones given.
- */
+/** A server for the selected tools, or for the ones given. */
 export function createServer(
   runtime: Runtime,
   tools: readonly AnyToolDefinition[] = selectTools(runtime.config),
@@ -22,8 +32,32 @@ export function createServer(
     },
     runtime.log,
   );
-  const session = new Session(server, runtime);
-  registerTools(session, tools);
-  registerResources(session);
+  const connection = new ClientConnection(server, runtime);
+  const { clientLog, workspace } = connection;
+
+  server.oninitialized = () => {
+    workspace.reset();
+    connection.tellStartupWarnings();
+  };
+  server.onrequest = (_method, extra) => connection.tellPendingWarnings(extra);
+
+  // Replaces the SDK's own logging/setLevel handler: the level is this connection's ClientLog's.
+  server.setRequestHandler(SetLevelRequestSchema, (request) => {
+    clientLog.setLevel(request.params.level);
+    return {};
+  });
+  server.setNotificationHandler(RootsListChangedNotificationSchema, () => workspace.reset());
+
+  const toolCalls = toolHandlers(connection, tools);
+  server.setRequestHandler(ListToolsRequestSchema, toolCalls.list);
+  server.setRequestHandler(CallToolRequestSchema, toolCalls.call);
+
+  const resources = resourceHandlers(
+    connection.files,
+    async (extra) => (await connection.workspaceFor(extra)).outputDir,
+  );
+  server.setRequestHandler(ListResourcesRequestSchema, resources.list);
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, resources.templates);
+  server.setRequestHandler(ReadResourceRequestSchema, resources.read);
   return server;
 }

@@ -10,11 +10,6 @@ import type { Progress } from '../tools/define.js';
  */
 export const PROGRESS_SETTLE_MS = 40;
 
-/**
- * A call's progress notifications, as MCP and clients need them: in order, each one's progress
- * above the last and its share of the total (when given) never below the last; and `settle()`,
- * awaited before the result is sent, so the last notification arrives before it.
- */
 /** What the gate needs of a request: its progress token, its cancellation, and a way to notify. */
 export interface ProgressChannel {
   progressToken: string | number | undefined;
@@ -22,6 +17,11 @@ export interface ProgressChannel {
   notify(notification: ServerNotification): Promise<void>;
 }
 
+/**
+ * A call's progress notifications, as MCP and clients need them: in order, each one's progress
+ * above the last and its share of the total (when given) never below the last; and `settle()`,
+ * awaited before the result is sent, so the last notification arrives before it.
+ */
 export function progressGate(context: ProgressChannel, log: Pick<Logger, 'debug'>) {
   const token = context.progressToken;
   let lastProgress = Number.NEGATIVE_INFINITY;

@@ -1,21 +1,21 @@
-import {
-  CallToolRequestSchema,
-  type CallToolResult,
-  ListToolsRequestSchema,
-  type Tool,
+import type {
+  CallToolRequest,
+  CallToolResult,
+  ListToolsResult,
+  Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { type Config, ConfigError } from '../config/config.js';
 import { type AnyToolDefinition, TOOL_GROUPS, type ToolContext, type ToolGroup } from '../tools/define.js';
 import { ALL_TOOLS } from '../tools/index.js';
 import { FailedStep, failure, failureSentence, isBug } from '../tools/results.js';
+import type { ClientConnection } from './client-connection.js';
 import { progressGate } from './progress-gate.js';
 import { boundResult } from './result-budget.js';
 import { type ResultView, resultView } from './result-view.js';
 import { scrubResult } from './scrub-result.js';
 import type { RequestExtra } from './server.js';
-import type { Session } from './session.js';
-import { catalogEntry } from './tool-catalog.js';
+import { listedTool } from './tool-listing.js';
 
 /**
  * The required-tools invariant lives here and only here: web_search and web_fetch are in every
@@ -83,19 +83,19 @@ export function serverInstructions(
 }
 
 /**
- * Serves tools/list and tools/call for the selected tools: the only code that hands tools to the
- * protocol. Calls are validated against each tool's zod shapes here, synchronously (see
- * toolSchemas()); whatever a tool throws becomes its failure result here, and only here; every
- * result is scrubbed of secrets, shaped for the client (result-view.ts) and held to the result
- * budget before it leaves, after the call's last progress notification. (The SDK's Server has
- * already answered -32602 to a call whose params are malformed.)
+ * tools/list and tools/call for the selected tools, for create-server.ts to attach: the only code
+ * that hands tools to the protocol. Calls are validated against each tool's zod shapes here,
+ * synchronously (see toolSchemas()); whatever a tool throws becomes its failure result here, and
+ * only here; every result is scrubbed of secrets, shaped for the client (result-view.ts) and held
+ * to the result budget before it leaves, after the call's last progress notification. (The SDK's
+ * Server has already answered -32602 to a call whose params are malformed.)
  */
-export function registerTools(session: Session, tools: readonly AnyToolDefinition[]): void {
-  const { server, runtime } = session;
+export function toolHandlers(connection: ClientConnection, tools: readonly AnyToolDefinition[]) {
+  const { server, runtime } = connection;
   const toolName = (base: string) => prefixed(runtime.config, base);
-  // tools/list is served from a catalog converted once per process (catalog.ts).
-  const catalog = tools.map((tool) => catalogEntry(tool, toolName(tool.name), toolMeta(tool)));
-  const textCatalog = catalog.map(withoutOutputSchema);
+  // tools/list is served from entries converted once per process (tool-listing.ts).
+  const listing = tools.map((tool) => listedTool(tool, toolName(tool.name), toolMeta(tool)));
+  const textListing = listing.map(withoutOutputSchema);
   const byName = new Map(tools.map((tool) => [toolName(tool.name), tool]));
   let known: ResultView | undefined;
   const view = (): ResultView => {
@@ -106,10 +106,12 @@ export function registerTools(session: Session, tools: readonly AnyToolDefinitio
     if (client) known = chosen;
     return chosen;
   };
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: view().structured ? catalog : textCatalog,
-  }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  return {
+    list: (): ListToolsResult => ({ tools: view().structured ? listing : textListing }),
+    call,
+  };
+
+  async function call(request: CallToolRequest, extra: RequestExtra): Promise<CallToolResult> {
     const { name, arguments: given } = request.params;
     const tool = byName.get(name);
     if (!tool) return failure(`Unknown tool "${name}"; this server has ${[...byName.keys()].join(', ')}.`);
@@ -124,11 +126,11 @@ export function registerTools(session: Session, tools: readonly AnyToolDefinitio
       },
       runtime.log,
     );
-    const result = await callTool(tool, schemas, args.data, toolContext(session, extra, toolName, gate));
+    const result = await callTool(tool, schemas, args.data, toolContext(connection, extra, toolName, gate));
     // The last progress notification is on its way before the result follows it.
     await gate.settle();
     return boundResult(shaped(result, view()));
-  });
+  }
 
   async function callTool(
     tool: AnyToolDefinition,
@@ -172,7 +174,7 @@ function withoutOutputSchema(entry: Tool): Tool {
   return rest;
 }
 
-/** The parts of a result the session's client gets (see result-view.ts). */
+/** The parts of a result the connection's client gets (see result-view.ts). */
 function shaped(result: CallToolResult, view: ResultView): CallToolResult {
   const dropLinks = !view.links && result.content.some((c) => c.type === 'resource_link');
   if (view.structured && !dropLinks) return result;
@@ -212,14 +214,14 @@ function toolMeta(tool: AnyToolDefinition): Record<string, unknown> | undefined 
 }
 
 function toolContext(
-  session: Session,
+  connection: ClientConnection,
   extra: RequestExtra,
   toolName: (base: string) => string,
   gate: ReturnType<typeof progressGate>,
 ): ToolContext {
   return {
-    ...session.forCall(extra),
-    runtime: session.runtime,
+    ...connection.forCall(extra),
+    runtime: connection.runtime,
     signal: extra.signal,
     toolName,
     progress: gate.progress,

@@ -1,9 +1,10 @@
 import { dirname, join } from 'node:path';
 import {
   ErrorCode,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ReadResourceRequestSchema,
+  type ListResourcesResult,
+  type ListResourceTemplatesResult,
+  type ReadResourceRequest,
+  type ReadResourceResult,
   type Resource,
   type ResourceLink,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -14,8 +15,7 @@ import {
   savedFileMime,
   savedFileName,
 } from '../files/saved-files.js';
-import { RpcError } from './server.js';
-import type { Session } from './session.js';
+import { type RequestExtra, RpcError } from './server.js';
 
 /** Resource not found, as MCP names it. */
 const RESOURCE_NOT_FOUND = -32002;
@@ -60,46 +60,48 @@ export class SavedFiles {
 }
 
 /**
- * resources/list, resources/templates/list and resources/read: a client reads the files its tool
- * calls saved through the protocol, wherever it runs. Nothing outside the output directory is
- * ever read, and in it only files named as the tools name theirs (see saved-files.ts).
+ * resources/list, resources/templates/list and resources/read, for create-server.ts to attach: a
+ * client reads the files its tool calls saved through the protocol, wherever it runs. Nothing
+ * outside the output directory is ever read, and in it only files named as the tools name theirs
+ * (see saved-files.ts). A file not among `files` is looked for in `outputDirFor`'s directory.
  */
-export function registerResources(session: Session): void {
-  const { server } = session;
-  server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: session.files.list() }));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
-    resourceTemplates: [
-      {
-        uriTemplate: SAVED_FILE_URI_TEMPLATE,
-        name: 'saved-file',
-        title: 'A file a tool saved',
-        description:
-          'A file in the output directory (speech, a downloaded video, a transcript), by its file name.',
-      },
-    ],
-  }));
-  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
-    const { uri } = request.params;
-    const name = savedFileName(uri);
-    if (name === null) {
-      throw notFound(
-        `Resource not found: ${uri} (this server's resources are ${SAVED_FILE_URI_TEMPLATE})`,
-        uri,
-      );
-    }
-    // A file this connection saved is read where it was saved (the workspace may have moved since).
-    const known = session.files.get(uri);
-    const dir = known ? dirname(known.path) : (await session.workspaceFor(extra)).outputDir;
-    const path = known?.path ?? join(dir, name);
-    try {
-      return { contents: [await readSavedFile(path, dir, uri, known?.mimeType ?? savedFileMime(name))] };
-    } catch (error) {
-      if (!(error instanceof SavedFileError)) throw error;
-      throw error.kind === 'not-found'
-        ? notFound(error.message, uri)
-        : new RpcError(ErrorCode.InvalidParams, error.message, { uri });
-    }
-  });
+export function resourceHandlers(files: SavedFiles, outputDirFor: (extra: RequestExtra) => Promise<string>) {
+  return {
+    list: (): ListResourcesResult => ({ resources: files.list() }),
+    templates: (): ListResourceTemplatesResult => ({
+      resourceTemplates: [
+        {
+          uriTemplate: SAVED_FILE_URI_TEMPLATE,
+          name: 'saved-file',
+          title: 'A file a tool saved',
+          description:
+            'A file in the output directory (speech, a downloaded video, a transcript), by its file name.',
+        },
+      ],
+    }),
+    read: async (request: ReadResourceRequest, extra: RequestExtra): Promise<ReadResourceResult> => {
+      const { uri } = request.params;
+      const name = savedFileName(uri);
+      if (name === null) {
+        throw notFound(
+          `Resource not found: ${uri} (this server's resources are ${SAVED_FILE_URI_TEMPLATE})`,
+          uri,
+        );
+      }
+      // A file this connection saved is read where it was saved (the workspace may have moved since).
+      const known = files.get(uri);
+      const dir = known ? dirname(known.path) : await outputDirFor(extra);
+      const path = known?.path ?? join(dir, name);
+      try {
+        return { contents: [await readSavedFile(path, dir, uri, known?.mimeType ?? savedFileMime(name))] };
+      } catch (error) {
+        if (!(error instanceof SavedFileError)) throw error;
+        throw error.kind === 'not-found'
+          ? notFound(error.message, uri)
+          : new RpcError(ErrorCode.InvalidParams, error.message, { uri });
+      }
+    },
+  };
 }
 
 function notFound(message: string, uri: string): RpcError {

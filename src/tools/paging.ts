@@ -1,11 +1,6 @@
 import { z } from 'zod';
 import { formatCount } from '../lib/text.js';
 
-/**
- * Slices a long text into pages by character offset. A page prefers to end at a line break near
- * its limit so the model does not get half a sentence; nothing is lost because the next page
- * starts exactly where this one ended.
- */
 export interface Page {
   content: string;
   start_index: number;
@@ -15,6 +10,11 @@ export interface Page {
   next_start_index: number | null;
 }
 
+/**
+ * Slices a long text into pages by character offset. A page prefers to end at a line break near
+ * its limit so the model does not get half a sentence; nothing is lost because the next page
+ * starts exactly where this one ended.
+ */
 export function pageOf(text: string, startIndex: number, maxLength: number): Page {
   const total = text.length;
   const start = Math.min(startIndex, total);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { catalogEntry } from '../../src/mcp/tool-catalog.js';
+import { listedTool } from '../../src/mcp/tool-listing.js';
 import { ALL_TOOLS } from '../../src/tools/index.js';
 
 const HINTS = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const;
@@ -8,7 +8,7 @@ const HINTS = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHi
 describe('tool hints in the catalog', () => {
   it('every tool lists all four hints, explicitly, as it declares them', () => {
     for (const tool of ALL_TOOLS) {
-      const listed = catalogEntry(tool, tool.name, undefined).annotations ?? {};
+      const listed = listedTool(tool, tool.name, undefined).annotations ?? {};
       for (const hint of HINTS) expect(typeof listed[hint], `${tool.name}.${hint}`).toBe('boolean');
       expect(listed, tool.name).toEqual(tool.annotations);
     }
@@ -17,14 +17,14 @@ describe('tool hints in the catalog', () => {
   it('marks the billed tools as neither read-only nor idempotent', () => {
     const billed = ['video_generate', 'video_edit', 'video_extend', 'audio_speech', 'audio_transcribe'];
     for (const tool of ALL_TOOLS.filter((t) => billed.includes(t.name))) {
-      const listed = catalogEntry(tool, tool.name, undefined).annotations;
+      const listed = listedTool(tool, tool.name, undefined).annotations;
       expect(listed, tool.name).toMatchObject({ readOnlyHint: false, idempotentHint: false });
     }
   });
 });
 
 describe('catalog size', () => {
-  const entries = ALL_TOOLS.map((tool) => catalogEntry(tool, tool.name, undefined));
+  const entries = ALL_TOOLS.map((tool) => listedTool(tool, tool.name, undefined));
   const byName = new Map(entries.map((e) => [e.name, e]));
   const property = (tool: string, name: string) => {
     const properties = byName.get(tool)?.inputSchema.properties as Record<string, object> | undefined;

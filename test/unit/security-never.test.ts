@@ -130,11 +130,10 @@ describe('what the server never does', () => {
       .sort();
     expect(writing).toEqual([
       'doctor/file-checks.ts', // a probe file in the output directory, removed at once
-      'tools/audio/audio-speech.ts', // removes an empty file it just saved in the output directory
       'files/download.ts', // a private temporary directory, always removed
       'files/exit-cleanup.ts', // removes this process's temporary files when it exits
-      'files/fs-guards.ts', // removes a file it created, when a swap moved it out of the output directory
       'files/output-files.ts', // the output directory
+      'tools/audio/audio-speech.ts', // removes an empty file it just saved in the output directory
     ]);
     // Files opened by name for writing: only the exclusive create of a new output file (the
     // directory itself is opened read-only, to reach names through it).
@@ -146,8 +145,8 @@ describe('what the server never does', () => {
     expect(inputFiles).toMatch(/const OPEN_FLAGS = constants\.O_RDONLY \|/);
     expect(inputFiles).not.toMatch(/O_(WRONLY|RDWR|CREAT|TRUNC|APPEND)/);
     expect(opens.filter((o) => !/, ('r'|OPEN_FLAGS)$/.test(o))).toEqual([
-      'tools/support/output-files.ts: realDir, constants.O_RDONLY | constants.O_DIRECTORY',
-      "tools/support/output-files.ts: temporary, 'wx'",
+      'files/output-files.ts: realDir, constants.O_RDONLY | constants.O_DIRECTORY',
+      "files/output-files.ts: temporary, 'wx'",
     ]);
   });
 });

@@ -12,14 +12,6 @@ export interface ModelEntry {
   kind: string | null;
 }
 
-export interface ModelInfo {
-  id: string;
-  name: string | null;
-  kind: string | null;
-  owned_by: string | null;
-  endpoint: string | null;
-}
-
 /** Lists one kind of model; `null` when the service has no such list (404). */
 export async function listModels(
   client: ServiceClient,
@@ -42,33 +34,6 @@ export async function listModels(
       const id = asId(m.id);
       return id ? [{ id, owned_by: asPrintable(m.owned_by) ?? null, kind: asPrintable(m.kind) ?? null }] : [];
     });
-  } catch (error) {
-    if (error instanceof ServiceError && error.status === 404) return null;
-    throw error;
-  }
-}
-
-export async function modelInfo(
-  client: ServiceClient,
-  id: string,
-  signal?: AbortSignal,
-): Promise<ModelInfo | null> {
-  try {
-    const { data } = await client.json<unknown>({
-      method: 'GET',
-      path: '/v1/models/info',
-      query: { id },
-      signal,
-      retry: 'safe',
-    });
-    const m = asObject(data);
-    return {
-      id: asId(m.id) ?? id,
-      name: asPrintable(m.name) ?? null,
-      kind: asPrintable(m.kind) ?? null,
-      owned_by: asPrintable(m.owned_by) ?? null,
-      endpoint: asPrintable(m.endpoint) ?? null,
-    };
   } catch (error) {
     if (error instanceof ServiceError && error.status === 404) return null;
     throw error;

@@ -1,7 +1,23 @@
 import { nestsTooDeep } from '../../lib/json-depth.js';
 import { ServiceError } from '../errors.js';
 import { asArray, asNumber, asObject, asString, type Json, shownText } from '../normalize.js';
-import type { ModelAnswer, Usage } from './responses.js';
+
+export interface Usage {
+  input_tokens: number | null;
+  output_tokens: number | null;
+  total_tokens: number | null;
+}
+
+/** A model's whole answer, from a stream or from one JSON body. */
+export interface ModelAnswer {
+  text: string;
+  model: string;
+  usage: Usage | null;
+  /** `completed`, or `incomplete` when the answer stopped early (see `incompleteReason`). */
+  status: string;
+  /** Why an answer is incomplete, e.g. `max_output_tokens`; null when unknown or complete. */
+  incompleteReason: string | null;
+}
 
 /** Folds Responses SSE events into one answer. Pure: fed text, yields the result. */
 export class ResponseStreamReader {

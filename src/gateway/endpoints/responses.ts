@@ -2,8 +2,9 @@ import type { ServiceClient } from '../client.js';
 import { ServiceError, seconds } from '../errors.js';
 import { parseJsonBody } from '../http-body.js';
 import { shownValue } from '../normalize.js';
-import { answerFromResponse, ResponseStreamReader } from './responses-stream.js';
+import { answerFromResponse, type ModelAnswer, ResponseStreamReader } from './responses-stream.js';
 
+export type { ModelAnswer, Usage } from './responses-stream.js';
 export { answerFromResponse, ResponseStreamReader } from './responses-stream.js';
 
 export type ReasoningEffort = 'minimal' | 'low' | 'medium' | 'high';
@@ -15,22 +16,6 @@ export interface ResponsesRequest {
   max_output_tokens?: number;
   reasoning?: { effort: ReasoningEffort };
   temperature?: number;
-}
-
-export interface Usage {
-  input_tokens: number | null;
-  output_tokens: number | null;
-  total_tokens: number | null;
-}
-
-export interface ModelAnswer {
-  text: string;
-  model: string;
-  usage: Usage | null;
-  /** `completed`, or `incomplete` when the answer stopped early (see `incompleteReason`). */
-  status: string;
-  /** Why an answer is incomplete, e.g. `max_output_tokens`; null when unknown or complete. */
-  incompleteReason: string | null;
 }
 
 export interface ResponsesOptions {
@@ -170,9 +155,11 @@ function streamFailure(
       maybeDelivered: true,
     });
   }
-  const detail = (error as { code?: string; message?: string }).code ?? (error as Error).message;
+  const code = (error as { code?: string }).code;
+  const detail = code ?? (error as Error).message;
   return new ServiceError({
     kind: 'network',
+    code,
     message: client.scrub(`The connection dropped while the model was answering (${after}; ${detail})`),
     maybeDelivered: true,
   });

@@ -1,3 +1,9 @@
+// Which speech or transcription model a call uses, checked against the gateway's /v1/models/tts
+// and /v1/models/stt lists before anything billable is sent. The gateway itself only checks the
+// provider, so a chat model on a speech-capable provider would be passed upstream and fail there.
+// When the gateway has no such list (404), or listing fails, the call goes through unchecked and
+// the service's own answer is reported.
+
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ModelEntry } from '../../gateway/endpoints/models.js';
 import { ServiceError } from '../../gateway/errors.js';
@@ -6,13 +12,6 @@ import { configuredModel, MODEL_SETTING } from '../models/default-models.js';
 import { failure, failureSentence } from '../results.js';
 import { isVoiceName, resolveSpeechId, type SpeechId, speechModels, voiceHelp } from './speech-ids.js';
 
-/**
- * Which speech or transcription model a call uses, checked against the gateway's /v1/models/tts
- * and /v1/models/stt lists before anything billable is sent. The gateway itself only checks the
- * provider, so a chat model on a speech-capable provider would be passed upstream and fail there.
- * When the gateway has no such list (404), or listing fails, the call goes through unchecked and
- * the service's own answer is reported.
- */
 export type AudioCapability = 'speech' | 'transcription';
 
 export type ModelChoice =

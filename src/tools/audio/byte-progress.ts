@@ -1,14 +1,14 @@
 import { pipeline, type Readable, Transform } from 'node:stream';
 import type { ToolContext } from '../define.js';
 
-/**
- * Progress notifications for long transfers (downloads, uploads), at most one per MiB so a
- * 200 MB upload sends a few hundred notifications, not thousands. Values only grow, as MCP asks.
- */
 export type ByteProgress = (progress: number, total: number | undefined, message: string) => void;
 
 const STEP_BYTES = 1024 * 1024;
 
+/**
+ * Progress notifications for long transfers (downloads, uploads), at most one per MiB so a
+ * 200 MB upload sends a few hundred notifications, not thousands. Values only grow, as MCP asks.
+ */
 export function byteProgress(ctx: ToolContext): ByteProgress {
   let last = Number.NEGATIVE_INFINITY;
   return (progress, total, message) => {

@@ -1,14 +1,13 @@
-/**
- * Speech model ids. The gateway's /v1/models/tts names speech models as `provider/model`, without
- * a voice, but the id it must be sent is `provider/model/voice`: it splits that id itself, and a
- * two-part id means something else per provider (`openai/tts-1` is *voice* "tts-1" on openai's
- * default model; `selfhosted-tts/kokoro` is model kokoro with that server's default voice). So
- * the voice is always added here: the one asked for, else a known valid default, else none and
- * the provider's own default applies.
- *
- * Some gateways list voices instead (`openai/tts-1/alloy`, `openai/tts-1/nova`); a listed id whose
- * last part is a known voice name is read that way, and its siblings are accepted too.
- */
+// Speech model ids. The gateway's /v1/models/tts names speech models as `provider/model`, without
+// a voice, but the id it must be sent is `provider/model/voice`: it splits that id itself, and a
+// two-part id means something else per provider (`openai/tts-1` is *voice* "tts-1" on openai's
+// default model; `selfhosted-tts/kokoro` is model kokoro with that server's default voice). So
+// the voice is always added here: the one asked for, else a known valid default, else none and
+// the provider's own default applies.
+//
+// Some gateways list voices instead (`openai/tts-1/alloy`, `openai/tts-1/nova`); a listed id whose
+// last part is a known voice name is read that way, and its siblings are accepted too.
+
 const OPENAI_VOICES = [
   'alloy',
   'ash',

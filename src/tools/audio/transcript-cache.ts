@@ -1,12 +1,5 @@
 import type { TranscriptFormat } from '../../gateway/endpoints/audio.js';
 
-/**
- * Finished transcriptions, so paging through a long transcript (start_index) never uploads and
- * pays again. Keyed by what makes a transcription the same: the source's identity (file path +
- * size + mtime, URL, or the hash of the base64 data), model, language, prompt and format.
- * Bounded by entry count, total characters and age. Only finished results are stored, so a
- * cancelled call cancels its own upload and leaves nothing behind.
- */
 export interface CachedTranscript {
   text: string;
   model: string;
@@ -22,6 +15,13 @@ const TTL_MS = 30 * 60_000;
 const MAX_ENTRIES = 16;
 const MAX_TOTAL_CHARS = 8_000_000;
 
+/**
+ * Finished transcriptions, so paging through a long transcript (start_index) never uploads and
+ * pays again. Keyed by what makes a transcription the same: the source's identity (file path +
+ * size + mtime, URL, or the hash of the base64 data), model, language, prompt and format.
+ * Bounded by entry count, total characters and age. Only finished results are stored, so a
+ * cancelled call cancels its own upload and leaves nothing behind.
+ */
 export class TranscriptCache {
   private readonly entries = new Map<string, { at: number; value: CachedTranscript }>();
 

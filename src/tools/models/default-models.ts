@@ -1,13 +1,12 @@
+// Which models serve which capability, and the default for each: the setting first, then what
+// the service lists. Shared by the tools (ask_model, web_fetch prompts, audio, list_models) and
+// by `doctor`, so the report shows exactly the models the tools would use.
+
 import type { Config } from '../../config/config.js';
 import { FIXED_DEFAULT_MODELS } from '../../config/model-ids.js';
 import { bareProviderId, type ModelEntry, type ModelListKind } from '../../gateway/endpoints/models.js';
 import type { Service } from '../../gateway/index.js';
 
-/**
- * Which models serve which capability, and the default for each: the setting first, then what
- * the service lists. Shared by the tools (ask_model, web_fetch prompts, audio, list_models) and
- * by `doctor`, so the report shows exactly the models the tools would use.
- */
 export type Capability = 'chat' | 'search' | 'fetch' | 'speech' | 'transcription' | 'video';
 export const CAPABILITIES: readonly Capability[] = [
   'chat',

@@ -1,3 +1,7 @@
+// The video tools: three billed submits (generate, edit, extend) and the free video_status that
+// follows a job. Submits answer with a job handle at once (or after a short wait); video_status
+// waits, reports progress and downloads.
+
 import { z } from 'zod';
 import { FIXED_DEFAULT_MODELS, MODEL_ID, notAnIdSentence } from '../../config/model-ids.js';
 import type { VideoSubmitRequest } from '../../gateway/endpoints/videos.js';
@@ -9,11 +13,6 @@ import { videoStatus } from './video-status.js';
 import { submitAndFollow } from './video-submit.js';
 import { MAX_WAIT_SECONDS } from './wait.js';
 
-/**
- * The video tools: three billed submits (generate, edit, extend) and the free video_status that
- * follows a job. Submits answer with a job handle at once (or after a short wait); video_status
- * waits, reports progress and downloads.
- */
 export const DEFAULT_SUBMIT_WAIT_SECONDS = 5;
 const ASPECT_RATIOS = ['16:9', '9:16', '1:1', '4:3', '3:4', '3:2', '2:3'] as const;
 const RESOLUTIONS = ['480p', '720p', '1080p'] as const;

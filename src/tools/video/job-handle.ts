@@ -1,17 +1,16 @@
+// Video job handles: everything needed to poll a job, in one short opaque string, so any server
+// process (after a restart, or another replica) can follow a job it did not start, with no state.
+//
+//   vj_ + base64url( version | connection-id length | connection id | request id | check )
+//
+// `check` is the first 4 bytes of SHA-256 over everything before it. It is NOT a secret MAC and
+// proves nothing about who made the handle: it only catches typos, truncation and hand edits, so
+// a damaged handle is refused with a clear message instead of polling some other job. (A forged
+// handle could at most poll a job the gateway key can poll anyway.)
+
 import { createHash } from 'node:crypto';
 import { UserError } from '../results.js';
 
-/**
- * Video job handles: everything needed to poll a job, in one short opaque string, so any server
- * process (after a restart, or another replica) can follow a job it did not start, with no state.
- *
- *   vj_ + base64url( version | connection-id length | connection id | request id | check )
- *
- * `check` is the first 4 bytes of SHA-256 over everything before it. It is NOT a secret MAC and
- * proves nothing about who made the handle: it only catches typos, truncation and hand edits, so
- * a damaged handle is refused with a clear message instead of polling some other job. (A forged
- * handle could at most poll a job the gateway key can poll anyway.)
- */
 export interface JobRef {
   /** The service's request_id. */
   requestId: string;

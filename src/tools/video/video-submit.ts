@@ -1,3 +1,7 @@
+// The billed half of the video tools: one submit, sent once, always with an Idempotency-Key,
+// then (optionally) a short wait. Once the service has accepted a job, the result always carries
+// its job_id — whatever happens while waiting — so the agent is never tempted to submit again.
+
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import {
@@ -15,11 +19,6 @@ import { followJob } from './video-follow.js';
 import { jobResult } from './video-results.js';
 import { risingProgress, waitDeadline } from './wait.js';
 
-/**
- * The billed half of the video tools: one submit, sent once, always with an Idempotency-Key,
- * then (optionally) a short wait. Once the service has accepted a job, the result always carries
- * its job_id — whatever happens while waiting — so the agent is never tempted to submit again.
- */
 export interface SubmitOptions {
   kind: VideoSubmitKind;
   /** The tool's base name, for messages. */

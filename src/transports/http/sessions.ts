@@ -5,11 +5,12 @@ import type { Runtime } from '../../runtime.js';
 import type { InFlightCalls, WatchedCalls } from './calls.js';
 import { RPC, sendRpcError } from './io.js';
 
-export type SessionKind = 'streamable' | 'sse';
+export type HttpSessionKind = 'streamable' | 'sse';
 
-export interface Session<T extends Transport = Transport> {
+/** One client's HTTP session (Mcp-Session-Id, or an SSE stream), with the MCP server it talks to. */
+export interface HttpSession<T extends Transport = Transport> {
   id: string;
-  kind: SessionKind;
+  kind: HttpSessionKind;
   transport: T;
   server: GatewayServer;
   calls: WatchedCalls;
@@ -32,7 +33,7 @@ export type EndReason = 'idle' | 'unused' | 'evicted';
  * the bound.
  */
 export class SessionRegistry {
-  private readonly sessions = new Map<string, Session>();
+  private readonly sessions = new Map<string, HttpSession>();
   private reserved = 0;
   private readonly sweeper: NodeJS.Timeout;
 
@@ -40,7 +41,7 @@ export class SessionRegistry {
     readonly maxSessions: number,
     private readonly idleMs: number,
     private readonly unusedMs: number,
-    private readonly onEnd: (session: Session, reason: EndReason) => void,
+    private readonly onEnd: (session: HttpSession, reason: EndReason) => void,
   ) {
     const shortest = Math.min(idleMs, unusedMs);
     this.sweeper = setInterval(() => this.sweep(), Math.max(250, Math.min(30_000, shortest / 2)));
@@ -51,7 +52,7 @@ export class SessionRegistry {
     return this.sessions.size;
   }
 
-  get(id: string): Session | undefined {
+  get(id: string): HttpSession | undefined {
     return this.sessions.get(id);
   }
 
@@ -69,7 +70,7 @@ export class SessionRegistry {
     };
   }
 
-  add(session: Session): void {
+  add(session: HttpSession): void {
     this.sessions.set(session.id, session);
   }
 
@@ -78,7 +79,7 @@ export class SessionRegistry {
   }
 
   /** Counts `res` as open for the session until it closes; marks the session active (and used, for a tool call). */
-  track(session: Session, res: ServerResponse, body?: unknown): void {
+  track(session: HttpSession, res: ServerResponse, body?: unknown): void {
     session.lastActive = Date.now();
     if (!session.used && callsATool(body)) session.used = true;
     if (res.destroyed || res.writableFinished) return;
@@ -89,7 +90,7 @@ export class SessionRegistry {
     });
   }
 
-  all(): Session[] {
+  all(): HttpSession[] {
     return [...this.sessions.values()];
   }
 
@@ -97,7 +98,7 @@ export class SessionRegistry {
     clearInterval(this.sweeper);
   }
 
-  private end(session: Session, reason: EndReason): void {
+  private end(session: HttpSession, reason: EndReason): void {
     this.sessions.delete(session.id);
     this.onEnd(session, reason);
   }
@@ -113,7 +114,7 @@ export class SessionRegistry {
 
   /** Ends the idle session least worth keeping: never used first, then least recently active. */
   private evictOne(): boolean {
-    let victim: Session | undefined;
+    let victim: HttpSession | undefined;
     for (const session of this.sessions.values()) {
       if (session.open > 0) continue;
       if (

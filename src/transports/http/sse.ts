@@ -3,7 +3,7 @@ import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { watchCalls } from './calls.js';
 import { NO_BODY, RPC, readBodyOrReply, sendRpcError } from './io.js';
-import { type HttpContext, type Session, tooManySessions } from './sessions.js';
+import { type HttpContext, type HttpSession, tooManySessions } from './sessions.js';
 
 /** How often an idle legacy SSE stream gets a comment line, so dead peers are noticed. */
 const SSE_KEEPALIVE_MS = 15_000;
@@ -34,7 +34,7 @@ export async function openSseSession(ctx: HttpContext, res: ServerResponse): Pro
   try {
     await server.connect(transport);
     const calls = watchCalls(transport, ctx.inFlight);
-    const session: Session = {
+    const session: HttpSession = {
       id,
       kind: 'sse',
       transport,

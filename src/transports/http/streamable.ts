@@ -4,7 +4,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { requestIds, type WatchedCalls, watchCalls } from './calls.js';
 import { NO_BODY, RPC, readBodyOrReply, sendRpcError } from './io.js';
-import { type HttpContext, type Session, tooManySessions } from './sessions.js';
+import { type HttpContext, type HttpSession, tooManySessions } from './sessions.js';
 
 /**
  * Streamable HTTP at /mcp, after the SDK's simpleStreamableHttp example: one transport and one
@@ -66,7 +66,7 @@ async function openSession(
   const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
     sessionIdGenerator: () => randomUUID(),
     onsessioninitialized: (id) => {
-      const session: Session = {
+      const session: HttpSession = {
         id,
         kind: 'streamable',
         transport,

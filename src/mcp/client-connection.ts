@@ -1,3 +1,8 @@
+// What one MCP connection has of its own, beside the process-wide runtime: the client's log
+// level, its workspace (from its roots), its confirmations and the files its calls saved. A tool
+// call gets its per-connection parts through forCall(). The handlers that change this state are
+// attached where the server is built (create-server.ts).
+
 import type { ResourceLink } from '@modelcontextprotocol/sdk/types.js';
 import { ClientWorkspace, type Workspace } from '../files/workspace.js';
 import type { Logger } from '../lib/log.js';
@@ -15,12 +20,7 @@ export interface CallParts {
   confirm(call: BilledCall): Promise<string | null>;
 }
 
-/**
- * What one MCP connection has of its own, beside the process-wide runtime: the client's log
- * level, its workspace (from its roots) and the files its calls saved. A tool call gets its
- * per-connection parts through forCall().
- */
-export class Session {
+export class ClientConnection {
   readonly clientLog: ClientLog;
   readonly workspace: ClientWorkspace;
   readonly files = new SavedFiles();
@@ -38,20 +38,25 @@ export class Session {
     const canAsk = !(config.transport === 'http' && config.stateless);
     this.workspace = new ClientWorkspace(server, config, canAsk);
     this.confirmations = new Confirmations(server, config.confirm, canAsk);
-    server.oninitialized = () => {
-      this.workspace.reset();
-      // Settings that weaken the server, said to the client too (VS Code shows server logs).
-      // Over HTTP a line sent now would go to the client's GET stream, which it may not have
-      // opened (yet, or ever): it waits for the next request and travels on that one's stream.
-      if (config.transport === 'http') this.pendingWarnings = [...runtime.startupWarnings];
-      else this.sendWarnings(runtime.startupWarnings);
-    };
-    server.onrequest = (_method, extra) => {
-      if (this.pendingWarnings.length === 0) return;
-      const warnings = this.pendingWarnings;
-      this.pendingWarnings = [];
-      this.sendWarnings(warnings, extra.requestId);
-    };
+  }
+
+  /**
+   * Settings that weaken the server, said to the client too (VS Code shows server logs). Over
+   * HTTP a line sent at initialization would go to the client's GET stream, which it may not have
+   * opened (yet, or ever): they wait for the next request and travel on that one's stream.
+   */
+  tellStartupWarnings(): void {
+    const { config, startupWarnings } = this.runtime;
+    if (config.transport === 'http') this.pendingWarnings = [...startupWarnings];
+    else this.sendWarnings(startupWarnings);
+  }
+
+  /** Sends the start-up warnings still waiting, on the stream of the request now served. */
+  tellPendingWarnings(extra: RequestExtra): void {
+    if (this.pendingWarnings.length === 0) return;
+    const warnings = this.pendingWarnings;
+    this.pendingWarnings = [];
+    this.sendWarnings(warnings, extra.requestId);
   }
 
   private sendWarnings(warnings: readonly string[], relatedRequestId?: string | number): void {

@@ -1,13 +1,12 @@
+// The `tools/list` entries, built once per process instead of once per request: JSON Schemas
+// converted from the zod shapes, compacted (see compact()). The bundle in dist/ carries them
+// already converted by the build (scripts/build.mjs), which saves start-up time and memory; run
+// from source, they are converted on first use.
+
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { AnyToolDefinition } from '../tools/define.js';
 
-/**
- * The `tools/list` entries, built once per process instead of once per request: JSON Schemas
- * converted from the zod shapes, compacted (see compact()). The bundle in dist/ carries them
- * already converted by the build (scripts/build.mjs), which saves start-up time and memory; run
- * from source, they are converted on first use.
- */
 type ToolJson = Pick<Tool, 'title' | 'description' | 'inputSchema' | 'outputSchema' | 'annotations'>;
 export type ToolSchemas = Record<string, { input: Tool['inputSchema']; output: Tool['outputSchema'] }>;
 
@@ -31,7 +30,8 @@ function schemasOf(tool: AnyToolDefinition): ToolSchemas[string] {
   );
 }
 
-export function catalogEntry(
+/** One tool's `tools/list` entry, under its public name, with `_meta` when given. */
+export function listedTool(
   tool: AnyToolDefinition,
   name: string,
   meta: Record<string, unknown> | undefined,
@@ -56,14 +56,7 @@ function jsonSchema(shape: z.ZodRawShape, io: 'input' | 'output'): Record<string
   return compact(schema, io) as Record<string, unknown>;
 }
 
-/**
- * Drops what carries no information for a client: the ±2^53 bounds zod puts on every integer,
- * regex patterns and the length bounds of the ids they check, `minLength: 1` and the size guards on paths, URLs and inline data (a
- * `maxLength` of 4096 or more: no sensible argument comes near one, and the server still checks
- * them with a clear message); in output schemas, descriptions, bounds and required lists (the text
- * content explains results, and every field the spec names is always present; the registry still
- * validates structuredContent against the full zod schema before it is sent).
- */
+/** A `maxLength` this large guards a path, URL or inline data; no sensible argument comes near it. */
 const SIZE_GUARD = 4096;
 
 const OUTPUT_NOISE = new Set([
@@ -75,6 +68,14 @@ const OUTPUT_NOISE = new Set([
   'maximum',
 ]);
 
+/**
+ * Drops what carries no information for a client: the ±2^53 bounds zod puts on every integer,
+ * regex patterns and the length bounds of the ids they check, `minLength: 1` and the size guards on paths, URLs and inline data (a
+ * `maxLength` of 4096 or more: no sensible argument comes near one, and the server still checks
+ * them with a clear message); in output schemas, descriptions, bounds and required lists (the text
+ * content explains results, and every field the spec names is always present; the registry still
+ * validates structuredContent against the full zod schema before it is sent).
+ */
 function compact(node: unknown, io: 'input' | 'output'): unknown {
   if (Array.isArray(node)) return node.map((n) => compact(n, io));
   if (!node || typeof node !== 'object') return node;
@@ -90,7 +91,7 @@ function compact(node: unknown, io: 'input' | 'output'): unknown {
     if (key === 'maxLength' && typeof value === 'number' && value >= SIZE_GUARD) continue;
     if (key === 'maximum' && value === Number.MAX_SAFE_INTEGER) continue;
     if (io === 'output' && OUTPUT_NOISE.has(key)) continue;
-    // Id patterns are checked server-side with a clear message; in the catalog they are noise.
+    // Id patterns are checked server-side with a clear message; in the tool list they are noise.
     if (key === 'pattern') continue;
     out[key] = key === 'properties' ? mapValues(value, io) : compact(value, io);
   }
