@@ -19,8 +19,6 @@ import { formatBytes } from './files.js';
 export interface TempDownload {
   path: string;
   size: number;
-  /** The Content-Type the host declared, if any. */
-  contentType: string | undefined;
   /** The URL after redirects. */
   finalUrl: string;
   /** Removes the temporary directory (always call it). */
@@ -67,7 +65,7 @@ export async function downloadToTemp(
     await cleanup();
     throw new UserError(`${url} answered with an empty body: there is no audio to transcribe.`);
   }
-  return { path, size: limiter.bytes, contentType: res.headers['content-type'], finalUrl, cleanup };
+  return { path, size: limiter.bytes, finalUrl, cleanup };
 }
 
 function tooBig(url: string, size: string, maxBytes: number): string {

@@ -6,6 +6,7 @@ import { realpath, stat } from 'node:fs/promises';
 import { basename, isAbsolute, resolve } from 'node:path';
 import { UserError } from '../tools/results.js';
 import { isInsideDir } from './fs-guards.js';
+import type { MimeOf } from './media-types.js';
 
 export interface InputFile {
   path: string;
@@ -77,7 +78,7 @@ export function formatBytes(n: number): string {
 }
 
 /** Detects common image types from their first bytes (never trust the extension alone). */
-export function sniffImageMime(head: Buffer): string | null {
+export function sniffImageMime(head: Buffer): MimeOf<'image'> | null {
   if (head.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])))
     return 'image/png';
   if (head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) return 'image/jpeg';

@@ -6,6 +6,7 @@
 
 import { basename, extname } from 'node:path';
 import type { ResourceLink } from '@modelcontextprotocol/sdk/types.js';
+import { mediaType, mediaTypeFor } from './media-types.js';
 
 const PREFIX = 'gateway-tools://output/';
 
@@ -39,33 +40,12 @@ export function savedFileLink(path: string, mimeType: string, description: strin
   return { type: 'resource_link', uri: savedFileUri(path), name: basename(path), mimeType, description };
 }
 
-const MIME_TYPES: Record<string, string> = {
-  txt: 'text/plain',
-  json: 'application/json',
-  srt: 'application/x-subrip',
-  vtt: 'text/vtt',
-  mp3: 'audio/mpeg',
-  wav: 'audio/wav',
-  opus: 'audio/ogg',
-  ogg: 'audio/ogg',
-  aac: 'audio/aac',
-  flac: 'audio/flac',
-  m4a: 'audio/mp4',
-  pcm: 'audio/pcm',
-  mp4: 'video/mp4',
-  webm: 'video/webm',
-  mov: 'video/quicktime',
-  mkv: 'video/x-matroska',
-};
-
-/** A saved file's type by its extension (the tools chose the extension from the bytes). */
+/** A saved file's type by its extension (the tools chose the extension by the type). */
 export function savedFileMime(name: string): string {
-  return MIME_TYPES[extname(name).slice(1)] ?? 'application/octet-stream';
+  return mediaTypeFor(extname(name))?.mime ?? 'application/octet-stream';
 }
 
 /** Read as text in resources/read (the rest are sent as base64 blobs). */
 export function isTextMime(mimeType: string): boolean {
-  return (
-    mimeType.startsWith('text/') || mimeType === 'application/json' || mimeType === 'application/x-subrip'
-  );
+  return mimeType.startsWith('text/') || mediaType(mimeType)?.kind === 'text';
 }

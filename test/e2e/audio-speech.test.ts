@@ -122,6 +122,40 @@ describe('audio_speech', () => {
     );
   });
 
+  it('names the file by what the audio is: Ogg is .ogg unless opus was asked for, a type by its registered name', async () => {
+    const cases = [
+      // Ogg carries Vorbis as well as Opus: asked for mp3, the file is no .opus.
+      ['audio/ogg', 'OggS\0\x02', 'mp3', 'audio/ogg', 'ogg'],
+      ['audio/ogg', 'OggS\0\x02', 'opus', 'audio/ogg', 'opus'],
+      // Labelled as the format asked for, but the bytes are AIFF.
+      ['audio/mp3', 'FORM\0\0\0\0AIFFCOMM', 'mp3', 'audio/aiff', 'aiff'],
+      ['audio/x-wav', 'RIFF\0\0\0\0WAVEfmt ', 'wav', 'audio/wav', 'wav'],
+    ] as const;
+    for (const [contentType, head, format, mime, extension] of cases) {
+      gw.service.inject('speech', {
+        body: `${head}${'x'.repeat(64)}`,
+        headers: { 'content-type': contentType },
+      });
+      const result = await speak({ text: 'Hi', model: 'selfhosted-tts/kokoro', format });
+      const out = structuredOf<SpeechOut>(result);
+      expect(out, contentType).toMatchObject({
+        mime_type: mime,
+        format: extension,
+        requested_format: format,
+      });
+      expect(out.file_path, contentType).toMatch(new RegExp(`\\.${extension}$`));
+      expect(readFileSync(out.file_path).subarray(0, 4).toString('latin1')).toBe(head.slice(0, 4));
+      expect(result.content.find((c) => c.type === 'resource_link')).toMatchObject({ mimeType: mime });
+      if (extension !== format) {
+        expect(textOf(result)).toContain(
+          `Asked for ${format}, but the gateway sent ${extension}: saved as .${extension}; no ${format} was delivered.`,
+        );
+      } else {
+        expect(textOf(result)).not.toMatch(/Asked for/);
+      }
+    }
+  });
+
   it('composes provider/model and voice into the provider/model/voice id the service receives', async () => {
     const cases: [Record<string, unknown>, string, string | null, RegExp | null][] = [
       [{ model: 'openai/tts-1', voice: 'shimmer' }, 'openai/tts-1/shimmer', 'shimmer', null],

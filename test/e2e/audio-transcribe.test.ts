@@ -213,6 +213,34 @@ describe('audio_transcribe from a local file', () => {
     expect(gw.service.counters.transcriptions).toBe(accepted.length);
   });
 
+  it('names the upload by what its bytes are where the name does not say it is audio', async () => {
+    const filler = (seed: string) => createHash('sha512').update(seed).digest();
+    const aiff = Buffer.concat([Buffer.from('FORM\0\0\x01\0AIFFCOMM', 'latin1'), filler('aiff')]);
+    const caf = Buffer.concat([Buffer.from('caff\0\x01\0\0desc', 'latin1'), filler('caf')]);
+    const ebml = Buffer.concat([Buffer.from([0x1a, 0x45, 0xdf, 0xa3]), filler('mkv')]);
+    const cases: [string, Buffer, string, string][] = [
+      ['take', aiff, 'take.aiff', 'audio/aiff'],
+      ['take.bin', caf, 'take.bin.caf', 'audio/x-caf'],
+      ['named.aiff', aiff, 'named.aiff', 'audio/aiff'],
+      ['film.mkv', ebml, 'film.mkv.webm', 'audio/webm'],
+      // A name that says audio is kept: a tag (ID3) can hide FLAC or AAC from the first bytes.
+      ['tagged.flac', synthesizeAudio('tagged', 'mp3'), 'tagged.flac', 'audio/mpeg'],
+    ];
+    for (const [name, bytes, sent, type] of cases) {
+      writeFileSync(join(cwd, name), bytes);
+      const result = await transcribe({ file_path: name });
+      expect(result.isError, `${name}: ${textOf(result)}`).toBeFalsy();
+      expect(lastUpload().file, name).toMatchObject({ name: sent, type, sha256: sha256(bytes) });
+    }
+    // The whole head is read for inline data too: a transport stream shows itself at byte 188.
+    const ts = Buffer.alloc(400, 0x22);
+    ts[0] = 0x47;
+    ts[188] = 0x47;
+    const inline = await transcribe({ data_base64: ts.toString('base64') });
+    expect(inline.isError, textOf(inline)).toBeFalsy();
+    expect(lastUpload().file).toMatchObject({ name: 'audio.ts', type: 'video/mp2t', sha256: sha256(ts) });
+  });
+
   it('refuses a file over the upload limit before reading it', async () => {
     const small = await connectWith({ GATEWAY_MAX_UPLOAD_MB: '1' });
     try {

@@ -84,6 +84,25 @@ describe('downloading from a CDN', () => {
     expect(file?.headers.authorization).toBeUndefined();
   });
 
+  it('names the saved video by the type the host declares, parameters and all, else by its URL', async () => {
+    const cases: [Record<string, string> | undefined, string, string][] = [
+      [{ 'content-type': 'video/webm; codecs="vp9"' }, 'webm', 'video/webm'],
+      [{ 'content-type': 'video/x-msvideo' }, 'avi', 'video/x-msvideo'],
+      // Not a video type: the URL's extension (.mp4) decides.
+      [{ 'content-type': 'application/octet-stream' }, 'mp4', 'video/mp4'],
+      [undefined, 'mp4', 'video/mp4'],
+    ];
+    for (const [headers, extension, mime] of cases) {
+      const jobId = await doneJob();
+      if (headers) gw.service.inject('files.video', { headers });
+      const saved = await callVideo(gw.conn.client, 'video_status', { job_id: jobId, download: true });
+      expect(saved.result.isError, textOf(saved.result)).toBeFalsy();
+      expect(saved.out.file_path, extension).toMatch(new RegExp(`\\.${extension}$`));
+      const link = saved.result.content.find((c) => c.type === 'resource_link');
+      expect(link, extension).toMatchObject({ mimeType: mime });
+    }
+  });
+
   it('a failed download says the job is done and how to retry, and leaves no partial file', async () => {
     const jobId = await doneJob();
     const before = filesNow();

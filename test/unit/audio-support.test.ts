@@ -1,12 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../../src/config/config.js';
-import {
-  audioExtension,
-  deliveredFormat,
-  normalizeAudioMime,
-  transcriptText,
-} from '../../src/gateway/endpoints/audio.js';
+import { deliveredFormat, transcriptText } from '../../src/gateway/endpoints/audio.js';
 import { sniffAudioMime } from '../../src/tools/audio/audio-sources.js';
+import { audioExtension, normalizeAudioMime } from '../../src/tools/audio/speech-format.js';
 import { resolveSpeechId, speechModels } from '../../src/tools/audio/speech-ids.js';
 import { TranscriptCache } from '../../src/tools/audio/transcript-cache.js';
 

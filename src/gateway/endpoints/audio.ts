@@ -44,50 +44,14 @@ export function speech(
   });
 }
 
-/** `audio/mp3` is what the service sends; the registered type is `audio/mpeg`. */
-export function normalizeAudioMime(contentType: string | undefined, format: SpeechFormat): string {
-  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type === 'audio/mp3' || type === 'audio/mpeg3') return 'audio/mpeg';
-  if (type.startsWith('audio/')) return type;
-  return SPEECH_MIME[format];
-}
-
-export const SPEECH_MIME: Record<SpeechFormat, string> = {
-  mp3: 'audio/mpeg',
-  wav: 'audio/wav',
-  opus: 'audio/ogg',
-  aac: 'audio/aac',
-  flac: 'audio/flac',
-  pcm: 'audio/pcm',
-};
-
-const EXTENSION_BY_MIME: Record<string, string> = {
-  'audio/mpeg': 'mp3',
-  'audio/wav': 'wav',
-  'audio/x-wav': 'wav',
-  'audio/wave': 'wav',
-  'audio/vnd.wave': 'wav',
-  'audio/ogg': 'opus',
-  'audio/opus': 'opus',
-  'audio/aac': 'aac',
-  'audio/x-aac': 'aac',
-  'audio/flac': 'flac',
-  'audio/x-flac': 'flac',
-  'audio/pcm': 'pcm',
-  'audio/l16': 'pcm',
-  'audio/webm': 'webm',
-  'audio/mp4': 'm4a',
-};
-
-/** The file extension for what the service actually sent, falling back to the format asked for. */
-export function audioExtension(mime: string, format: SpeechFormat): string {
-  return EXTENSION_BY_MIME[mime] ?? format;
-}
-
+/**
+ * The audio as the service answered it, with what the service said it is: the Content-Type of
+ * raw bytes, or the `format` a JSON answer named. Either may be missing or vague
+ * (`application/octet-stream`); naming the file is for whoever saves it.
+ */
 export interface SpeechAudio {
-  /** `audio/mpeg` for what the service calls `audio/mp3`. */
-  mimeType: string;
-  extension: string;
+  contentType: string | undefined;
+  format: string | undefined;
   /** The audio bytes; the caller must consume them. */
   body: AsyncIterable<Uint8Array>;
 }
@@ -111,17 +75,15 @@ export async function speechAudio(
   if (/json/.test(type)) {
     const json = decodeJsonSpeech(await readText(res.body, MAX_JSON_SPEECH_BYTES, signal));
     if (!json) throw notAudio('JSON without an "audio" field');
-    const sent = isSpeechFormat(json.format) ? json.format : format;
-    return { mimeType: SPEECH_MIME[sent], extension: sent, body: Readable.from([json.audio]) };
+    return { contentType: undefined, format: json.format, body: Readable.from([json.audio]) };
   }
   if (type && !type.startsWith('audio/') && type !== 'application/octet-stream') {
     void res.body.dump().catch(() => undefined);
     throw notAudio(type);
   }
-  const mimeType = normalizeAudioMime(contentType, format);
   const timeoutMs = client.timeoutMs * SPEECH_TIMEOUT_FACTOR;
   const body = guardedBody(res.body, 'the audio', timeoutMs, (t) => client.scrub(t), signal);
-  return { mimeType, extension: audioExtension(mimeType, format), body };
+  return { contentType, format: undefined, body };
 }
 
 /** The answer to a speech request held no audio. */
@@ -131,10 +93,6 @@ export function notAudio(what: string): ServiceError {
     message: `The service answered the speech request with ${what} instead of audio`,
     maybeDelivered: true,
   });
-}
-
-function isSpeechFormat(value: string | undefined): value is SpeechFormat {
-  return value !== undefined && Object.hasOwn(SPEECH_MIME, value);
 }
 
 /** The `?response_format=json` shape: `{"audio":"<base64>","format":"mp3"}`. */

@@ -6,6 +6,7 @@ import { Readable } from 'node:stream';
 import { downloadToTemp } from '../../files/download.js';
 import { formatBytes, resolveInputFile } from '../../files/files.js';
 import { openInputFile, readUpTo } from '../../files/input-files.js';
+import { type MediaType, type MimeOf, mediaType, mediaTypeFor } from '../../files/media-types.js';
 import type { ToolContext } from '../define.js';
 import { UserError } from '../results.js';
 
@@ -37,6 +38,8 @@ export interface SourceArgs {
 }
 
 export const MAX_BASE64_BYTES = 20 * 1024 * 1024;
+/** Enough for every signature the sniffer reads (an MPEG transport stream's second packet starts at 188). */
+const HEAD_BYTES = 512;
 
 export async function audioSource(args: SourceArgs, ctx: ToolContext): Promise<AudioSource> {
   const given = (['file_path', 'url', 'data_base64'] as const).filter((k) => args[k] !== undefined);
@@ -66,11 +69,9 @@ async function fileSource(requested: string, maxBytes: number, ctx: ToolContext)
       const opened = await openInputFile(requested, inputRoots, baseDir, maxBytes);
       try {
         if (opened.size === 0) throw new UserError(`${requested} is empty: there is no audio to transcribe.`);
-        const head = await readUpTo(opened.handle, 512);
-        refuseUnlessAudio(head, requested);
-        const typed = uploadType(file.name, head, undefined);
+        const type = containerOf(await readUpTo(opened.handle, HEAD_BYTES), requested);
         return {
-          ...typed,
+          ...uploadType(file.name, type),
           size: opened.size,
           // Read exactly the size announced in the multipart length, even if the file grows meanwhile.
           stream: () => opened.handle.createReadStream({ start: 0, end: opened.size - 1, autoClose: false }),
@@ -94,13 +95,11 @@ function urlSource(url: string, maxBytes: number, ctx: ToolContext): AudioSource
         onBytes?.(n, undefined),
       );
       try {
-        const head = await readHead(download.path);
-        refuseUnlessAudio(head, url);
-        const declared = download.contentType?.split(';')[0]?.trim().toLowerCase();
+        const type = containerOf(await readHead(download.path), url);
         // After a redirect the final URL usually carries the real file name.
         const finalName = decodeName(basename(new URL(download.finalUrl).pathname)) || name;
         return {
-          ...uploadType(finalName, head, declared),
+          ...uploadType(finalName, type),
           size: download.size,
           stream: () => createReadStream(download.path),
           cleanup: download.cleanup,
@@ -114,8 +113,8 @@ function urlSource(url: string, maxBytes: number, ctx: ToolContext): AudioSource
 }
 
 function base64Source(data: string): AudioSource {
-  const match = /^data:([\w.+-]+\/[\w.+-]+)?(?:;[^,]*)?,/i.exec(data);
-  const declared = match?.[1]?.toLowerCase();
+  // The data: URL's own media type is not needed: the bytes say what they are.
+  const match = /^data:(?:[\w.+-]+\/[\w.+-]+)?(?:;[^,]*)?,/i.exec(data);
   const payload = (match ? data.slice(match[0].length) : data).replace(/\s+/g, '');
   if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(payload)) {
     throw new UserError('data_base64 is not valid base64 (or a data: URL holding base64).');
@@ -127,14 +126,14 @@ function base64Source(data: string): AudioSource {
       `data_base64 holds ${formatBytes(bytes.length)}; the limit is ${formatBytes(MAX_BASE64_BYTES)}. Save the audio under the input roots and pass file_path.`,
     );
   }
-  refuseUnlessAudio(bytes.subarray(0, 512), 'data_base64');
+  const type = containerOf(bytes.subarray(0, HEAD_BYTES), 'data_base64');
   const key = `base64:${createHash('sha256').update(bytes).digest('hex')}`;
   return {
     key,
     name: 'audio',
     async open() {
       return {
-        ...uploadType('audio', bytes.subarray(0, 16), declared),
+        ...uploadType('audio', type),
         size: bytes.length,
         stream: () => Readable.from([bytes]),
         cleanup: async () => undefined,
@@ -143,54 +142,20 @@ function base64Source(data: string): AudioSource {
   };
 }
 
-const MIME_BY_EXTENSION: Record<string, string> = {
-  mp3: 'audio/mpeg',
-  mpga: 'audio/mpeg',
-  mpeg: 'audio/mpeg',
-  wav: 'audio/wav',
-  ogg: 'audio/ogg',
-  oga: 'audio/ogg',
-  opus: 'audio/ogg',
-  flac: 'audio/flac',
-  m4a: 'audio/mp4',
-  mp4: 'audio/mp4',
-  aac: 'audio/aac',
-  webm: 'audio/webm',
-};
-const EXTENSION_BY_MIME: Record<string, string> = {
-  'audio/mpeg': 'mp3',
-  'audio/mp3': 'mp3',
-  'audio/wav': 'wav',
-  'audio/x-wav': 'wav',
-  'audio/ogg': 'ogg',
-  'audio/flac': 'flac',
-  'audio/mp4': 'm4a',
-  'video/mp4': 'mp4',
-  'audio/aac': 'aac',
-  'audio/webm': 'webm',
-  'video/webm': 'webm',
-};
-
 /**
- * The filename and type sent to the provider, which often goes by the extension: the bytes'
- * signature first, then the name's extension, then what the host declared.
+ * The filename and type sent to the provider, which often goes by the extension. The type is what
+ * the bytes are. A name keeps its extension when that names the type, or any audio type (a tag
+ * can hide the codec from the first bytes: FLAC or AAC behind an ID3 tag); any other name gets the
+ * type's extension added.
  */
-function uploadType(
-  name: string,
-  head: Buffer,
-  declared: string | undefined,
-): { filename: string; contentType: string } {
+function uploadType(name: string, type: MediaType): { filename: string; contentType: string } {
   const ext = extname(name).slice(1).toLowerCase();
-  const declaredMedia = declared && /^(audio|video)\//.test(declared) ? declared : undefined;
-  const contentType =
-    sniffAudioMime(head) ?? MIME_BY_EXTENSION[ext] ?? declaredMedia ?? 'application/octet-stream';
-  const wantedExt = EXTENSION_BY_MIME[contentType];
-  const filename = MIME_BY_EXTENSION[ext] || !wantedExt ? name : `${name}.${wantedExt}`;
-  return { filename, contentType };
+  const named = type.extensions.includes(ext) || mediaTypeFor(ext, 'audio') !== undefined;
+  return { filename: named ? name : `${name}.${type.extension}`, contentType: type.mime };
 }
 
 /** Audio and video containers, from their first bytes; null for anything else. */
-export function sniffAudioMime(head: Buffer): string | null {
+export function sniffAudioMime(head: Buffer): MimeOf<'audio' | 'video'> | null {
   const ascii = (from: number, to: number) => head.subarray(from, to).toString('latin1');
   const riff = ascii(0, 4) === 'RIFF' ? ascii(8, 12) : '';
   if (ascii(0, 3) === 'ID3') return 'audio/mpeg';
@@ -214,7 +179,7 @@ export function sniffAudioMime(head: Buffer): string | null {
  * sample rate that exist, or for AAC's ADTS framing 12 sync bits and layer 00. Checked that far
  * because a UTF-16 byte-order mark (FF FE) is a sync too: it reads as the layer I no file uses.
  */
-function mpegFrame(head: Buffer): string | null {
+function mpegFrame(head: Buffer): MimeOf<'audio'> | null {
   const [sync, flags, rates] = [head[0], head[1] ?? 0, head[2] ?? 0];
   if (sync !== 0xff || (flags & 0xe0) !== 0xe0) return null;
   if ((flags & 0xf6) === 0xf0) return 'audio/aac';
@@ -237,8 +202,9 @@ const CONTAINERS = 'mp3, wav, m4a/mp4, ogg/opus, flac, webm/mkv, aac, aiff, caf,
  * `.env` file, source code, a log, whatever its name) is refused before it leaves the machine.
  * The message never quotes the file.
  */
-function refuseUnlessAudio(head: Buffer, what: string): void {
-  if (sniffAudioMime(head)) return;
+function containerOf(head: Buffer, what: string): MediaType {
+  const type = mediaType(sniffAudioMime(head));
+  if (type) return type;
   const kind = looksLikeText(head) ? 'it looks like text, not audio' : 'its first bytes are no audio format';
   throw new UserError(`${what} was not sent: ${kind}. Give an audio or video file (${CONTAINERS}).`);
 }
@@ -255,7 +221,7 @@ const UNPRINTABLE = /[\u0000-\u0008\u000e-\u001f\u007f\uFFFD]/g;
 async function readHead(path: string): Promise<Buffer> {
   const handle = await open(path, 'r');
   try {
-    const buffer = Buffer.alloc(512);
+    const buffer = Buffer.alloc(HEAD_BYTES);
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
     return buffer.subarray(0, bytesRead);
   } finally {

@@ -10,7 +10,7 @@ import { excerpt } from '../../mcp/confirm.js';
 import { defineTool, type ToolContext } from '../define.js';
 import { failure, nextStep, success, UserError } from '../results.js';
 import { audioFailure, chooseSpeechModel, type SpeechChoice } from './audio-models.js';
-import { deliveredAudio, peekHead } from './speech-format.js';
+import { declaredAudio, deliveredAudio, peekHead } from './speech-format.js';
 import type { SpeechId } from './speech-ids.js';
 
 export const MAX_SPEECH_TEXT = 4096;
@@ -153,7 +153,7 @@ async function synthesize(
   await prepareOutputDir(outputDir, workDir);
   const audio = await speechAudio(client, { model: choice.id, input: text }, format, ctx.signal);
   const { head, body } = await peekHead(audio.body);
-  const delivered = deliveredAudio(head, audio, format);
+  const delivered = deliveredAudio(head, declaredAudio(audio, format), format);
   const target = {
     outputDir,
     workDir,

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { modelIdSchema } from '../../config/model-ids.js';
 import { formatBytes } from '../../files/files.js';
 import { saveText as saveOutputText } from '../../files/output-files.js';
+import { savedFileMime } from '../../files/saved-files.js';
 import { type TranscriptFormat, transcribe } from '../../gateway/endpoints/audio.js';
 import { isHttpUrl } from '../../lib/urls.js';
 import { defineTool, type ToolContext } from '../define.js';
@@ -12,7 +13,7 @@ import { audioFailure, chooseTranscriptionModel, type ModelChoice } from './audi
 import { type AudioSource, audioSource, MAX_BASE64_BYTES } from './audio-sources.js';
 import { byteProgress, countingStream } from './byte-progress.js';
 import { type CachedTranscript, TranscriptCache } from './transcript-cache.js';
-import { SAVED_EXTENSION, transcriptMarkdown, transcriptMime, transcriptNext } from './transcript-text.js';
+import { SAVED_EXTENSION, transcriptMarkdown, transcriptNext } from './transcript-text.js';
 
 const FORMATS = ['json', 'text', 'verbose_json', 'srt', 'vtt'] as const;
 
@@ -125,7 +126,7 @@ export const audioTranscribe = defineTool({
       const structured = next ? { ...shown, next } : shown;
       const text = transcriptMarkdown(shown, next, cached !== undefined);
       const link = transcript.filePath
-        ? [ctx.savedFile(transcript.filePath, transcriptMime(transcript.filePath), 'The saved transcript')]
+        ? [ctx.savedFile(transcript.filePath, savedFileMime(transcript.filePath), 'The saved transcript')]
         : [];
       return success(text, structured, link);
     } catch (error) {

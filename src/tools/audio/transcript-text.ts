@@ -44,10 +44,3 @@ export function transcriptMarkdown(out: TranscriptPage, next: string, fromCache:
   const body = out.text.trim() ? out.text : '(no speech recognised)';
   return `${head}\n\n${body}${next ? `\n\n[${next}]` : ''}`;
 }
-
-export function transcriptMime(path: string): string {
-  if (path.endsWith('.srt')) return 'application/x-subrip';
-  if (path.endsWith('.vtt')) return 'text/vtt';
-  if (path.endsWith('.json')) return 'application/json';
-  return 'text/plain';
-}

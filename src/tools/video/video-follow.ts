@@ -1,5 +1,6 @@
 import { extname } from 'node:path';
 import { formatBytes } from '../../files/files.js';
+import { mediaType, mediaTypeFor } from '../../files/media-types.js';
 import { prepareOutputDir, type SavedFile, saveStream } from '../../files/output-files.js';
 import { openVideoDownload, pollVideo, type VideoJobState } from '../../gateway/endpoints/videos.js';
 import { ServiceError } from '../../gateway/errors.js';
@@ -110,17 +111,12 @@ export async function saveVideo(
   );
 }
 
-const EXTENSIONS: Record<string, string> = {
-  'video/mp4': 'mp4',
-  'video/webm': 'webm',
-  'video/quicktime': 'mov',
-  'video/x-matroska': 'mkv',
-};
-
-/** The saved file's extension: from the content type, else the URL, else mp4. */
+/**
+ * The saved file's extension: the video type the host declared, else the video type the URL's
+ * extension names, else mp4 (what the service's videos are).
+ */
 function videoExtension(contentType: string | null, url: string): string {
-  const known = EXTENSIONS[contentType ?? ''];
-  if (known) return known;
-  const fromUrl = extname(new URL(url).pathname).slice(1).toLowerCase();
-  return Object.values(EXTENSIONS).includes(fromUrl) ? fromUrl : 'mp4';
+  const declared = mediaType(contentType);
+  const type = declared?.kind === 'video' ? declared : mediaTypeFor(extname(new URL(url).pathname), 'video');
+  return type?.extension ?? 'mp4';
 }

@@ -1,5 +1,6 @@
 import { formatBytes, sniffImageMime } from '../../files/files.js';
 import { openInputFile, readUpTo } from '../../files/input-files.js';
+import { mediaTypesOf } from '../../files/media-types.js';
 import { isHttpUrl } from '../../lib/urls.js';
 import type { ToolContext } from '../define.js';
 import { UserError } from '../results.js';
@@ -10,7 +11,11 @@ import { MAX_WAIT_SECONDS } from './wait.js';
 
 /** A local image is sent inline as a data URL, so it is kept small. */
 export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
-const DATA_IMAGE_URL = /^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/]+={0,2}$/;
+/** The image types of the media table, as a data: URL names them: png|jpeg|gif|webp. */
+const IMAGE_SUBTYPES = mediaTypesOf('image')
+  .map((type) => type.mime.slice('image/'.length))
+  .join('|');
+const DATA_IMAGE_URL = new RegExp(`^data:image/(${IMAGE_SUBTYPES});base64,[A-Za-z0-9+/]+={0,2}$`);
 
 /**
  * The starting image of an image-to-video generation: a URL given as is, or a local file under
@@ -27,7 +32,7 @@ export async function resolveImage(
   if (imageUrl !== undefined) {
     if (isHttpUrl(imageUrl) || DATA_IMAGE_URL.test(imageUrl)) return { url: imageUrl };
     throw new UserError(
-      'image_url must be an http(s) URL or a data:image/(png|jpeg|gif|webp);base64 URL; for a local file use image_path.',
+      `image_url must be an http(s) URL or a data:image/(${IMAGE_SUBTYPES});base64 URL; for a local file use image_path.`,
     );
   }
   if (imagePath === undefined) return undefined;

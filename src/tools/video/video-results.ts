@@ -2,6 +2,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { formatBytes } from '../../files/files.js';
 import type { SavedFile } from '../../files/output-files.js';
+import { savedFileMime } from '../../files/saved-files.js';
 import type { VideoJobState } from '../../gateway/endpoints/videos.js';
 import { oneLine } from '../../lib/text.js';
 import type { ToolContext } from '../define.js';
@@ -67,7 +68,7 @@ export function jobResult(view: JobView, ctx: ToolContext): CallToolResult {
     links.push(
       ctx.savedFile(
         saved.path,
-        videoMime(saved.path),
+        savedFileMime(saved.path),
         `The finished ${length}video from job ${jobId}`,
         saved.bytes,
       ),
@@ -91,16 +92,6 @@ export function jobResult(view: JobView, ctx: ToolContext): CallToolResult {
   const next = [view.note, step].filter(Boolean).join(' ');
   const text = [said, view.note, step].filter(Boolean).join('\n');
   return success(text, next ? { ...structured, next } : structured, links);
-}
-
-function videoMime(path: string): string {
-  const ext = path.slice(path.lastIndexOf('.') + 1).toLowerCase();
-  const types: Record<string, string> = {
-    webm: 'video/webm',
-    mov: 'video/quicktime',
-    mkv: 'video/x-matroska',
-  };
-  return types[ext] ?? 'video/mp4';
 }
 
 function runningDetail(state: VideoJobState | null): string {
