@@ -5,8 +5,8 @@ import { z } from 'zod';
 import { parseHostEntry } from '../gateway/url-guard.js';
 import { LOG_LEVELS } from '../lib/log.js';
 import { CONFIRM_CHOICES, confirmKinds } from '../mcp/confirm.js';
-import { TOOL_GROUPS } from '../tools/define.js';
 import { FIXED_DEFAULT_MODELS, modelIdSetting } from './model-ids.js';
+import { TOOL_GROUPS } from './tool-groups.js';
 
 /** The headings settings are shown under, in the order they are shown. */
 export const SETTING_GROUPS = {

@@ -6,7 +6,8 @@ import type {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { type Config, ConfigError } from '../config/config.js';
-import { type AnyToolDefinition, TOOL_GROUPS, type ToolContext, type ToolGroup } from '../tools/define.js';
+import { TOOL_GROUPS, type ToolGroup } from '../config/tool-groups.js';
+import type { AnyToolDefinition, ToolContext } from '../tools/define.js';
 import { ALL_TOOLS } from '../tools/index.js';
 import { FailedStep, failure, failureSentence, isBug } from '../tools/results.js';
 import type { ClientConnection } from './client-connection.js';

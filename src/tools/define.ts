@@ -1,12 +1,10 @@
 import type { CallToolResult, ResourceLink, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
+import type { ToolGroup } from '../config/tool-groups.js';
 import type { Workspace } from '../files/workspace.js';
 import type { Logger } from '../lib/log.js';
 import type { BilledCall } from '../mcp/confirm.js';
 import type { Runtime } from '../runtime.js';
-
-export type ToolGroup = 'search' | 'fetch' | 'video' | 'audio' | 'models' | 'chat';
-export const TOOL_GROUPS: readonly ToolGroup[] = ['search', 'fetch', 'video', 'audio', 'models', 'chat'];
 
 export interface Progress {
   progress: number;

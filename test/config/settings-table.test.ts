@@ -4,12 +4,12 @@ import { CONFIGURATION_DOC, configurationDoc } from '../../scripts/configuration
 import { parseCommandLine } from '../../src/config/config.js';
 import { helpText, shownDefault, shownRange } from '../../src/config/help.js';
 import { SETTING_GROUPS, SETTINGS, type Setting } from '../../src/config/settings.js';
+import { TOOL_GROUPS } from '../../src/config/tool-groups.js';
 import { SPEECH_TIMEOUT_FACTOR } from '../../src/gateway/endpoints/audio.js';
 import { TRANSCRIBE_TIMEOUT_FACTOR } from '../../src/gateway/endpoints/transcriptions.js';
 import { SUBMIT_TIMEOUT_FACTOR } from '../../src/gateway/endpoints/videos.js';
 import { CONFIRM_CHOICES } from '../../src/mcp/confirm.js';
 import { selectTools } from '../../src/mcp/registry.js';
-import { TOOL_GROUPS } from '../../src/tools/define.js';
 import { ALL_TOOLS } from '../../src/tools/index.js';
 
 const HELP = helpText('1.2.3');
