@@ -41,7 +41,11 @@ mkdirSync(OUT, { recursive: true });
 
 // 1. The npm package.
 const packed = JSON.parse(
-  execFileSync('npm', ['pack', '--json', '--pack-destination', OUT], { cwd: ROOT, encoding: 'utf8' }),
+  // dist/ is built already (npm run release builds first): prepack need not build it again.
+  execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', OUT], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  }),
 )[0];
 const tarball = join(OUT, packed.filename);
 

@@ -57,7 +57,7 @@ describe('npm run release', () => {
     }
   });
 
-  it('packs the built server, the README, the license and the example config, and no sources or tests', () => {
+  it('packs the built server, the README, the gateway guide, the license and the example config, and no sources or tests', () => {
     const files = execFileSync('tar', ['-tzf', join(out, `${base}.tgz`)], { encoding: 'utf8' })
       .trim()
       .split('\n');
@@ -67,13 +67,17 @@ describe('npm run release', () => {
         'package/README.md',
         'package/LICENSE',
         'package/mcp.json.example',
+        'package/docs/gateway.md',
         'package/dist/cli.js',
         'package/dist/THIRD-PARTY-NOTICES.md',
       ]),
     );
     expect(
       files.filter(
-        (f) => !/^package\/(dist\/|package\.json$|README\.md$|LICENSE$|mcp\.json\.example$)/.test(f),
+        (f) =>
+          !/^package\/(dist\/|docs\/gateway\.md$|package\.json$|README\.md$|LICENSE$|mcp\.json\.example$)/.test(
+            f,
+          ),
       ),
     ).toEqual([]);
     const packed = JSON.parse(

@@ -26,7 +26,12 @@ export interface TestGateway extends GatewaySetup {
   stop(): Promise<void>;
 }
 
-export async function startTestGateway(): Promise<TestGateway> {
+export interface StartOptions {
+  /** false: a gateway as a new user has it, with no key and no provider (docs/gateway.md). */
+  configure?: boolean;
+}
+
+export async function startTestGateway(options: StartOptions = {}): Promise<TestGateway> {
   const appDir = await ensureNineRouter();
   const home = mkdtempSync(join(tmpdir(), 'gtm-9router-'));
   const certs = await makeCertificates(home, UPSTREAM_HOSTS);
@@ -47,7 +52,10 @@ export async function startTestGateway(): Promise<TestGateway> {
       NODE_EXTRA_CA_CERTS: certs.caFile,
     });
     const dashboard = await Dashboard.login(router.url);
-    const setup = await configureGateway(dashboard, upstream.url);
+    const setup =
+      options.configure === false
+        ? { apiKey: '', providerKeys: {} }
+        : await configureGateway(dashboard, upstream.url);
     return {
       ...setup,
       version: NINE_ROUTER_VERSION,

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -66,10 +66,22 @@ describe('configuration', () => {
     );
   });
 
-  it('documents every setting in the README', () => {
-    const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
+  it('documents every setting, with its flag, in the user docs, and names no setting that does not exist', () => {
+    const root = join(import.meta.dirname, '../..');
+    const docs = [
+      'README.md',
+      ...readdirSync(join(root, 'docs'))
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => `docs/${f}`),
+    ].map((path) => readFileSync(join(root, path), 'utf8'));
     expect(
-      SETTINGS.filter((s) => !readme.includes(s.env) || !readme.includes(s.flag)).map((s) => s.env),
+      SETTINGS.filter((s) => !docs.some((doc) => doc.includes(s.env) && doc.includes(s.flag))).map(
+        (s) => s.env,
+      ),
+    ).toEqual([]);
+    const known = new Set<string>(SETTINGS.map((s) => s.env));
+    expect(
+      docs.flatMap((doc) => doc.match(/\bGATEWAY_[A-Z_]+\b/g) ?? []).filter((name) => !known.has(name)),
     ).toEqual([]);
   });
 
