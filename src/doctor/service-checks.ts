@@ -3,7 +3,7 @@
 import { checkHealth, KEY_PROBE, probeKey } from '../gateway/endpoints/health.js';
 import { ServiceError } from '../gateway/errors.js';
 import type { Runtime } from '../runtime.js';
-import { describeSpeechDefault, resolveSpeechId } from '../tools/audio/speech-ids.js';
+import { describeSpeechDefault, resolveSpeechId, voiceAloneProviders } from '../tools/audio/speech-ids.js';
 import {
   defaultModel,
   LIST_PATH,
@@ -163,7 +163,7 @@ export async function checkRole(
         message: `${label}: ${choice.id} (from ${choice.setting}), but ${LIST_PATH[capability]} does not list it`,
         fix:
           role === 'speech'
-            ? `audio_speech refuses it without \`model\`: set ${setting} to a listed provider/model, optionally with /voice (list_models speech).`
+            ? `audio_speech refuses it without \`model\`: set ${setting} to a listed provider/model, optionally with /voice${voiceAloneSetting(ids)} (list_models speech).`
             : `Fine for a combo or alias; otherwise pick one the gateway lists (npx gateway-tools-mcp doctor --json, or list_models).`,
       };
     }
@@ -184,6 +184,12 @@ export async function checkRole(
 /** Speech ids are listed as provider/model: a configured provider/model/voice is listed too. */
 function isListed(role: ModelRole, id: string, ids: readonly string[]): boolean {
   return role === 'speech' ? resolveSpeechId(id, undefined, ids) !== null : ids.includes(id);
+}
+
+/** `, or to openai/<voice>` for the listed providers whose voice alone is an id. */
+function voiceAloneSetting(ids: readonly string[]): string {
+  const forms = voiceAloneProviders(ids).map((p) => `${p.provider}/<voice>`);
+  return forms.length ? `, or to ${forms.join(' or ')}` : '';
 }
 
 /** The discovered speech default with the voice it is sent with. */

@@ -168,6 +168,12 @@ const speech: ContractCase[] = [
     'speech: tts list id as listed',
     post('/v1/audio/speech', { model: 'openai/tts-1', input: 'Hello.' }),
   ),
+  // A two-part openai id is a voice on the default model; a longer one, the default voice there.
+  constant('speech: provider/voice', post('/v1/audio/speech', { model: 'openai/alloy', input: 'Hello.' })),
+  constant(
+    'speech: more than provider/model/voice',
+    post('/v1/audio/speech', { model: 'openai/tts-1/alloy/extra', input: 'Hello.' }),
+  ),
   constant(
     'speech: provider without speech',
     post('/v1/audio/speech', { model: 'tavily/search', input: 'Hello.' }),

@@ -218,12 +218,17 @@ describe('audio_speech', () => {
     );
     const stt = await speak({ text: 'x', model: 'groq/whisper-large-v3' });
     expect(textOf(stt)).toMatch(/It is a transcription model: use audio_transcribe/);
-    for (const model of ['openai/tts-2', 'openai/gpt-4o-mini/alloy', 'openai/nova', 'selfhosted-tts']) {
+    for (const model of [
+      'openai/tts-2',
+      'openai/gpt-4o-mini/alloy',
+      'selfhosted-tts/nova',
+      'selfhosted-tts',
+    ]) {
       const refused = await speak({ text: 'x', model });
       expect(refused.isError, model).toBe(true);
       expect(textOf(refused), model).toContain(`${model} is not a speech model`);
     }
-    expect(textOf(await speak({ text: 'x', model: 'openai/nova' }))).toContain(
+    expect(textOf(await speak({ text: 'x', model: 'selfhosted-tts/nova' }))).toContain(
       'nova is a voice, not a model: give it as `voice`',
     );
     expect(gw.service.counters.speech).toBe(0);

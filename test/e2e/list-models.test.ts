@@ -57,8 +57,9 @@ describe('list_models', () => {
     // How voices are given ends the text, as it is the structured `next`.
     expect(text).toMatch(/\nVoices: [^\n]*$/);
     expect(text.slice(text.lastIndexOf('\n') + 1)).toBe(
-      'Voices: openai — alloy, ash, ballad, coral, echo, fable, nova, onyx, sage, shimmer, verse with ' +
-        'gpt-4o-mini-tts only (default alloy); selfhosted-tts — its own voice names (default: its own).',
+      'Voices: openai — alloy, ash, ballad, coral, echo, fable, nova, onyx, sage, shimmer; cedar, marin, ' +
+        'verse with gpt-4o-mini-tts only (default alloy); selfhosted-tts — its own voice names (default: its own). ' +
+        'A voice alone works on openai: openai/<voice> is that voice on its default model gpt-4o-mini-tts.',
     );
     expect(text).not.toContain('{"');
     // One request per list: search and fetch share /v1/models/web, and the default reuses the list.

@@ -66,26 +66,31 @@ interface Upstream {
 }
 
 const OPENAI_MODELS = ['gpt-4o-mini-tts', 'tts-1-hd', 'tts-1'];
+/** 9router's openai ttsConfig.defaultModel: what a voice alone plays on. */
+const OPENAI_DEFAULT_MODEL = 'gpt-4o-mini-tts';
 const OPENAI_VOICES = ['alloy', 'ash', 'ballad', 'coral', 'echo', 'fable', 'nova', 'onyx', 'sage', 'shimmer'];
+/** Voices only the default model has. */
+const DEFAULT_MODEL_VOICES = ['cedar', 'marin', 'verse'];
 
 /**
- * openai: a known model followed by `/voice`; else the last part is the voice, so a two-part id
- * (`openai/tts-1`) is a *voice* on the default model gpt-4o-mini-tts. The upstream then refuses
- * what OpenAI would: a model that does not speak, a voice it does not have.
+ * openai, read as 9router reads what follows `openai/`: exactly `model/voice`; a voice alone on
+ * the default model gpt-4o-mini-tts (so `openai/tts-1` is *voice* "tts-1", `openai/alloy` voice
+ * alloy); anything longer the default model with voice alloy. The upstream then refuses what
+ * OpenAI would: a model that does not speak, a voice it does not have.
  */
 function openAiUpstream(rest: string, id: string): Upstream {
-  const known = OPENAI_MODELS.find((m) => rest.startsWith(`${m}/`));
-  const at = rest.lastIndexOf('/');
-  const upstream = known
-    ? { model: known, voice: rest.slice(known.length + 1) }
-    : at > 0
-      ? { model: rest.slice(0, at), voice: rest.slice(at + 1) }
-      : { model: 'gpt-4o-mini-tts', voice: rest };
+  const parts = rest.split('/');
+  const upstream =
+    parts.length === 2
+      ? { model: parts[0]!, voice: parts[1]! }
+      : parts.length === 1
+        ? { model: OPENAI_DEFAULT_MODEL, voice: rest || 'alloy' }
+        : { model: OPENAI_DEFAULT_MODEL, voice: 'alloy' };
   if (!OPENAI_MODELS.includes(upstream.model)) {
     throw upstreamRefusal(id, `${upstream.model} does not support audio`);
   }
-  const verse = upstream.voice === 'verse' && upstream.model === 'gpt-4o-mini-tts';
-  if (!OPENAI_VOICES.includes(upstream.voice) && !verse) {
+  const onDefault = upstream.model === OPENAI_DEFAULT_MODEL && DEFAULT_MODEL_VOICES.includes(upstream.voice);
+  if (!OPENAI_VOICES.includes(upstream.voice) && !onDefault) {
     throw upstreamRefusal(id, `Invalid value for 'voice': '${upstream.voice}'.`);
   }
   return upstream;

@@ -45,7 +45,7 @@ describe('speech ids (provider/model/voice, from a list of provider/model)', () 
       ['openai/gpt-4o', 'nova'],
       ['openai/gpt-4o/alloy', undefined],
       ['openai/whisper-1', undefined],
-      ['openai/alloy', undefined],
+      ['openai/bogus', undefined],
       ['openai', 'alloy'],
       ['openai/tts', 'alloy'],
       ['openai/tts-1/alloy/x', undefined],

@@ -10,7 +10,14 @@ import { ServiceError } from '../../gateway/errors.js';
 import type { ToolContext } from '../define.js';
 import { configuredModel, MODEL_SETTING } from '../models/default-models.js';
 import { failure, failureSentence } from '../results.js';
-import { isVoiceName, resolveSpeechId, type SpeechId, speechModels, voiceHelp } from './speech-ids.js';
+import {
+  refusedSpeechHint,
+  resolveSpeechId,
+  type SpeechId,
+  speechModels,
+  voiceAloneHelp,
+  voiceHelp,
+} from './speech-ids.js';
 
 export type AudioCapability = 'speech' | 'transcription';
 
@@ -78,7 +85,8 @@ export async function chooseSpeechModel(
   if (resolved) return { ok: true, checked: ids !== null, ...resolved };
   const asked = voice ? `${requested.model} with voice ${voice}` : requested.model;
   const hint = await otherCapabilityHint('speech', requested.model, ctx);
-  return refusal('speech', asked, requested.from, list ?? [], hint || voiceAsModelHint(requested.model));
+  const why = hint || refusedSpeechHint(requested.model, voice, ids ?? []);
+  return refusal('speech', asked, requested.from, list ?? [], why);
 }
 
 export async function chooseTranscriptionModel(
@@ -173,16 +181,15 @@ function refusal(
     choices.length > MAX_LISTED ? `, and ${choices.length - MAX_LISTED} more (see list_models)` : '';
   const how =
     capability === 'speech'
-      ? `Pass one as \`model\` and the voice as \`voice\`, or a full provider/model/voice id. Voices: ${voiceHelp(ids)}.`
+      ? `Pass one as \`model\` and the voice as \`voice\`, or a full provider/model/voice id. ${alone(ids)}Voices: ${voiceHelp(ids)}.`
       : 'Pass one as `model`.';
   return { ok: false, message: `${head} ${capitalized(capability)} models: ${shown}${more}. ${how}` };
 }
 
-/** `openai/alloy` is how the gateway itself names a voice on a default model: say so. */
-function voiceAsModelHint(model: string): string {
-  const last = model.slice(model.lastIndexOf('/') + 1);
-  if (!isVoiceName(last)) return '';
-  return ` ${last} is a voice, not a model: give it as \`voice\` with one of these models.`;
+/** The `provider/voice` form for the listed providers that have one, as a sentence and a space. */
+function alone(ids: readonly string[]): string {
+  const help = voiceAloneHelp(ids);
+  return help ? `${help} ` : '';
 }
 
 function capitalized(text: string): string {

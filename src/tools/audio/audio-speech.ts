@@ -34,7 +34,7 @@ const inputSchema = {
     .describe(`At most ${formatCount(MAX_SPEECH_TEXT)} characters`),
   model: modelIdSchema({ field: 'model', example: 'openai/tts-1 or openai/tts-1/alloy', max: 200 })
     .optional()
-    .describe('provider/model (+ `voice`), or provider/model/voice'),
+    .describe('provider/model (+ `voice`), provider/model/voice, or openai/<voice> (default model)'),
   voice: z
     .string()
     .trim()

@@ -2,8 +2,12 @@
 // a voice, but the id it must be sent is `provider/model/voice`: it splits that id itself, and a
 // two-part id means something else per provider (`openai/tts-1` is *voice* "tts-1" on openai's
 // default model; `selfhosted-tts/kokoro` is model kokoro with that server's default voice). So
-// the voice is always added here: the one asked for, else a known valid default, else none and
-// the provider's own default applies.
+// the voice is added to a listed model here: the one asked for, else a known valid default, else
+// none and the provider's own default applies.
+//
+// The gateway's own shorthand is taken as it reads it. On openai a two-part id that is not a
+// listed model but a voice of openai's default model (`openai/alloy`) is that voice on the
+// default model, gpt-4o-mini-tts; it is sent as it is, and the result names model and voice.
 //
 // Some gateways list voices instead (`openai/tts-1/alloy`, `openai/tts-1/nova`); a listed id whose
 // last part is a known voice name is read that way, and its siblings are accepted too.
@@ -20,8 +24,27 @@ const OPENAI_VOICES = [
   'sage',
   'shimmer',
 ] as const;
-/** Voices only some openai models have. */
-const OPENAI_MODEL_VOICES: Record<string, string> = { verse: 'gpt-4o-mini-tts' };
+/** Voices only some openai models have, by voice. */
+const OPENAI_MODEL_VOICES: Record<string, string> = {
+  cedar: 'gpt-4o-mini-tts',
+  marin: 'gpt-4o-mini-tts',
+  verse: 'gpt-4o-mini-tts',
+};
+
+/**
+ * Providers that read a two-part id `provider/name` as voice `name` on a default model (9router's
+ * openai: its ttsConfig.defaultModel), with that model's voices. Others (selfhosted-tts) read it
+ * as model `name`.
+ */
+const VOICE_ON_DEFAULT_MODEL: Record<string, { model: string; voices: ReadonlySet<string> }> = {
+  openai: {
+    model: 'gpt-4o-mini-tts',
+    voices: new Set([
+      ...OPENAI_VOICES,
+      ...Object.keys(OPENAI_MODEL_VOICES).filter((v) => OPENAI_MODEL_VOICES[v] === 'gpt-4o-mini-tts'),
+    ]),
+  },
+};
 
 /** The voice sent when none is given, by provider. Providers not here pick their own. */
 const DEFAULT_VOICE: Record<string, string> = { openai: 'alloy' };
@@ -29,7 +52,10 @@ const DEFAULT_VOICE: Record<string, string> = { openai: 'alloy' };
 const KNOWN_VOICES = new Set<string>([...OPENAI_VOICES, ...Object.keys(OPENAI_MODEL_VOICES)]);
 
 export interface SpeechId {
-  /** What is sent: `provider/model/voice`, or `provider/model` when the provider picks the voice. */
+  /**
+   * What is sent: `provider/model/voice`, `provider/model` when the provider picks the voice, or
+   * `provider/voice` for a voice on the provider's default model.
+   */
   id: string;
   /** The speech model, `provider/model`. */
   model: string;
@@ -41,17 +67,20 @@ export interface SpeechId {
 
 /**
  * The id to send for `requested` (+ `voice`), checked against the listed speech ids; null when
- * neither the id nor its `provider/model` part is listed. With `listed` null (the gateway has no
- * list) nothing is checked.
+ * neither the id nor its `provider/model` part is listed, and it is no voice of a listed
+ * provider's default model. With `listed` null (the gateway has no list) nothing is checked.
  */
 export function resolveSpeechId(
   requested: string,
   voice: string | undefined,
   listed: readonly string[] | null,
 ): SpeechId | null {
-  // Unchecked, the id is read the way the gateway reads it: a third part is the voice.
-  if (!listed)
-    return requested.split('/').length >= 3 ? withVoice(requested, voice) : compose(requested, voice);
+  // Unchecked, the id is read the way the gateway reads it: a third part is the voice, and a
+  // two-part openai id that names a voice is that voice on the default model.
+  if (!listed) {
+    if (requested.split('/').length >= 3) return withVoice(requested, voice);
+    return onDefaultModel(requested, voice, false) ?? compose(requested, voice);
+  }
   if (listed.includes(requested)) {
     return namesVoice(requested) ? withVoice(requested, voice) : compose(requested, voice);
   }
@@ -68,7 +97,52 @@ export function resolveSpeechId(
       notes: [`No voice given: using ${first}, the first listed voice of ${requested}.`],
     };
   }
-  return null;
+  if (!listed.some((id) => providerOf(id) === providerOf(requested))) return null;
+  return onDefaultModel(requested, voice, true);
+}
+
+/** The listed providers whose voice alone is an id, with their default model. */
+export function voiceAloneProviders(listed: readonly string[]): { provider: string; model: string }[] {
+  return providersOf(listed).flatMap((provider) => {
+    const model = VOICE_ON_DEFAULT_MODEL[provider]?.model;
+    return model ? [{ provider, model }] : [];
+  });
+}
+
+/**
+ * How a listed provider's voice alone is given (`provider/voice`), for the providers that have a
+ * default model: "A voice alone works on openai: openai/<voice> is that voice on its default
+ * model gpt-4o-mini-tts."; empty when none is listed.
+ */
+export function voiceAloneHelp(listed: readonly string[]): string {
+  const found = voiceAloneProviders(listed);
+  if (!found.length) return '';
+  const forms = found.map((p) => `${p.provider}/<voice> is that voice on its default model ${p.model}`);
+  return `A voice alone works on ${found.map((p) => p.provider).join(', ')}: ${forms.join('; ')}.`;
+}
+
+/**
+ * Why a refused speech id is not read as a voice either (`openai/bogus`), or that a voice was
+ * given where a model belongs (`selfhosted-tts/alloy`); empty when neither applies.
+ */
+export function refusedSpeechHint(
+  requested: string,
+  voice: string | undefined,
+  listed: readonly string[],
+): string {
+  const [provider = '', name = '', ...more] = requested.split('/');
+  const reading = VOICE_ON_DEFAULT_MODEL[provider];
+  if (reading && name && more.length === 0 && listed.some((id) => providerOf(id) === provider)) {
+    const voices = `a voice of ${provider}'s default model ${reading.model}`;
+    if (!reading.voices.has(name)) return ` ${name} is neither a listed ${provider} model nor ${voices}.`;
+    if (voice && !reading.voices.has(voice)) return ` ${voice} is not ${voices}.`;
+    return '';
+  }
+  const last = lastSegment(requested);
+  if (!isVoiceName(last)) return '';
+  const alone = providersOf(listed).find((p) => VOICE_ON_DEFAULT_MODEL[p]?.voices.has(last));
+  const or = alone && alone !== provider ? `, or as ${alone}/${last}` : '';
+  return ` ${last} is a voice, not a model: give it as \`voice\` with one of these models${or}.`;
 }
 
 /** The listed speech models as `provider/model`, a list of voices grouped by model. */
@@ -90,10 +164,12 @@ export function speechModels(listed: readonly string[]): string[] {
  * gpt-4o-mini-tts only (default alloy)`; other providers have their own names and default.
  */
 export function voiceHelp(listed: readonly string[]): string {
-  const providers = [...new Set(listed.map(providerOf))];
-  const parts = providers.map((provider) => {
+  const parts = providersOf(listed).map((provider) => {
     if (provider === 'openai') {
-      const only = Object.entries(OPENAI_MODEL_VOICES).map(([v, model]) => `, ${v} with ${model} only`);
+      const byModel = new Map<string, string[]>();
+      for (const [v, model] of Object.entries(OPENAI_MODEL_VOICES))
+        byModel.set(model, [...(byModel.get(model) ?? []), v]);
+      const only = [...byModel].map(([model, vs]) => `; ${vs.join(', ')} with ${model} only`);
       return `openai — ${OPENAI_VOICES.join(', ')}${only.join('')} (default ${DEFAULT_VOICE.openai})`;
     }
     return `${provider} — its own voice names (default: its own)`;
@@ -103,10 +179,15 @@ export function voiceHelp(listed: readonly string[]): string {
 
 /**
  * A default speech model as the report shows it: `openai/tts-1 with voice alloy, sent as
- * openai/tts-1/alloy`, or just the id when it is sent as it is.
+ * openai/tts-1/alloy`, `openai/alloy, voice alloy on openai's default model gpt-4o-mini-tts`, or
+ * just the id when it is sent as it is.
  */
 export function describeSpeechDefault(id: string, listed: readonly string[] | null): string {
   const resolved = resolveSpeechId(id, undefined, listed);
+  const read = asVoiceOnDefaultModel(id);
+  if (resolved && read && resolved.id === id && resolved.model === read.model) {
+    return `${id}, voice ${read.voice} on ${read.provider}'s default model ${read.modelName}`;
+  }
   if (!resolved || (resolved.id === id && resolved.voice !== null)) return id;
   if (resolved.voice === null) return `${id} with ${providerOf(id)}'s own default voice`;
   return `${id} with voice ${resolved.voice}, sent as ${resolved.id}`;
@@ -152,6 +233,39 @@ function withVoice(id: string, voice: string | undefined): SpeechId {
   };
 }
 
+interface VoiceOnDefaultModel {
+  provider: string;
+  voice: string;
+  /** The default model's name (`gpt-4o-mini-tts`). */
+  modelName: string;
+  /** The default model as `provider/model`. */
+  model: string;
+}
+
+/** `openai/alloy` as the gateway reads it: voice alloy on openai's default model; else null. */
+function asVoiceOnDefaultModel(id: string): VoiceOnDefaultModel | null {
+  const [provider = '', voice = '', ...more] = id.split('/');
+  const reading = VOICE_ON_DEFAULT_MODEL[provider];
+  if (!reading || more.length > 0 || !reading.voices.has(voice)) return null;
+  return { provider, voice, modelName: reading.model, model: `${provider}/${reading.model}` };
+}
+
+/**
+ * `provider/voice` sent as it is, with the default model it plays on; a separate `voice` replaces
+ * the id's own, and when `checked` it must be a voice of that model too. Null for other ids.
+ */
+function onDefaultModel(id: string, voice: string | undefined, checked: boolean): SpeechId | null {
+  const read = asVoiceOnDefaultModel(id);
+  if (!read) return null;
+  const replaced = voice !== undefined && voice !== read.voice;
+  const sent = replaced ? `${read.provider}/${voice}` : id;
+  if (replaced && checked && !asVoiceOnDefaultModel(sent)) return null;
+  const chosen = replaced ? voice : read.voice;
+  const notes = [`${sent} is voice ${chosen} on ${read.provider}'s default speech model, ${read.modelName}.`];
+  if (replaced) notes.unshift(`The voice ${voice} replaces ${read.voice} from the model id.`);
+  return { id: sent, model: read.model, voice: chosen, notes };
+}
+
 /** A voice name this product knows (openai's). */
 export function isVoiceName(name: string): boolean {
   return KNOWN_VOICES.has(name);
@@ -160,6 +274,10 @@ export function isVoiceName(name: string): boolean {
 /** A listed id that ends in a voice (`openai/tts-1/alloy`) rather than a model. */
 function namesVoice(id: string): boolean {
   return id.split('/').length >= 3 && KNOWN_VOICES.has(lastSegment(id));
+}
+
+function providersOf(listed: readonly string[]): string[] {
+  return [...new Set(listed.map(providerOf))];
 }
 
 function providerOf(id: string): string {

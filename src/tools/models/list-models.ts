@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ServiceError } from '../../gateway/errors.js';
 import { capped, cappedOrNull, RESULT_BUDGET } from '../../mcp/result-budget.js';
-import { resolveSpeechId, voiceHelp } from '../audio/speech-ids.js';
+import { resolveSpeechId, voiceAloneHelp, voiceHelp } from '../audio/speech-ids.js';
 import { defineTool, type ToolContext } from '../define.js';
 import { nextStep, success } from '../results.js';
 import {
@@ -128,12 +128,13 @@ function heading(capability: Capability, tool: (name: string) => string): string
 function nextOf(sections: Section[]): string {
   const notes: string[] = [];
   const speech = sections.find((s) => s.capability === 'speech' && s.models?.length);
-  if (speech?.models) notes.push(`Voices: ${voiceHelp(speech.models.map((m) => m.id))}.`);
+  const speechIds = speech?.models?.map((m) => m.id);
+  if (speechIds) notes.push(`Voices: ${voiceHelp(speechIds)}.`, voiceAloneHelp(speechIds));
   for (const s of sections) {
     const more = (s.models?.length ?? 0) - RESULT_BUDGET.models;
     if (more > 0) notes.push(`${s.capability}: ${more} more models not listed.`);
   }
-  return notes.join(' ');
+  return notes.filter(Boolean).join(' ');
 }
 
 function formatSections(sections: Section[], ctx: ToolContext, next: string): string {
