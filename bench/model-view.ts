@@ -2,9 +2,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
-import { type ClientSession, connectAs } from '../test/support/client-session.js';
-import { tempDir } from '../test/support/harness.js';
-import { MODEL_VIEW_CLIENTS } from '../test/support/model-view.js';
+import { type ClientSession, connectAs } from '../test/harness/client-session.js';
+import { tempDir } from '../test/harness/harness.js';
+import { MODEL_VIEW_CLIENTS } from '../test/harness/model-view.js';
 import type { BenchService } from './lib.js';
 
 /**

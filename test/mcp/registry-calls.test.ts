@@ -1,0 +1,88 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { parseCommandLine } from '../../src/config/config.js';
+import { createServer } from '../../src/mcp/create-server.js';
+import { closeRuntime, createRuntime, type Runtime } from '../../src/runtime.js';
+import { defineTool } from '../../src/tools/define.js';
+import { success } from '../../src/tools/results.js';
+import { tempDir, textOf } from '../harness/harness.js';
+
+// The registry's tools/call contract, checked with tools built for it: what no real tool should
+// ever do (break its output schema, throw, echo the key) must still end in a clean answer.
+const KEY = 'sk-registry-test-key-0123456789';
+const echo = (name: string, run: (args: { text: string }) => unknown) =>
+  defineTool({
+    name,
+    group: 'chat',
+    title: name,
+    description: name,
+    inputSchema: { text: z.string().max(10, 'text must be at most 10 characters') },
+    outputSchema: { text: z.string() },
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    run: async (args) => run(args) as ReturnType<typeof success>,
+  });
+const tools = [
+  echo('says', ({ text }) => success(`said ${text}`, { text })),
+  echo('breaks_schema', () => success('wrong shape', { text: 42 })),
+  echo('throws', () => {
+    throw new Error(`exploded near ${KEY}`);
+  }),
+  echo('leaks', () => success(`the key is ${KEY}`, { text: `again ${KEY}` })),
+];
+
+let runtime: Runtime;
+let client: Client;
+const logged: string[] = [];
+
+beforeAll(async () => {
+  const env = { GATEWAY_BASE_URL: 'http://127.0.0.1:9', GATEWAY_API_KEY: KEY, GATEWAY_LOG_LEVEL: 'error' };
+  runtime = createRuntime(parseCommandLine([], env, tempDir()).config);
+  runtime.log.error = (message) => logged.push(message);
+  const server = createServer(runtime, tools);
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  client = new Client({ name: 'c', version: '1' });
+  await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
+});
+
+afterAll(async () => {
+  await client.close();
+  await closeRuntime(runtime);
+});
+
+describe('tools/call through the registry', () => {
+  it('hands validated arguments to the tool and returns its result', async () => {
+    const result = await client.callTool({ name: 'says', arguments: { text: 'hi' } });
+    expect(result).toMatchObject({ structuredContent: { text: 'hi' } });
+    expect(textOf(result)).toBe('said hi');
+  });
+
+  it('never runs a tool with arguments its schema refuses', async () => {
+    const result = await client.callTool({ name: 'says', arguments: { text: 'far too long' } });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toBe('Invalid arguments for says: text must be at most 10 characters');
+  });
+
+  it('turns structured content that breaks the output schema into a reported bug', async () => {
+    const result = await client.callTool({ name: 'breaks_schema', arguments: { text: 'x' } });
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toBeUndefined();
+    expect(textOf(result)).toMatch(/breaks_schema failed unexpectedly: .*output schema.*This is a bug/);
+    expect(logged.at(-1)).toMatch(/^breaks_schema gave structured content its schema refuses: text: /);
+  });
+
+  it('turns a thrown error into an error result without the key', async () => {
+    const result = await client.callTool({ name: 'throws', arguments: { text: 'x' } });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(/throws failed unexpectedly: exploded near \*\*\*/);
+    expect(JSON.stringify(result)).not.toContain(KEY);
+  });
+
+  it('scrubs the key from text and structured content of a successful result', async () => {
+    const result = await client.callTool({ name: 'leaks', arguments: { text: 'x' } });
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toEqual({ text: 'again ***' });
+    expect(textOf(result)).toBe('the key is ***');
+  });
+});
