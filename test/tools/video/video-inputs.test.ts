@@ -1,9 +1,11 @@
+// What the video tools refuse before calling the gateway: starting images they cannot send and job
+// handles that are not theirs. The starting points they accept are in video.real.test.ts.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { useGateway } from '../../harness/gateway.js';
 import { tempDir, textOf } from '../../harness/harness.js';
-import { callVideo, submitsOf } from '../../harness/video.js';
+import { callVideo } from '../../harness/video.js';
 
 const PNG = Buffer.concat([
   Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
@@ -35,89 +37,7 @@ async function finishedJob(): Promise<{ jobId: string; url: string }> {
   return { jobId: out.job_id, url: out.video_url ?? '' };
 }
 
-describe('edit and extend start from a finished job or a URL', () => {
-  it('resolves a job_id to its video URL with one free poll', async () => {
-    const { jobId, url } = await finishedJob();
-    gw.service.resetCounters();
-    const edit = await callVideo(gw.conn.client, 'video_edit', {
-      prompt: 'make it snow',
-      video: jobId,
-      wait_seconds: 0,
-    });
-    expect(edit.out.status).toBe('running');
-    expect(edit.out.job_id).not.toBe(jobId);
-    expect(gw.service.counters['videos.poll']).toBe(1);
-    const [sent] = submitsOf(gw.service);
-    expect(sent?.route).toBe('videos.edits');
-    expect(sent?.body).toEqual({ model: 'xai/grok-imagine-video', prompt: 'make it snow', video: { url } });
-    expect(sent?.headers['idempotency-key']).toMatch(/^gtm-/);
-  });
-
-  it('extends from a URL with the seconds to add', async () => {
-    const extend = await callVideo(gw.conn.client, 'video_extend', {
-      prompt: 'the kite lands',
-      video: 'https://cdn.example/kite.mp4',
-      duration: 4,
-      resolution: '480p',
-      wait_seconds: 0,
-    });
-    expect(extend.out.status).toBe('running');
-    expect(submitsOf(gw.service)[0]?.body).toEqual({
-      model: 'xai/grok-imagine-video',
-      prompt: 'the kite lands',
-      video: { url: 'https://cdn.example/kite.mp4' },
-      duration: 4,
-      resolution: '480p',
-    });
-  });
-
-  it('refuses a job that is not finished, a failed job and a non-URL, submitting nothing', async () => {
-    gw.service.setVideoTiming({ pollsUntilDone: 100 });
-    const running = (await callVideo(gw.conn.client, 'video_generate', { prompt: 'p', wait_seconds: 0 })).out
-      .job_id;
-    gw.service.setVideoTiming({ pollsUntilDone: 1, failWith: { code: 'moderation', message: 'refused' } });
-    const failed = (await callVideo(gw.conn.client, 'video_generate', { prompt: 'p', wait_seconds: 0 })).out
-      .job_id;
-    const cases: [string, RegExp][] = [
-      [running, /not finished yet.*video_status.*then call video_edit again.*Nothing was submitted/s],
-      [failed, /failed \(refused \(code moderation\)\).*no video to start from/],
-      ['clip.mp4', /job_id \(vj_\.\.\.\) of a finished video job or an http\(s\) URL/],
-      ['vj_broken', /not a valid video job_id/],
-    ];
-    for (const [video, message] of cases) {
-      const { result } = await callVideo(gw.conn.client, 'video_edit', {
-        prompt: 'p',
-        video,
-        wait_seconds: 0,
-      });
-      expect(result.isError, video).toBe(true);
-      expect(textOf(result)).toMatch(message);
-    }
-    expect(gw.service.counters['videos.edits']).toBe(0);
-  });
-});
-
 describe('the starting image of a generation', () => {
-  it('sends a local image under the input roots as a data URL, typed by its bytes', async () => {
-    const { out } = await callVideo(gw.conn.client, 'video_generate', {
-      prompt: 'animate',
-      image_path: 'art/start.png',
-      wait_seconds: 0,
-    });
-    expect(out.status).toBe('running');
-    const body = submitsOf(gw.service)[0]?.body as { image: { url: string } };
-    expect(body.image.url).toBe(`data:image/png;base64,${PNG.toString('base64')}`);
-  });
-
-  it('passes an image URL through', async () => {
-    await callVideo(gw.conn.client, 'video_generate', {
-      prompt: 'animate',
-      image_url: 'https://img.example/a.jpg',
-      wait_seconds: 0,
-    });
-    expect(submitsOf(gw.service)[0]?.body).toMatchObject({ image: { url: 'https://img.example/a.jpg' } });
-  });
-
   it('refuses both at once, non-images, big files, paths outside the roots and odd URLs', async () => {
     const cases: [Record<string, string>, RegExp][] = [
       [
