@@ -1,6 +1,6 @@
-// audio_transcribe on both gateways: the cases both can produce run on each (describe.each); a
-// provider that ignores the format and a gateway without a transcription list exist only on the
-// reference service, self-hosted transcription and provider faults only on 9router. What matters is
+// audio_transcribe on both gateways: the cases both can produce run on each (describe.each);
+// self-hosted transcription and provider faults, which only 9router has, at the end. What only the
+// reference service makes is in audio-transcribe.test.ts. What matters is
 // the upload the transcription provider behind the gateway received and the transcript it answered.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -8,12 +8,11 @@ import { basename, dirname, join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS, type Backend, type BackendName, billableRequests } from '../../harness/backends.js';
-import { useGateway } from '../../harness/gateway.js';
 import { type Connected, connectInMemory, structuredOf, tempDir, textOf } from '../../harness/harness.js';
 import { startThirdPartyHost, type ThirdPartyHost } from '../../harness/third-party-host.js';
 import type { FilePart } from '../../nine-router/upstream/multipart.js';
 import { type JournalEntry, unique, useRealGateway } from '../../nine-router/use.js';
-import { type RecordedFile, synthesizeAudio } from '../../reference-service/index.js';
+import type { RecordedFile } from '../../reference-service/index.js';
 import {
   audioDurationSeconds,
   segmentsOf,
@@ -485,46 +484,6 @@ describe.each(BACKENDS)('audio_transcribe on %s', (name, use) => {
     // Another model or format is another transcription.
     await call({ ...args, model: 'openai/whisper-1' });
     expect(await uploads(backend)).toHaveLength(2);
-  });
-});
-
-describe('audio_transcribe on the reference service only', () => {
-  let cwd: string;
-  const SAMPLE = synthesizeAudio('sample', 'mp3');
-  const gw = useGateway({
-    env: () => {
-      cwd = tempDir('gtm-stt-');
-      writeFileSync(join(cwd, 'sample.mp3'), SAMPLE);
-      return { CWD: cwd };
-    },
-  });
-  const call = (args: Record<string, unknown>) => transcribe(gw.conn, args);
-
-  it('sends the upload as multipart/form-data', async () => {
-    const result = await call({ file_path: 'sample.mp3' });
-    expect(result.isError, textOf(result)).toBeFalsy();
-    const upload = gw.service.requests.find((r) => r.route === 'transcriptions');
-    expect(upload?.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
-  });
-
-  it('says so when the provider ignores the requested format', async () => {
-    const result = await call({ file_path: 'sample.mp3', model: 'deepgram/nova-3', response_format: 'srt' });
-    const out = structuredOf<TranscriptOut>(result);
-    expect(out).toMatchObject({ format: 'json', file_path: null });
-    expect(textOf(result)).toContain('Asked for srt, but the provider answered json');
-  });
-
-  it('goes through unchecked when the gateway has no transcription list, and reports its own error', async () => {
-    gw.service.setModelList('stt', null);
-    const ok = await call({ file_path: 'sample.mp3', model: 'openai/whisper-1' });
-    expect(ok.isError).toBeFalsy();
-    const bad = await call({ file_path: 'sample.mp3', model: 'elevenlabs/scribe' });
-    expect(bad.isError).toBe(true);
-    expect(textOf(bad)).toContain("Provider 'elevenlabs' does not support STT");
-    expect(textOf(bad)).toContain('could not be checked first');
-    expect(gw.service.counters.transcriptions).toBe(2);
-    const noDefault = await call({ file_path: 'sample.mp3' });
-    expect(textOf(noDefault)).toMatch(/No transcription model to use.*GATEWAY_TRANSCRIBE_MODEL/);
   });
 });
 
