@@ -1,8 +1,11 @@
+// list_models on both gateways: the cases both can produce run on each (describe.each): every
+// capability at once with the defaults the tools use, speech and video, a configured default the
+// gateway does not list. Each gateway's own chat, search, fetch and transcription lists: 9router's
+// at the end, the reference service's (and lists it breaks on demand) in list-models.test.ts.
 import { describe, expect, it } from 'vitest';
-import { connectInMemory, structuredOf, textOf } from '../../harness/harness.js';
+import { BACKENDS, type BackendName, billableRequests } from '../../harness/backends.js';
+import { type Connected, connectInMemory, structuredOf, textOf } from '../../harness/harness.js';
 import { useRealGateway } from '../../nine-router/use.js';
-
-const gw = useRealGateway();
 
 interface Listed {
   models: { id: string; capability: string; owned_by: string | null }[];
@@ -10,15 +13,119 @@ interface Listed {
   unavailable: { capability: string; reason: string }[];
 }
 
-async function list(capability?: string, client = gw.conn.client) {
-  const result = await client.callTool({ name: 'list_models', arguments: capability ? { capability } : {} });
+async function listOn(target: Connected, capability?: string) {
+  const result = await target.client.callTool({
+    name: 'list_models',
+    arguments: capability ? { capability } : {},
+  });
   expect(result.isError, textOf(result)).toBeFalsy();
   return { result, out: structuredOf<Listed>(result) };
 }
 
 const ids = (out: Listed) => out.models.map((m) => m.id);
 
-describe('list_models against 9router', () => {
+/** The model each tool uses by default on each gateway. */
+const DEFAULTS: Record<BackendName, Record<string, string>> = {
+  'the reference service': {
+    chat: 'openai/gpt-4o-mini',
+    search: 'tavily',
+    fetch: 'jina-reader',
+    speech: 'openai/tts-1',
+    transcription: 'groq/whisper-large-v3',
+    video: 'xai/grok-imagine-video',
+  },
+  '9router': {
+    chat: 'xai/grok-4.6',
+    search: 'search-combo',
+    fetch: 'tavily',
+    speech: 'openai/tts-1',
+    transcription: 'openai/whisper-1',
+    video: 'xai/grok-imagine-video',
+  },
+};
+
+describe.each(BACKENDS)('list_models on %s', (name, use) => {
+  const backend = use();
+  const list = (capability?: string) => listOn(backend.conn, capability);
+
+  it('lists every capability at once, grouped, with the defaults the tools use, for free', async () => {
+    const { result, out } = await list();
+    const capabilities = [...new Set(out.models.map((m) => m.capability))];
+    expect(capabilities).toEqual(['chat', 'search', 'fetch', 'speech', 'transcription', 'video']);
+    expect(out.defaults).toEqual(DEFAULTS[name]);
+    expect(out.unavailable).toEqual([]);
+    const text = textOf(result);
+    const headings = text
+      .split('\n')
+      .filter((l) => l.startsWith('## '))
+      .map((l) => l.slice(3, l.indexOf(' (')));
+    expect(headings).toEqual(capabilities);
+    expect(text).not.toContain('{"');
+    expect(await billableRequests(backend)).toEqual([]);
+  });
+
+  it('lists speech models as the gateway names them, and says how voices are given', async () => {
+    const { result, out } = await list('speech');
+    expect(ids(out)).toEqual([
+      'openai/tts-1',
+      'openai/tts-1-hd',
+      'openai/gpt-4o-mini-tts',
+      'selfhosted-tts/kokoro',
+    ]);
+    expect(out.models.every((m) => m.capability === 'speech')).toBe(true);
+    expect(Object.keys(out.defaults)).toEqual(['speech']);
+    const text = textOf(result);
+    // Speech models are provider/model; the voice is given apart, and the default's voice is named.
+    expect(text).toContain(
+      '## speech (audio_speech `model` as provider/model with `voice`, or provider/model/voice) — 4\n' +
+        'openai/tts-1 (default, voice alloy), openai/tts-1-hd, openai/gpt-4o-mini-tts, selfhosted-tts/kokoro\n',
+    );
+    // How voices are given ends the text, as it is the structured `next`.
+    expect(text.slice(text.lastIndexOf('\n') + 1)).toBe(
+      'Voices: openai — alloy, ash, ballad, coral, echo, fable, nova, onyx, sage, shimmer, verse with ' +
+        'gpt-4o-mini-tts only (default alloy); selfhosted-tts — its own voice names (default: its own).',
+    );
+    expect(text).not.toMatch(/## chat/);
+  });
+
+  it('names the known video model: the gateway has no video list', async () => {
+    const { result, out } = await list('video');
+    expect(out.models).toEqual([{ id: 'xai/grok-imagine-video', capability: 'video', owned_by: 'xai' }]);
+    expect(out.defaults).toEqual({ video: 'xai/grok-imagine-video' });
+    expect(textOf(result)).toMatch(/the gateway has no list, these are the known ids/);
+  });
+
+  it('shows a configured default that the gateway does not list', async () => {
+    const conn = await connectInMemory({
+      ...backend.env,
+      GATEWAY_CHAT_MODEL: 'fakechat/small',
+      GATEWAY_VIDEO_MODEL: 'xai/grok-imagine-video-2',
+    });
+    try {
+      const chat = await listOn(conn, 'chat');
+      expect(chat.out.defaults).toEqual({ chat: 'fakechat/small' });
+      expect(textOf(chat.result)).toMatch(/\nDefault: fakechat\/small \(configured\)$/);
+      const video = await listOn(conn, 'video');
+      expect(ids(video.out)).toEqual(['xai/grok-imagine-video-2', 'xai/grok-imagine-video']);
+    } finally {
+      await conn.close();
+    }
+  });
+
+  it('rejects an unknown capability', async () => {
+    const result = await backend.conn.client.callTool({
+      name: 'list_models',
+      arguments: { capability: 'images' },
+    });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toContain('capability');
+  });
+});
+
+describe('list_models on 9router only', () => {
+  const gw = useRealGateway();
+  const list = (capability?: string) => listOn(gw.conn, capability);
+
   it('lists the catalogue chat models of the configured providers, defaulting to the first', async () => {
     const { result, out } = await list('chat');
     expect(out.models.length).toBeGreaterThan(20);
@@ -58,17 +165,6 @@ describe('list_models against 9router', () => {
     );
   });
 
-  it('lists speech models as the gateway names them', async () => {
-    const { out } = await list('speech');
-    expect(ids(out)).toEqual([
-      'openai/tts-1',
-      'openai/tts-1-hd',
-      'openai/gpt-4o-mini-tts',
-      'selfhosted-tts/kokoro',
-    ]);
-    expect(out.models.every((m) => m.capability === 'speech')).toBe(true);
-  });
-
   it('lists transcription models, defaulting to the first', async () => {
     const { result, out } = await list('transcription');
     expect(ids(out)).toEqual([
@@ -84,43 +180,5 @@ describe('list_models against 9router', () => {
     expect(textOf(result)).toMatch(
       /^## transcription \(audio_transcribe `model`\) — 7\nopenai\/whisper-1 \(default\), /,
     );
-  });
-
-  it('names the known video model: the gateway has no video list', async () => {
-    const { result, out } = await list('video');
-    expect(out.models).toEqual([{ id: 'xai/grok-imagine-video', capability: 'video', owned_by: 'xai' }]);
-    expect(out.defaults).toEqual({ video: 'xai/grok-imagine-video' });
-    expect(textOf(result)).toMatch(/the gateway has no list, these are the known ids/);
-  });
-
-  it('lists every capability at once', async () => {
-    const { result, out } = await list();
-    const capabilities = [...new Set(out.models.map((m) => m.capability))];
-    expect(capabilities).toEqual(['chat', 'search', 'fetch', 'speech', 'transcription', 'video']);
-    expect(out.defaults).toMatchObject({
-      search: 'search-combo',
-      fetch: 'tavily',
-      transcription: 'openai/whisper-1',
-    });
-    expect(out.unavailable).toEqual([]);
-    const headings = textOf(result)
-      .split('\n')
-      .filter((l) => l.startsWith('## '))
-      .map((l) => l.slice(3, l.indexOf(' (')));
-    expect(headings).toEqual(['chat', 'search', 'fetch', 'speech', 'transcription', 'video']);
-    // Listing is free: at most the gateway asks its provider nodes for their model lists.
-    const journal = await gw.upstream();
-    expect(journal.filter((e) => e.method !== 'GET' || !e.path.endsWith('/models'))).toEqual([]);
-  });
-
-  it('shows a configured default that the gateway does not list', async () => {
-    const conn = await connectInMemory({ ...gw.env, GATEWAY_CHAT_MODEL: 'fakechat/small' });
-    try {
-      const { result, out } = await list('chat', conn.client);
-      expect(out.defaults).toEqual({ chat: 'fakechat/small' });
-      expect(textOf(result)).toMatch(/\nDefault: fakechat\/small \(configured\)$/);
-    } finally {
-      await conn.close();
-    }
   });
 });
