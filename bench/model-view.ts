@@ -13,7 +13,7 @@ import type { BenchService } from './lib.js';
  * no keys, quotes or markup, one per line. Tokens are counted with o200k_base (gpt-tokenizer: the
  * encoding of the GPT-4o/GPT-5 family); other tokenizers count differently, the ratios little.
  * Each client gets what the server sends it (by its clientInfo, src/mcp/result-view.ts) and the result
- * is rendered as that client hands it to its model (test/support/model-view.ts).
+ * is rendered as that client hands it to its model (test/harness/model-view.ts).
  */
 export interface ModelViewRow {
   call: string;

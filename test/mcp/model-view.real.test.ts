@@ -1,7 +1,7 @@
 // What each major client's model sees of every tool's result, against the real gateway: an SDK
 // Client introduces itself as the real client does (its clientInfo), the server shapes results
 // for it, and the result is rendered the way that client hands it to its model
-// (test/support/model-view.ts). Every rendering must carry the facts and the next step, never a
+// (test/harness/model-view.ts). Every rendering must carry the facts and the next step, never a
 // page twice, never a hint naming a tool the client may shadow; and for a client the server does
 // not know, each form alone (structured content, text) must carry everything.
 import { writeFileSync } from 'node:fs';
