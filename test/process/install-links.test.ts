@@ -1,0 +1,68 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../harness/harness.js';
+
+// The one-click install links are opaque (base64, percent-encoding): wherever the docs show them
+// (the README's one line per client, and docs/clients.md), they must decode to the configuration
+// docs/clients.md and mcp.json.example show, or a user installs something else.
+
+const DOCS_WITH_LINKS = ['README.md', 'docs/clients.md'] as const;
+const read = (path: string) => readFileSync(join(PROJECT_ROOT, path), 'utf8');
+const clients = read('docs/clients.md');
+const example = JSON.parse(read('mcp.json.example'));
+const pkg = JSON.parse(read('package.json'));
+
+/** The target of the markdown link with this text in that document. */
+function link(doc: string, text: string): URL {
+  const match = new RegExp(`\\[${text}\\]\\((https://[^)\\s]+)\\)`).exec(read(doc));
+  expect(match, `a [${text}](…) link in ${doc}`).not.toBeNull();
+  return new URL(match![1]!);
+}
+
+/** The JSON of every ```json block of docs/clients.md. */
+function jsonBlocks(): unknown[] {
+  return [...clients.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => JSON.parse(m[1]!));
+}
+
+describe.each(DOCS_WITH_LINKS)('install links in %s', (doc) => {
+  it('Add to Cursor installs the published entry of mcp.json.example', () => {
+    const url = link(doc, 'Add to Cursor');
+    expect(url.origin + url.pathname).toBe('https://cursor.com/en/install-mcp');
+    expect(url.searchParams.get('name')).toBe('gateway-tools');
+    const config = JSON.parse(Buffer.from(url.searchParams.get('config')!, 'base64').toString('utf8'));
+    expect(config).toEqual(example.mcpServers['gateway-tools-npx']);
+    expect(config.args).toEqual(['-y', pkg.name]);
+    // The cursor:// form docs/clients.md names carries the same parameters.
+    expect(clients).toContain('cursor://anysphere.cursor-deeplink/mcp/install?name=gateway-tools&config=');
+  });
+
+  it('Add to VS Code installs the mcp.json of docs/clients.md, with the key as a password input', () => {
+    const url = link(doc, 'Add to VS Code');
+    expect(url.origin + url.pathname).toBe('https://vscode.dev/redirect/mcp/install');
+    expect(url.searchParams.get('name')).toBe('gateway-tools');
+    const inputs = JSON.parse(url.searchParams.get('inputs')!);
+    const config = JSON.parse(url.searchParams.get('config')!);
+    const shown = jsonBlocks().find(
+      (b): b is { inputs: unknown; servers: Record<string, Record<string, unknown>> } =>
+        Boolean((b as { servers?: unknown }).servers),
+    );
+    expect(shown, 'the VS Code mcp.json in docs/clients.md').toBeDefined();
+    expect(inputs).toEqual(shown!.inputs);
+    expect(inputs).toEqual([
+      { type: 'promptString', id: 'gateway-key', description: 'Gateway API key', password: true },
+    ]);
+    expect(config).toEqual({ ...shown!.servers['gateway-tools'], command: 'npx', args: ['-y', pkg.name] });
+    expect(config.env.GATEWAY_API_KEY).toBe(`\${input:gateway-key}`);
+  });
+});
+
+describe('mcp.json.example', () => {
+  it('offers a clone and the published package, with the same settings', () => {
+    const { 'gateway-tools': clone, 'gateway-tools-npx': published } = example.mcpServers;
+    expect(clone).toMatchObject({ command: 'node', args: ['/path/to/gateway-tools-mcp/dist/cli.js'] });
+    expect(published).toMatchObject({ command: 'npx', args: ['-y', pkg.name] });
+    expect(clone.env).toEqual(published.env);
+    expect(pkg.bin[pkg.name]).toBe('dist/cli.js');
+  });
+});
