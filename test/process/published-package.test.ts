@@ -1,0 +1,118 @@
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Registry, startRegistry } from '../registry/verdaccio.js';
+import { PROJECT_ROOT, tempDir } from '../harness/harness.js';
+
+// The package as users get it: packed from a clean checkout (the tracked files, no dist/), published
+// to a real registry on loopback, and started by `npx -y gateway-tools-mcp` with nothing installed
+// but what the package itself depends on.
+const { version } = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8'));
+
+describe('the published package, through npx from a registry', () => {
+  let registry: Registry;
+  let work: string;
+  let env: Record<string, string>;
+  let dryRunFiles: string[];
+
+  beforeAll(async () => {
+    registry = await startRegistry();
+    work = tempDir('gtm-publish-');
+    const checkout = join(work, 'checkout');
+    const tracked = execFileSync('git', ['ls-files', '-z'], { cwd: PROJECT_ROOT, encoding: 'utf8' })
+      .split('\0')
+      .filter(Boolean);
+    for (const file of tracked) {
+      mkdirSync(dirname(join(checkout, file)), { recursive: true });
+      copyFileSync(join(PROJECT_ROOT, file), join(checkout, file));
+    }
+    // The build tools a clean clone gets from `npm ci`.
+    symlinkSync(join(PROJECT_ROOT, 'node_modules'), join(checkout, 'node_modules'));
+    env = {
+      PATH: process.env.PATH ?? '',
+      HOME: work,
+      npm_config_userconfig: registry.npmrc,
+      npm_config_cache: join(work, 'npm-cache'),
+      npm_config_update_notifier: 'false',
+      npm_config_fund: 'false',
+      npm_config_audit: 'false',
+    };
+    const npm = (args: string[], cwd: string) =>
+      execFileSync('npm', args, { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    // prepack builds dist/ in the clean checkout, as `npm publish` would.
+    // npm 11 keys the dry run's report by package name.
+    const dryRun = JSON.parse(npm(['publish', '--dry-run', '--json'], checkout)) as Record<
+      string,
+      { files: { path: string }[] }
+    >;
+    dryRunFiles = (dryRun['gateway-tools-mcp']?.files ?? []).map((f) => f.path);
+    const packed = JSON.parse(
+      npm(['pack', '--json', '--ignore-scripts', '--pack-destination', work], checkout),
+    );
+    // Its one dependency, at the version the lockfile pins, from the project's install.
+    const undici = JSON.parse(
+      npm(
+        [
+          'pack',
+          '--json',
+          '--ignore-scripts',
+          '--pack-destination',
+          work,
+          join(PROJECT_ROOT, 'node_modules', 'undici'),
+        ],
+        work,
+      ),
+    );
+    npm(['publish', join(work, undici[0].filename)], work);
+    npm(['publish', join(work, packed[0].filename)], work);
+  }, 600_000);
+
+  afterAll(async () => {
+    await registry?.stop();
+  });
+
+  it('publishes the built server: npm publish --dry-run lists dist/cli.js', () => {
+    expect(dryRunFiles).toContain('dist/cli.js');
+    expect(dryRunFiles).toContain('package.json');
+    expect(dryRunFiles.filter((f) => f.startsWith('src/') || f.startsWith('test/'))).toEqual([]);
+  });
+
+  it('npx -y gateway-tools-mcp --version prints the version', () => {
+    const out = execFileSync('npx', ['-y', 'gateway-tools-mcp', '--version'], {
+      cwd: tempDir('gtm-npx-'),
+      env,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 120_000,
+    });
+    expect(out.trim()).toBe(version);
+  }, 180_000);
+
+  it('lists its tools over stdio, installed with its production dependencies only', async () => {
+    const client = new Client({ name: 'published-package-test', version: '1.0.0' });
+    await client.connect(
+      new StdioClientTransport({
+        command: 'npx',
+        args: ['-y', 'gateway-tools-mcp'],
+        cwd: tempDir('gtm-npx-'),
+        env,
+      }),
+    );
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).toEqual(
+        expect.arrayContaining(['web_search', 'web_fetch', 'video_generate']),
+      );
+    } finally {
+      await client.close();
+    }
+    const npxRoot = join(work, 'npm-cache', '_npx');
+    const installs = readdirSync(npxRoot).map((hash) =>
+      readdirSync(join(npxRoot, hash, 'node_modules')).filter((name) => !name.startsWith('.')),
+    );
+    expect(installs).toEqual([['gateway-tools-mcp', 'undici']]);
+  }, 180_000);
+});
