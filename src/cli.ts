@@ -26,7 +26,8 @@ async function main(): Promise<number | undefined> {
   // doctor and the HTTP transport are loaded only when used: stdio start-up stays small.
   if (command === 'doctor') {
     const { formatReport, runDoctor } = await import('./doctor/doctor.js');
-    const report = await runDoctor(config);
+    // The guide ships beside dist/ (docs/gateway.md); doctor names it when no gateway answers.
+    const report = await runDoctor(config, { guide: new URL('../docs/gateway.md', import.meta.url) });
     process.stdout.write(json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report)); // allow-stdout: doctor prints a report, it is not a server run
     return report.ok ? 0 : 1;
   }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { z } from 'zod';
+import { withoutCredentials } from '../lib/urls.js';
 import { ProxySettingError, type ProxySettings, readProxySettings } from './proxy-settings.js';
 import { type RawSettings, rawSchema, SETTINGS } from './settings.js';
 import { isWorkspaceDir, userDataDir } from './user-dirs.js';
@@ -145,12 +146,4 @@ function readKeyFile(path: string | undefined, where: string): string | undefine
   if (!key) throw new ConfigError(`invalid ${where}: ${path} is empty`);
   if (/\s/.test(key)) throw new ConfigError(`invalid ${where}: ${path} must hold only the key (one line)`);
   return key;
-}
-
-/**
- * A setting's value as it may be printed: the user name and password of any URL in it masked
- * (a base URL or proxy may carry them), before anything else is done to it.
- */
-export function withoutCredentials(value: string): string {
-  return value.replace(/\/\/[^/?#@\s]*@/g, '//***@');
 }

@@ -1,13 +1,16 @@
 // `gateway-tools-mcp doctor`: checks what the tools need — the service answers, the key is
 // accepted, which models serve each capability (the same defaults the tools pick), and the
-// output directory is writable — and says how to fix each problem. Never prints the key.
+// output directory is writable — and says how to fix each problem. Never prints the key, nor
+// credentials in the base URL (masked everywhere the one way lib/urls.ts does it).
 
 import type { Config } from '../config/config.js';
+import { withoutCredentials } from '../lib/urls.js';
 import { closeRuntime, createRuntime } from '../runtime.js';
 import type { ModelRole } from '../tools/models/default-models.js';
 import { VERSION } from '../version.js';
 import { type Check, type CheckStatus, type DoctorReport, skipped } from './check.js';
-import { checkInputRoots, checkWorkspace } from './file-checks.js';
+import { checkInputRoots, checkWorkspace, usesFiles } from './file-checks.js';
+import { gatewayGuide } from './gateway-guide.js';
 import { checkKey, checkRole, checkService } from './service-checks.js';
 
 export type { Check, CheckStatus, DoctorReport } from './check.js';
@@ -25,20 +28,26 @@ const ROLES: readonly { role: ModelRole; label: string; required: boolean }[] = 
   { role: 'video', label: 'Video (video_generate)', required: false },
 ];
 
-export async function runDoctor(config: Config): Promise<DoctorReport> {
+export interface DoctorOptions {
+  /** docs/gateway.md as the entry point sees it: named in the fix when no gateway answers. */
+  guide?: URL;
+}
+
+export async function runDoctor(config: Config, options: DoctorOptions = {}): Promise<DoctorReport> {
   const runtime = createRuntime({ ...config, timeoutMs: Math.min(config.timeoutMs, DOCTOR_TIMEOUT_MS) });
   const checks: Check[] = [];
   try {
-    const reached = await checkService(runtime, checks);
-    const keyOk = reached && (await checkKey(runtime, checks));
-    if (!reached) checks.push(skipped('api_key', 'API key', true, 'needs a reachable service'));
-    const why = reached ? 'needs an accepted API key' : 'needs a reachable service';
+    const service = await checkService(runtime, checks, gatewayGuide(options.guide));
+    const keyOk = service.accepted && (await checkKey(runtime, checks));
+    if (!service.accepted) checks.push(skipped('api_key', 'API key', true, service.why));
+    const why = service.accepted ? 'needs an accepted API key' : service.why;
+    // Every model line needs an accepted key, the video default too: a tool that cannot call the
+    // gateway has no model worth a ✓.
     for (const { role, label, required } of ROLES) {
-      // The video default needs nothing from the service, so it is reported whatever happened.
-      if (keyOk || role === 'video') checks.push(await checkRole(runtime, role, label, required));
+      if (keyOk) checks.push(await checkRole(runtime, role, label, required));
       else checks.push(skipped(role, label, required, why));
     }
-    checks.push(...(await checkWorkspace(config)), ...(await checkInputRoots(config.inputRoots, config.cwd)));
+    if (usesFiles(config)) checks.push(...(await checkWorkspace(config)), ...(await checkInputRoots(config)));
     if (config.confirm.length > 0) {
       checks.push({
         id: 'confirm',
@@ -52,24 +61,15 @@ export async function runDoctor(config: Config): Promise<DoctorReport> {
     await closeRuntime(runtime);
   }
   // A base URL may carry credentials (https://user:pass@host): they are secrets too.
-  const shownUrl = withoutCredentials(config.baseUrl);
-  const clean = (text: string) => runtime.scrub(text.split(config.baseUrl).join(shownUrl));
+  const clean = (text: string) => runtime.scrub(withoutCredentials(text));
   const scrubbed = checks.map((c) => ({ ...c, message: clean(c.message), fix: c.fix && clean(c.fix) }));
   return {
     ok: scrubbed.every((c) => !c.required || c.status === 'ok' || c.status === 'warn'),
     version: VERSION,
-    base_url: shownUrl,
+    base_url: runtime.service.client.shownBaseUrl,
     api_key: config.apiKey ? 'set' : 'not set',
     checks: scrubbed,
   };
-}
-
-function withoutCredentials(url: string): string {
-  const parsed = new URL(url);
-  if (!parsed.username && !parsed.password) return url;
-  parsed.username = '***';
-  parsed.password = '';
-  return parsed.toString().replace(/\/$/, '');
 }
 
 const MARK: Record<CheckStatus, string> = { ok: '✓', warn: '!', fail: '✗', skip: '·' };

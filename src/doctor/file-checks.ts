@@ -1,13 +1,31 @@
 // File checks for `doctor`. The output directory is not created here (the tools create it on
 // first save): a missing one is checked through its nearest existing parent, and every probe
-// file is removed again, so doctor leaves nothing behind.
+// file is removed again, so doctor leaves nothing behind. Only the lines that apply to this
+// configuration are made: none when no enabled tool reads or saves files, and none about client
+// roots where they are never asked for or would change nothing.
 
 import { randomBytes } from 'node:crypto';
 import { rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { Config } from '../config/config.js';
+import type { ToolGroup } from '../config/tool-groups.js';
 import { userDataDir } from '../config/user-dirs.js';
+import { rootsChangeAnything } from '../files/workspace.js';
+import { selectTools } from '../mcp/registry.js';
 import type { Check } from './check.js';
+
+/** The groups whose tools read local files or save files: speech, transcription, video. */
+const FILE_GROUPS: ReadonlySet<ToolGroup> = new Set(['audio', 'video']);
+
+/** Whether an enabled tool reads local files or saves files (web tools and models do neither). */
+export function usesFiles(config: Config): boolean {
+  return selectTools(config).some((tool) => FILE_GROUPS.has(tool.group));
+}
+
+/** Stateless HTTP builds a server per request: a client's roots could never come back to it. */
+function clientRootsAsked(config: Config): boolean {
+  return !(config.transport === 'http' && config.stateless);
+}
 
 export async function checkOutputDir(
   dir: string,
@@ -34,9 +52,10 @@ export async function checkOutputDir(
 }
 
 /**
- * Where files go in each case: here (the output directory for this working directory), for a
- * client that shares its workspace roots, and without a workspace (a server started in / or the
- * home directory, as Claude Desktop starts it, whose client shares no roots).
+ * Where files go in each case: here (the output directory for this working directory), without a
+ * workspace (a server started in / or the home directory, as Claude Desktop starts it, whose
+ * client shares no roots), and for a client that shares its workspace roots when they are asked
+ * for and change anything.
  */
 export async function checkWorkspace(config: Config): Promise<Check[]> {
   const here = await checkOutputDir(
@@ -57,6 +76,7 @@ export async function checkWorkspace(config: Config): Promise<Check[]> {
       ),
     );
   }
+  if (!clientRootsAsked(config) || !rootsChangeAnything(config)) return checks;
   const roots = config.inputRootsSet
     ? 'GATEWAY_INPUT_ROOTS stays the input roots'
     : 'their roots are the input roots';
@@ -73,14 +93,18 @@ export async function checkWorkspace(config: Config): Promise<Check[]> {
   return checks;
 }
 
-export async function checkInputRoots(roots: readonly string[], cwd: string): Promise<Check[]> {
+export async function checkInputRoots(config: Config): Promise<Check[]> {
+  const { inputRoots: roots, cwd } = config;
   if (roots.length === 0) {
+    const so = clientRootsAsked(config)
+      ? "local files are read only from the client's roots, when it shares them"
+      : 'a stateless HTTP server, which cannot ask clients for their roots, reads no local files';
     return [
       {
         id: 'input_root',
         status: 'warn',
         required: false,
-        message: `No input roots: ${cwd} is not a project directory, so local files are read only from the client's roots, when it shares them`,
+        message: `No input roots: ${cwd} is not a project directory, so ${so}`,
         fix: 'Set GATEWAY_INPUT_ROOTS to the directories tools may read (comma-separated).',
       },
     ];

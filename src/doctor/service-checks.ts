@@ -1,6 +1,16 @@
 // The doctor's service checks: reachable, key accepted, and the model each capability uses.
 
-import { checkHealth, KEY_PROBE, probeKey } from '../gateway/endpoints/health.js';
+import {
+  HEALTH_ROUTE,
+  isHealthy,
+  KEY_PROBE,
+  MODELS_ROUTE,
+  modelsListed,
+  probeKey,
+  probeRoute,
+  type RouteAnswer,
+} from '../gateway/endpoints/health.js';
+import { UNRESOLVED_CODES } from '../gateway/error-advice.js';
 import { ServiceError } from '../gateway/errors.js';
 import type { Runtime } from '../runtime.js';
 import { describeSpeechDefault, resolveSpeechId, voiceAloneProviders } from '../tools/audio/speech-ids.js';
@@ -13,50 +23,98 @@ import {
 } from '../tools/models/default-models.js';
 import { type Check, describe, fail, ok } from './check.js';
 
-const UNREACHABLE_FIX =
-  'Start the gateway (9router listens on http://127.0.0.1:20128 by default) or set GATEWAY_BASE_URL to its address.';
+const NINE_ROUTER_ADDRESS = '9router listens on http://127.0.0.1:20128 by default';
 
-/** Reachable means any HTTP answer: /api/health first, else /v1/models (other gateways). */
-export async function checkService(runtime: Runtime, checks: Check[]): Promise<boolean> {
+/** Whether a gateway answers at GATEWAY_BASE_URL; when not, why the checks that need one are skipped. */
+export type ServiceVerdict = { accepted: true } | { accepted: false; why: string };
+
+/**
+ * A gateway is what answers like one: 9router's GET /api/health `{"ok":true}`, or, for other
+ * gateways with the same API, a model list at GET /v1/models (or a demand for the key there).
+ * Anything else that answers HTTP is named as not a gateway, with what it answered. `guide`: where
+ * the gateway guide is, for the fix when there is none.
+ */
+export async function checkService(
+  runtime: Runtime,
+  checks: Check[],
+  guide: string,
+): Promise<ServiceVerdict> {
   const { client } = runtime.service;
-  const base = client.baseUrl;
+  const base = client.shownBaseUrl;
+  const noGateway = `No gateway yet? ${guide} shows how to set one up.`;
   try {
-    const health = await checkHealth(client);
-    if (health === 'ok') {
-      checks.push(ok('service', true, `Service reachable at ${base} (GET /api/health answered ok)`));
-      return true;
+    const health = await probeRoute(client, HEALTH_ROUTE);
+    if (isHealthy(health)) {
+      checks.push(ok('service', true, `Service reachable at ${base} (GET ${HEALTH_ROUTE} answered ok)`));
+      return { accepted: true };
     }
-    await runtime.service.catalog.list('chat').catch((error: unknown) => {
-      if (error instanceof ServiceError && error.kind === 'http') return null; // an answer is an answer
-      throw error;
-    });
-    checks.push(
-      ok('service', true, `Service reachable at ${base} (it has no /api/health; /v1/models answered)`),
-    );
-    return true;
+    const models = await probeRoute(client, MODELS_ROUTE);
+    const listed = modelsListed(models);
+    if (listed !== null) {
+      checks.push(otherGateway(base, health, listed));
+      return { accepted: true };
+    }
+    if (models.kind === 'status' && (models.error.status === 401 || models.error.status === 403)) {
+      // Some gateways list their models only to a caller with a key: the key check says the rest.
+      const message = `Service reachable at ${base} (GET ${MODELS_ROUTE} asks for a key: ${models.error.status})`;
+      checks.push(ok('service', true, message));
+      return { accepted: true };
+    }
+    const seen =
+      seenAt(health, 'health') === seenAt(models, 'models')
+        ? `GET ${HEALTH_ROUTE} and GET ${MODELS_ROUTE} ${seenAt(health, 'health')}`
+        : `GET ${HEALTH_ROUTE} ${seenAt(health, 'health')} and GET ${MODELS_ROUTE} ${seenAt(models, 'models')}`;
+    const message = `Something answers at ${base}, but it does not look like a 9router gateway: ${seen}`;
+    const fix = `Set GATEWAY_BASE_URL to the gateway's address (${NINE_ROUTER_ADDRESS}). ${noGateway}`;
+    checks.push(fail('service', true, message, fix));
+    return { accepted: false, why: 'no gateway at GATEWAY_BASE_URL' };
   } catch (error) {
-    if (error instanceof ServiceError && error.kind === 'http') {
-      checks.push({
-        id: 'service',
-        status: 'warn',
-        required: true,
-        message: `Service at ${base} answered GET /api/health with an error: ${error.message}`,
-        fix: 'Check the gateway’s own logs; the checks below show whether the tools can still work.',
-      });
-      return true;
-    }
-    if (error instanceof ServiceError && error.kind === 'malformed') {
-      const message = `Something answers at ${base}, but not like the gateway: ${error.message}`;
-      checks.push(fail('service', true, message, 'Check that GATEWAY_BASE_URL is the gateway’s address.'));
-      return false;
+    if (error instanceof ServiceError && error.kind === 'redirect') {
+      const fix =
+        'Tools never follow a redirect from the gateway’s address, as the key would go along to wherever it points.';
+      checks.push(fail('service', true, describe(error), fix));
+      return { accepted: false, why: 'no gateway at GATEWAY_BASE_URL' };
     }
     // The client's own message already reads "Cannot reach the service at <url> (ECONNREFUSED)".
     const message = describe(error);
     const text = message.startsWith('Cannot reach')
       ? message
       : `Cannot reach the service at ${base}: ${message}`;
-    checks.push(fail('service', true, text, UNREACHABLE_FIX));
-    return false;
+    const unresolved = error instanceof ServiceError && UNRESOLVED_CODES.has(error.code ?? '');
+    const fix = unresolved
+      ? `Check the host name in GATEWAY_BASE_URL (${NINE_ROUTER_ADDRESS}). ${noGateway}`
+      : `Start the gateway (${NINE_ROUTER_ADDRESS}) or set GATEWAY_BASE_URL to its address. ${noGateway}`;
+    checks.push(fail('service', true, text, fix));
+    return { accepted: false, why: 'needs a reachable gateway' };
+  }
+}
+
+/** A gateway that is not 9router, or a 9router whose health check failed: its model list answered. */
+function otherGateway(base: string, health: RouteAnswer, listed: number): Check {
+  const models = `${MODELS_ROUTE} answered with ${listed} model${listed === 1 ? '' : 's'}`;
+  if (health.kind === 'status' && health.error.status !== 404) {
+    return {
+      id: 'service',
+      status: 'warn',
+      required: true,
+      message: `Service at ${base} answered GET ${HEALTH_ROUTE} with ${health.error.status} (${describe(health.error)}), but ${models}`,
+      fix: 'Check the gateway’s own logs; the checks below show whether the tools can still work.',
+    };
+  }
+  const why =
+    health.kind === 'status' ? `it has no ${HEALTH_ROUTE}` : `GET ${HEALTH_ROUTE} did not answer {"ok":true}`;
+  return ok('service', true, `Service reachable at ${base} (${why}; ${models})`);
+}
+
+/** What a route answered, for a server that is not a gateway. */
+function seenAt(answer: RouteAnswer, route: 'health' | 'models'): string {
+  switch (answer.kind) {
+    case 'status':
+      return `answered ${answer.error.status}`;
+    case 'not-json':
+      return 'answered with a body that is not JSON';
+    case 'json':
+      return route === 'health' ? 'answered without {"ok":true}' : 'answered without a model list';
   }
 }
 

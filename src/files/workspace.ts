@@ -54,8 +54,7 @@ export class ClientWorkspace {
 
   private wantsRoots(): boolean {
     if (!this.canAsk || !this.server.getClientCapabilities()?.roots) return false;
-    // Roots would change nothing: the input roots and an absolute output directory are set.
-    return !(this.config.inputRootsSet && isAbsolute(this.config.outputDirSetting));
+    return rootsChangeAnything(this.config);
   }
 
   private async askRoots(extra: RequestExtra, log: Logger): Promise<string[] | null> {
@@ -83,6 +82,11 @@ export class ClientWorkspace {
     const { inputRoots, outputDir } = this.config;
     return `input roots ${inputRoots.length > 0 ? inputRoots.join(', ') : 'none'}, output directory ${outputDir}`;
   }
+}
+
+/** Whether a client's roots would change anything: not when the input roots and an absolute output directory are both set. */
+export function rootsChangeAnything(config: Pick<Config, 'inputRootsSet' | 'outputDirSetting'>): boolean {
+  return !(config.inputRootsSet && isAbsolute(config.outputDirSetting));
 }
 
 export function fromSettings(config: Config): Workspace {

@@ -5,8 +5,10 @@ import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { ProxySettings } from '../config/proxy-settings.js';
 import { withoutSecrets } from '../lib/secrets.js';
+import { withoutCredentials } from '../lib/urls.js';
 import { sleep, withDeadline } from './deadline.js';
 import { createDispatchers, type Dispatchers } from './dispatchers.js';
+import { UNRESOLVED_CODES } from './error-advice.js';
 import { parseErrorBody, ServiceError, seconds } from './errors.js';
 import {
   discardBody,
@@ -14,11 +16,14 @@ import {
   parseJsonBody,
   parseRetryAfter,
   readText,
+  redirectError,
   safeUrl,
 } from './http-body.js';
 import { shownText, shownValue } from './normalize.js';
 import { readUpstreamFailure, resetAfterSeconds } from './upstream-failure.js';
 import { UrlGuard } from './url-guard.js';
+
+export { UNRESOLVED_CODES } from './error-advice.js';
 
 export interface ServiceClientOptions {
   baseUrl: string;
@@ -84,6 +89,12 @@ interface SendTarget {
   guarded?: boolean;
   /** A stream, an upload or a download: the pool kept apart from short calls. */
   transfer: boolean;
+  /**
+   * The caller follows redirects itself, deciding again where the key may go (downloads). Any
+   * other call refuses a redirect: the gateway answers at its own address, and following one
+   * would send the key wherever the answer points.
+   */
+  redirectsFollowed?: boolean;
 }
 
 export interface ServiceResponse {
@@ -124,8 +135,6 @@ const REDIRECT_STATUS = new Set([301, 302, 303, 307, 308]);
 const MAX_REDIRECTS = 5;
 /** Connection errors that prove nothing was sent. */
 const NEVER_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
-/** A host name that does not resolve (for now, or at all). */
-export const UNRESOLVED_CODES: ReadonlySet<string> = new Set(['ENOTFOUND', 'EAI_AGAIN']);
 
 interface Http extends Dispatchers {
   undici: typeof import('undici');
@@ -133,12 +142,15 @@ interface Http extends Dispatchers {
 
 export class ServiceClient {
   readonly baseUrl: string;
+  /** The base URL as messages show it: credentials it may carry are masked (lib/urls.ts). */
+  readonly shownBaseUrl: string;
   private http: Http | undefined;
   private loadingHttp: Promise<Http> | undefined;
   private readonly urlGuard: UrlGuard;
 
   constructor(private readonly options: ServiceClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.shownBaseUrl = withoutCredentials(this.baseUrl);
     this.urlGuard = new UrlGuard(new URL(this.baseUrl).origin, options.allowPrivateUrls ?? []);
   }
 
@@ -212,7 +224,7 @@ export class ServiceClient {
       const at = target.toString();
       const host = target.host;
       const res = await this.withRetries(req, false, (s) =>
-        this.send(req, s, { url: at, auth, guarded, transfer: true }),
+        this.send(req, s, { url: at, auth, guarded, transfer: true, redirectsFollowed: true }),
       ).catch((error: unknown) => {
         throw onGateway ? error : failedElsewhere(error, host);
       });
@@ -283,7 +295,8 @@ export class ServiceClient {
     elapsedMs: number,
     waitedAsTold: boolean,
   ): number | undefined {
-    if (n >= this.options.maxRetries || error.kind === 'aborted') return undefined;
+    if (n >= this.options.maxRetries || error.kind === 'aborted' || error.kind === 'redirect')
+      return undefined;
     if (req.retry === 'submit') return error.maybeDelivered ? undefined : backoff(n);
     const wait = error.kind === 'http' ? error.retryAfterSeconds : undefined;
     let delay: number;
@@ -335,6 +348,18 @@ export class ServiceClient {
       bodyTimeout: timeoutMs,
     });
     const flatHeaders = flattenHeaders(res.headers);
+    if (res.statusCode >= 300 && res.statusCode < 400 && !target.redirectsFollowed) {
+      discardBody(res.body);
+      throw redirectError({
+        status: res.statusCode,
+        location: flatHeaders.location,
+        method: req.method,
+        requestUrl: target.url,
+        path: req.path,
+        shownBase: this.shownBaseUrl,
+        scrub: this.options.scrub,
+      });
+    }
     if (res.statusCode >= 400) {
       // Scrubbed whole before parseErrorBody cuts its message.
       const text = this.scrub(await readText(res.body, MAX_ERROR_BYTES, signal).catch(() => ''));
@@ -389,13 +414,17 @@ export class ServiceClient {
       });
     }
     const neverSent = code !== undefined && NEVER_SENT_CODES.has(code);
+    const unresolved = code !== undefined && UNRESOLVED_CODES.has(code);
+    const where = `Cannot reach the service at ${this.shownBaseUrl}`;
     return new ServiceError({
       kind: 'network',
       code,
       message: this.scrub(
-        neverSent
-          ? `Cannot reach the service at ${this.baseUrl} (${code})`
-          : `The connection to the service failed during ${req.method} ${req.path} (${code ?? err.message ?? 'reset'})`,
+        unresolved
+          ? `${where}: its host name ${code === 'EAI_AGAIN' ? 'could not be resolved just now' : 'does not resolve'} (${code})`
+          : neverSent
+            ? `${where} (${code})`
+            : `The connection to the service failed during ${req.method} ${req.path} (${code ?? err.message ?? 'reset'})`,
       ),
       maybeDelivered: !neverSent,
     });

@@ -13,6 +13,7 @@ export type ServiceErrorKind =
   | 'network' // connection refused, reset, DNS failure
   | 'aborted' // the caller cancelled
   | 'malformed' // the service answered 2xx with a body we cannot read
+  | 'redirect' // the gateway's address answered with a redirect, which gateway calls never follow
   | 'blocked'; // a download URL points at a non-public address (see url-guard.ts); nothing was sent
 
 /** A failed service call as data: what a ServiceError is built from, and all the advice reads. */
@@ -37,13 +38,17 @@ export interface ServiceErrorInit {
   host?: string;
 }
 
+/** Connection codes of a host name that does not resolve (for now, or at all). */
+export const UNRESOLVED_CODES: ReadonlySet<string> = new Set(['ENOTFOUND', 'EAI_AGAIN']);
+
 /** One or two sentences for a failed call (ServiceError.describe()). */
 export function describeServiceError(error: ServiceErrorInit): string {
   const upstream =
     error.kind === 'http' && error.serviceMessage ? upstreamText(error, error.serviceMessage) : '';
   if (upstream) return upstream;
   const hint = hintFor(error);
-  const status = error.status ? ` (HTTP ${error.status})` : '';
+  // A redirect's message names its status beside the address it points to.
+  const status = error.status && error.kind !== 'redirect' ? ` (HTTP ${error.status})` : '';
   return `${error.message}${status}.${hint ? ` ${hint}` : ''}`.replace(/\.\.(\s|$)/g, '.$1');
 }
 
@@ -147,13 +152,17 @@ function hintFor(error: ServiceErrorInit): string {
     case 'timeout':
       return 'Retry, or raise GATEWAY_TIMEOUT_MS if the service is slow.';
     case 'network':
-      return 'Check that the service is running and GATEWAY_BASE_URL is right (run `gateway-tools-mcp doctor`).';
+      return UNRESOLVED_CODES.has(error.code ?? '')
+        ? 'Check the host name in GATEWAY_BASE_URL (run `gateway-tools-mcp doctor`).'
+        : 'Check that the service is running and GATEWAY_BASE_URL is right (run `gateway-tools-mcp doctor`).';
     case 'aborted':
       return '';
     case 'malformed':
       return 'The service returned an unreadable answer; retry, and check GATEWAY_BASE_URL points at the gateway.';
     case 'blocked':
       return 'If that host is really meant to be reached, the user can list it in GATEWAY_ALLOW_PRIVATE_URLS.';
+    case 'redirect':
+      return ''; // the message already says which address to set
     case 'http':
       break;
   }

@@ -102,6 +102,70 @@ export function safeUrl(location: string, base: URL): URL | undefined {
   }
 }
 
+/** A redirect answered to a gateway call (client.ts refuses to follow one): what redirectError reads. */
+export interface RedirectAnswer {
+  status: number;
+  /** The Location header, as sent. */
+  location: string | undefined;
+  /** The request: where it went, and the route it named (`/v1/search`) after the base URL. */
+  method: string;
+  requestUrl: string;
+  path: string;
+  /** The base URL as messages show it (credentials masked). */
+  shownBase: string;
+  scrub: (text: string) => string;
+}
+
+/**
+ * The error for a redirect from the gateway's address: where it points, and the base URL to set
+ * instead. A target that keeps the route (`https://host/v1/search` for `/v1/search`, what a
+ * reverse proxy moving http to https sends) gives that base URL for sure; a target at a root, or
+ * a page on the same host as a base URL with a path (9router's dashboard sends /login), gives a
+ * likely one. What is shown of the target keeps neither credentials nor query: a login page's
+ * may carry a token.
+ */
+export function redirectError(answer: RedirectAnswer): ServiceError {
+  const { status, path } = answer;
+  const lead = `The gateway's address ${answer.shownBase}`;
+  const asked = new URL(answer.requestUrl);
+  const target = answer.location ? safeUrl(answer.location, asked) : undefined;
+  const instead = `instead of answering ${answer.method} ${path}`;
+  let message: string;
+  if (!target) {
+    message = `${lead} answered with a redirect (HTTP ${status}) to no http(s) address ${instead}: set GATEWAY_BASE_URL to the gateway's own address`;
+  } else {
+    target.username = '';
+    target.password = '';
+    target.search = '';
+    target.hash = '';
+    const shown = `${lead} redirects to ${target.toString()} (HTTP ${status})`;
+    if (target.pathname.endsWith(path)) {
+      message = `${shown}: set GATEWAY_BASE_URL to ${withoutRoute(target, path)}`;
+    } else {
+      const baseHasPath = withoutRoute(asked, path) !== asked.origin;
+      const likely =
+        target.pathname === '/'
+          ? target.origin
+          : baseHasPath && target.origin === asked.origin
+            ? asked.origin
+            : undefined;
+      message = `${shown} ${instead}: set GATEWAY_BASE_URL to the gateway's own address${likely ? `, likely ${likely}` : ''}`;
+    }
+  }
+  // The gateway never saw the request: whoever redirected it did not pass it on.
+  return new ServiceError({
+    kind: 'redirect',
+    status,
+    message: answer.scrub(message),
+    maybeDelivered: false,
+  });
+}
+
+/** A URL that ends in `route`, without it (and without a trailing slash): the base URL it was sent to. */
+function withoutRoute(url: URL, route: string): string {
+  return `${url.origin}${url.pathname.slice(0, url.pathname.length - route.length)}`.replace(/\/+$/, '');
+}
+
 export function parseRetryAfter(value: string | undefined): number | undefined {
   if (!value) return undefined;
   const seconds = Number(value);

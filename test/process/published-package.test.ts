@@ -4,8 +4,8 @@ import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Registry, startRegistry } from '../registry/verdaccio.js';
 import { PROJECT_ROOT, tempDir } from '../harness/harness.js';
+import { type Registry, startRegistry } from '../registry/verdaccio.js';
 
 // The package as users get it: packed from a clean checkout (the tracked files, no dist/), published
 // to a real registry on loopback, and started by `npx -y gateway-tools-mcp` with nothing installed

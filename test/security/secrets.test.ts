@@ -216,7 +216,7 @@ describe('logs and process listings', () => {
         arguments: { query: 'x', provider: 'tavily' },
       })) as CallToolResult;
       expect(result.isError).toBe(true);
-      expect(textOf(result)).toMatch(/Cannot reach the service at http:\/\/user:\*\*\*@127\.0\.0\.1:9/);
+      expect(textOf(result)).toMatch(/Cannot reach the service at http:\/\/\*\*\*@127\.0\.0\.1:9/);
       expect(wire(result)).not.toContain(password);
       expect(spawned.stderr()).toContain('ready on stdio');
       expect(spawned.stderr()).not.toContain(password);

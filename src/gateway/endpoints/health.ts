@@ -1,20 +1,49 @@
+// The routes doctor asks to tell what answers at the base URL: 9router's health check, the model
+// list every gateway has, and a key probe that costs nothing.
+
 import type { ServiceClient } from '../client.js';
 import { ServiceError } from '../errors.js';
 
+/** How a route answered a GET: what tells a gateway from another server that answers HTTP. */
+export type RouteAnswer =
+  | { kind: 'json'; body: unknown }
+  | { kind: 'not-json' }
+  | { kind: 'status'; error: ServiceError };
+
+/** The routes a gateway is known by: 9router's health check, and the model list every gateway has. */
+export const HEALTH_ROUTE = '/api/health';
+export const MODELS_ROUTE = '/v1/models';
+
 /**
- * GET /api/health (9router; no auth). Answers how the service responded: `ok` for 2xx,
- * `missing` for 404 (other gateways have no such route), or throws the ServiceError for
- * anything else (unreachable, timeout, other status).
+ * GETs a route that needs no key and says how it answered. Throws the ServiceError when nothing
+ * answered it (unreachable, timeout) or the answer was a redirect.
  */
-export async function checkHealth(client: ServiceClient, signal?: AbortSignal): Promise<'ok' | 'missing'> {
+export async function probeRoute(
+  client: ServiceClient,
+  path: string,
+  signal?: AbortSignal,
+): Promise<RouteAnswer> {
   try {
-    await client.json<unknown>({ method: 'GET', path: '/api/health', signal, retry: 'safe' });
-    return 'ok';
+    const { data } = await client.json<unknown>({ method: 'GET', path, signal, retry: 'safe' });
+    return { kind: 'json', body: data };
   } catch (error) {
-    if (error instanceof ServiceError && (error.status === 404 || error.kind === 'malformed'))
-      return 'missing';
+    if (!(error instanceof ServiceError)) throw error;
+    if (error.kind === 'http') return { kind: 'status', error };
+    if (error.kind === 'malformed') return { kind: 'not-json' };
     throw error;
   }
+}
+
+/** 9router's health answer: `{"ok":true}`. */
+export function isHealthy(answer: RouteAnswer): boolean {
+  return answer.kind === 'json' && (answer.body as { ok?: unknown } | null)?.ok === true;
+}
+
+/** How many models a /v1/models answer lists, or null when it is no model list. */
+export function modelsListed(answer: RouteAnswer): number | null {
+  if (answer.kind !== 'json') return null;
+  const data = (answer.body as { data?: unknown } | null)?.data;
+  return Array.isArray(data) ? data.length : null;
 }
 
 /**
