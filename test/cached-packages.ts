@@ -22,10 +22,10 @@ export interface CachedPackage {
   complete?(scratch: string): Promise<void>;
 }
 
-/** Where `name@version` lives: `GATEWAY_TOOLS_TEST_CACHE`, else `$XDG_CACHE_HOME` or `~/.cache`. */
+/** Where `name@version` lives: `TEST_PROGRAMS_CACHE`, else `$XDG_CACHE_HOME` or `~/.cache`. */
 export function cacheDir({ name, version }: Pick<CachedPackage, 'name' | 'version'>): string {
   const base =
-    process.env.GATEWAY_TOOLS_TEST_CACHE ?? process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache');
+    process.env.TEST_PROGRAMS_CACHE ?? process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache');
   return join(base, 'gateway-tools-mcp', `${name.replace(/^@/, '').replace('/', '-')}-${version}`);
 }
 
