@@ -150,7 +150,9 @@ describe('cooldowns are reported with their wait', () => {
 
   it('a long Retry-After (a 500 locks for 30 s) is reported at once, not waited for', async () => {
     const first = await call('web_search', { query: `${unique('boom')} fault-500`, provider: 'brave' });
-    expect(first.text).toMatch(/brave-search failed \(brave-search returned 500: .*\)\. brave-search is cooling down for \d+ s/);
+    expect(first.text).toMatch(
+      /brave-search failed \(brave-search returned 500: .*\)\. brave-search is cooling down for \d+ s/,
+    );
     const clean = unique('clean');
     const { result, text, ms } = await call('web_search', { query: clean, provider: 'brave' });
     expect(result.isError).toBe(true);
