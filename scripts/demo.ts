@@ -8,10 +8,14 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { startReferenceService } from '../test/reference-service/index.js';
+import { type ModelQuestion, startReferenceService } from '../test/reference-service/index.js';
 
 const root = join(import.meta.dirname, '..');
 const service = await startReferenceService();
+// The reference service's model echoes what it is sent, instructions and all: the tests read back
+// what reached it that way, but in a demo it reads like a leaked prompt. Here it answers the
+// question as a model would: from the page it was given, or in a few words.
+service.setModelAnswer(demoAnswer);
 // Files the demo saves go to a temporary directory, not into the checkout.
 const outputDir = mkdtempSync(join(tmpdir(), 'gateway-tools-demo-'));
 const transport = new StdioClientTransport({
@@ -27,6 +31,16 @@ const transport = new StdioClientTransport({
   stderr: 'inherit',
 });
 const client = new Client({ name: 'demo', version: '1.0.0' });
+
+function demoAnswer({ input }: ModelQuestion): string {
+  const page = /<page>([\s\S]*?)<\/page>/.exec(input)?.[1];
+  if (page === undefined) return 'Hello there from the gateway!';
+  const text = page
+    .replace(/^\s*#.*$/m, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return `It is a short placeholder page. All it says is: "${text}"`;
+}
 
 function show(title: string, body: string) {
   console.log(`\n=== ${title} ===\n${body}`);
@@ -45,7 +59,10 @@ async function call(name: string, args: Record<string, unknown>) {
 
 try {
   await client.connect(transport);
-  console.log(`reference service on ${service.url}; server spawned over stdio`);
+  console.log(
+    `reference service on ${service.url} (a local stand-in for the gateway: its results and answers are made up); ` +
+      'the built server spawned over stdio',
+  );
   const { tools } = await client.listTools();
   show(
     'tools/list',
@@ -54,7 +71,7 @@ try {
       .join('\n'),
   );
   show('instructions', client.getInstructions() ?? '');
-  await call('web_search', { query: 'model context protocol answer', max_results: 3 });
+  await call('web_search', { query: 'model context protocol', max_results: 3 });
   const first = await call('web_fetch', { url: 'https://example.com/long', max_length: 600 });
   const next = (first.structuredContent as { next_start_index: number | null }).next_start_index;
   if (next !== null)

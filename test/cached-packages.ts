@@ -24,8 +24,7 @@ export interface CachedPackage {
 
 /** Where `name@version` lives: `TEST_PROGRAMS_CACHE`, else `$XDG_CACHE_HOME` or `~/.cache`. */
 export function cacheDir({ name, version }: Pick<CachedPackage, 'name' | 'version'>): string {
-  const base =
-    process.env.TEST_PROGRAMS_CACHE ?? process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache');
+  const base = process.env.TEST_PROGRAMS_CACHE ?? process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache');
   return join(base, 'gateway-tools-mcp', `${name.replace(/^@/, '').replace('/', '-')}-${version}`);
 }
 

@@ -48,8 +48,18 @@ export function describeServiceError(error: ServiceErrorInit): string {
   if (upstream) return upstream;
   const hint = hintFor(error);
   // A redirect's message names its status beside the address it points to.
-  const status = error.status && error.kind !== 'redirect' ? ` (HTTP ${error.status})` : '';
-  return `${error.message}${status}.${hint ? ` ${hint}` : ''}`.replace(/\.\.(\s|$)/g, '.$1');
+  const status =
+    error.kind === 'redirect' || saysStatus(error.message, error.status) ? '' : ` (HTTP ${error.status})`;
+  // A message that ends with a full stop, or is cut ("…"), takes no second one.
+  return `${error.message}${status}.${hint ? ` ${hint}` : ''}`.replace(/([.…])\.(\s|$)/g, '$1$2');
+}
+
+/**
+ * Whether `text` already names the status ("The service answered 401: …", "tavily returned 401:
+ * …"): a sentence says it once, and adds "HTTP 401" only where nothing else does.
+ */
+export function saysStatus(text: string, status: number | undefined): boolean {
+  return status === undefined || new RegExp(`\\b${status}\\b`).test(text);
 }
 
 /** Statuses a gateway answers for a whole family (speech 502, chat and Responses 503), whatever the upstream said. */
@@ -58,16 +68,17 @@ const OTHER_CHOICE = 'or choose another provider or model';
 
 function upstreamText(error: ServiceErrorInit, said: string): string {
   const wait = error.retryAfterSeconds;
-  const http = `HTTP ${error.status}`;
+  // What the gateway said, with its status unless that says it already.
+  const quoted = (text: string) => (saysStatus(text, error.status) ? text : `${text}; HTTP ${error.status}`);
   const missing = providerWithoutCredentials(said);
   if (missing) {
     if (wait !== undefined) {
-      return `${missing} is cooling down for ${wait} s in the gateway (${said}; ${http}): retry after ${wait} s, ${OTHER_CHOICE}.`;
+      return `${missing} is cooling down for ${wait} s in the gateway (${quoted(said)}): retry after ${wait} s, ${OTHER_CHOICE}.`;
     }
     // The gateway says this both while every account of the provider cools down after an error
     // and when it has none: the answer alone cannot tell which.
     return (
-      `The gateway has no usable ${missing} account right now (${said}; ${http}). Either ${missing} is cooling down ` +
+      `The gateway has no usable ${missing} account right now (${quoted(said)}). Either ${missing} is cooling down ` +
       `after an earlier error (the gateway pauses a failing account, often for 30 s to 2 minutes) or the gateway has ` +
       `no ${missing} account: wait a minute and retry, or check ${missing} in the gateway's dashboard.`
     );
@@ -83,7 +94,7 @@ function upstreamText(error: ServiceErrorInit, said: string): string {
     wait !== undefined
       ? `${failure.subject} is cooling down for ${wait} s in the gateway: ${advice}`
       : advice.charAt(0).toUpperCase() + advice.slice(1);
-  return `${headline(status, failure)} (${failure.detail}; ${http}). ${next}.`;
+  return `${headline(status, failure)} (${quoted(failure.detail)}). ${next}.`;
 }
 
 function headline(status: number | undefined, { subject, provider }: UpstreamFailure): string {

@@ -7,6 +7,7 @@ import type {
 import { z } from 'zod';
 import { type Config, ConfigError } from '../config/config.js';
 import { TOOL_GROUPS, type ToolGroup } from '../config/tool-groups.js';
+import { checked } from '../lib/schema-sentences.js';
 import type { AnyToolDefinition, ToolContext } from '../tools/define.js';
 import { ALL_TOOLS } from '../tools/index.js';
 import { FailedStep, failure, failureSentence, isBug } from '../tools/results.js';
@@ -117,8 +118,10 @@ export function toolHandlers(connection: ClientConnection, tools: readonly AnyTo
     const tool = byName.get(name);
     if (!tool) return failure(`Unknown tool "${name}"; this server has ${[...byName.keys()].join(', ')}.`);
     const schemas = toolSchemas(tool);
-    const args = schemas.input.safeParse(given ?? {});
-    if (!args.success) return failure(`Invalid arguments for ${name}: ${issuesOf(args.error)}`);
+    // One sentence per problem, from the tool's schema (lib/schema-sentences.ts); it quotes the
+    // wrong values, so it is scrubbed like any result.
+    const args = checked(schemas.input, given ?? {});
+    if (!args.success) return failure(runtime.scrub(`Invalid arguments for ${name}: ${args.problems}`));
     const gate = progressGate(
       {
         progressToken: extra._meta?.progressToken,
@@ -199,7 +202,7 @@ function toolSchemas(tool: AnyToolDefinition) {
   return schemas;
 }
 
-/** Zod issues in one line, each naming the argument it is about unless its message already does. */
+/** Zod issues in one line for the log, each naming the field it is about unless its message already does. */
 function issuesOf(error: z.ZodError): string {
   return error.issues
     .map((issue) => {

@@ -7,6 +7,7 @@ import {
 } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
+  CallToolRequestSchema,
   ErrorCode,
   type Implementation,
   type Notification,
@@ -19,6 +20,7 @@ import {
 import type { JsonSchemaType, JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { z } from 'zod';
 import type { Logger } from '../lib/log.js';
+import { checked } from '../lib/schema-sentences.js';
 
 /** A JSON-RPC error a handler means to send as it is (any other thrown error is -32603). */
 export class RpcError extends Error {
@@ -40,12 +42,14 @@ type Handler<T extends AnyObjectSchema> = (
 /**
  * The SDK's Server (initialize, ping, cancellation, progress, logging, requests to the client with
  * their answers matched, timed out and cancelled), with two things it does differently kept:
- * - a request whose params do not fit its method's schema is answered -32602 (Invalid params),
- *   naming the field, where the SDK answers -32603 with zod's issue list as the message;
+ * - a request whose params do not fit its method's schema is answered -32602 (Invalid params)
+ *   in one sentence per problem, naming the field (lib/schema-sentences.ts), where the SDK answers
+ *   -32603, or for tools/call -32602, with zod's issue list pretty-printed as JSON;
  * - a handler that throws anything but an RpcError (or the SDK's McpError) is a bug: it is
  *   logged and answered -32603 "Internal error", without its message, which could carry anything.
  * Both by overriding setRequestHandler, through which the SDK registers its own handlers too.
- * tools/call params are checked by the Server itself (-32602), so they are not parsed twice.
+ * tools/call is the exception: the Server checks its params itself, before any handler of ours
+ * runs (see looseRequest for how its answer is worded).
  */
 export class GatewayServer extends Server {
   private bugLog: Pick<Logger, 'error'> | undefined;
@@ -86,26 +90,48 @@ function methodOf(schema: AnyObjectSchema): string {
 
 const loose = new Map<string, z.ZodType>();
 
-/** What the SDK parses a request with before the handler: the method only, every field kept. */
+/**
+ * What the SDK parses a request with before the handler: the method only, every field kept.
+ *
+ * For tools/call it is also where the params are checked. The SDK's Server checks them itself,
+ * with its CallToolRequestSchema, before any handler of ours, and answers a failure -32602 with
+ * zod's issue list pretty-printed as JSON inside the message. This schema runs before that check
+ * (the Protocol parses each request with it first), so it makes the same check, with the same
+ * SDK schema, and throws the RpcError with a sentence instead, which the Protocol sends as it is.
+ * A zod check that throws stops the parse there; the SDK's own check then only ever passes.
+ */
 function looseRequest(method: string): z.ZodType {
   let schema = loose.get(method);
   if (!schema) {
-    schema = z.looseObject({ method: z.literal(method) });
+    const base = z.looseObject({ method: z.literal(method) });
+    schema = method === 'tools/call' ? base.check((payload) => void toolCallChecked(payload.value)) : base;
     loose.set(method, schema);
   }
   return schema;
 }
 
+/** A tools/call request as the SDK's schema takes it, or the RpcError that says what is wrong. */
+function toolCallChecked(request: unknown): void {
+  const args = (request as { params?: { arguments?: unknown } }).params?.arguments;
+  if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) {
+    throw new RpcError(
+      ErrorCode.InvalidParams,
+      `Invalid params for tools/call: arguments must be a JSON object of the tool's parameters, e.g. {"query": "…"}; got ${jsonKind(args)}`,
+    );
+  }
+  paramsChecked(CallToolRequestSchema, request, 'tools/call');
+}
+
+function jsonKind(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
 function paramsChecked(schema: AnyObjectSchema, request: unknown, method: string): unknown {
-  const parsed = (schema as unknown as z.ZodType).safeParse(request);
+  const parsed = checked(schema as unknown as z.ZodType, request, { under: 'params' });
   if (parsed.success) return parsed.data;
-  const issues = parsed.error.issues
-    .map((issue) => {
-      const where = issue.path.filter((p) => p !== 'params').join('.');
-      return where ? `${where}: ${issue.message}` : issue.message;
-    })
-    .join('; ');
-  throw new RpcError(ErrorCode.InvalidParams, `Invalid params for ${method}: ${issues}`);
+  throw new RpcError(ErrorCode.InvalidParams, `Invalid params for ${method}: ${parsed.problems}`);
 }
 
 function isRpcError(error: unknown): boolean {

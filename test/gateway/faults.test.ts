@@ -72,7 +72,7 @@ describe('service faults reach the agent as actionable errors', () => {
     const result = await search();
     expect(result.isError).toBe(true);
     expect(textOf(result)).toBe(
-      "Web search failed: tavily refused the gateway's tavily account (tavily returned 401: invalid key; HTTP 401). " +
+      "Web search failed: tavily refused the gateway's tavily account (tavily returned 401: invalid key). " +
         "tavily is cooling down for 120 s in the gateway: fix that account's key in the gateway's dashboard, " +
         'or choose another provider or model.',
     );
@@ -130,7 +130,7 @@ describe('service faults reach the agent as actionable errors', () => {
       /No credentials for provider: tavily; HTTP 400\)\. Either tavily is cooling down .* or the gateway has no tavily account/s,
     );
     gw.service.inject('search', { status: 403, numericCode: true, message: 'quota exceeded' });
-    expect(textOf(await search())).toMatch(/quota exceeded \(HTTP 403\)/);
+    expect(textOf(await search())).toMatch(/answered 403: quota exceeded\. /);
     gw.service.inject('search', { status: 502, html: true, times: 10 });
     expect(textOf(await search())).toMatch(/non-JSON answer: 502 Bad Gateway/);
   });

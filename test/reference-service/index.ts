@@ -17,8 +17,10 @@ import {
 export { synthesizeAudio } from './routes-speech.js';
 export type {
   Fault,
+  ModelAnswer,
   ModelEntry,
   ModelListKind,
+  ModelQuestion,
   RecordedFile,
   RecordedRequest,
   ReferenceService,
@@ -112,6 +114,9 @@ export async function startReferenceService(
     setWebModels: (list) => core.state.setWebModels(list),
     setModelList: (kind, list) => core.state.setModelList(kind, list),
     setVideoTiming: (timing) => core.state.setVideoTiming(timing),
+    setModelAnswer: (answer) => {
+      core.state.modelAnswer = answer;
+    },
     close: () => {
       closed ??= new Promise<void>((resolve) => {
         closing.abort();

@@ -1,5 +1,5 @@
-// POST /v1/responses and /responses: an echo model (`[instructions] Echo: <input>`), answered the
-// way 9router answers for the model's provider:
+// POST /v1/responses and /responses: an echo model (`[instructions] Echo: <input>`, or the text
+// setModelAnswer gives), answered the way 9router answers for the model's provider:
 // - `openai/*` (9router reaches it through chat completions): `stream: true` streams its translated
 //   events; `stream: false` or left out streams an empty completed response.
 // - other chat providers and combos (groq, anthropic, the `fakechat` provider node): translated
@@ -20,6 +20,7 @@ import { buildResponse, paddedUsageOf, type ResponseSummary, translatedJson } fr
 import { type StreamForm, type StreamMode, streamReply } from './responses-streams.js';
 import type { RouteContext } from './router.js';
 import { ownerOf, providerOf, type ServiceState } from './state.js';
+import type { ModelAnswer, ModelQuestion } from './types.js';
 
 /** Provider nodes, as the test gateway has them: one speaks chat completions, one the Responses API. */
 const CHAT_NODES = new Set(['fakechat']);
@@ -62,8 +63,13 @@ function inputText(input: unknown): string {
   throw new RequestError(400, 'input must contain a user message');
 }
 
-function outputText(input: string, instructions: string | undefined, maxTokens: number | undefined): string {
-  const full = `${instructions ? `[${instructions}] ` : ''}Echo: ${input}`;
+function outputText(
+  question: ModelQuestion,
+  answer: ModelAnswer | null,
+  maxTokens: number | undefined,
+): string {
+  const { input, instructions } = question;
+  const full = answer ? answer(question) : `${instructions ? `[${instructions}] ` : ''}Echo: ${input}`;
   if (maxTokens === undefined) return full;
   return full.split(/\s+/).slice(0, maxTokens).join(' ');
 }
@@ -108,7 +114,11 @@ export function createResponse(context: RouteContext): Reply {
   }
   const input = inputText(body.input);
   const instructions = optionalString(body.instructions, 'instructions');
-  const text = outputText(input, instructions, maxOutputTokens(body.max_output_tokens));
+  const text = outputText(
+    { model, input, instructions },
+    context.state.modelAnswer,
+    maxOutputTokens(body.max_output_tokens),
+  );
   const summary: ResponseSummary = {
     id: `resp_${randomBytes(12).toString('hex')}`,
     messageId: `msg_${randomBytes(12).toString('hex')}`,

@@ -1,5 +1,7 @@
-// The service's mutable state: model lists (which tests can replace), video jobs and their timing.
+// The service's mutable state: model lists (which tests can replace), video jobs and their timing,
+// and the Responses model's answer when it is not the echo.
 import type {
+  ModelAnswer,
   ModelEntry,
   ModelListKind,
   ResponseStreamCounts,
@@ -56,6 +58,8 @@ export class ServiceState {
   private readonly modelLists = new Map<ModelListKind, ModelEntry[] | null>();
   private webModels: WebModelEntry[] | null;
   private videoTiming: VideoJobTiming = { pollsUntilDone: 2 };
+  /** null: the echo model. */
+  modelAnswer: ModelAnswer | null = null;
   readonly videoJobs = new Map<string, VideoJob>();
   readonly videoPlans = new Map<string, VideoJobPlan>();
   /** Responses SSE streams: open now, sent to the end, or cut short by the client going away. */
@@ -71,6 +75,7 @@ export class ServiceState {
     this.modelLists.clear();
     this.webModels = this.defaultWebModels();
     this.videoTiming = { pollsUntilDone: 2 };
+    this.modelAnswer = null;
   }
 
   private defaultWebModels(): WebModelEntry[] {

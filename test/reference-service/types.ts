@@ -113,6 +113,17 @@ export interface WebModelEntry {
   kind: 'webSearch' | 'webFetch';
 }
 
+/** What a Responses request asked, for a model answer set with setModelAnswer. */
+export interface ModelQuestion {
+  model: string;
+  /** The text of the input (a string, or the last user message). */
+  input: string;
+  instructions: string | undefined;
+}
+
+/** The text the model answers with, in place of the echo. */
+export type ModelAnswer = (question: ModelQuestion) => string;
+
 export interface ResponseStreamCounts {
   open: number;
   completed: number;
@@ -161,6 +172,12 @@ export interface ReferenceService {
   setModelList(kind: ModelListKind, list: ModelEntry[] | null): void;
   /** Applies to jobs submitted after the call. */
   setVideoTiming(timing: Partial<VideoJobTiming>): void;
+  /**
+   * The text the Responses model answers with instead of the echo (`[instructions] Echo: <input>`,
+   * which tests read what was sent back from); null for the echo again. Every check of the
+   * request, the answer's forms and the input markers stay as they are.
+   */
+  setModelAnswer(answer: ModelAnswer | null): void;
   videoJobs: Map<string, VideoJob>;
   /** Responses SSE streams open now, sent to the end, and cut short (the client went away). */
   responseStreams: ResponseStreamCounts;

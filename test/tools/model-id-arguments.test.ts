@@ -45,7 +45,7 @@ describe('a model or provider id that is not one', () => {
     [
       'video_extend',
       { prompt: 'snow', video: 'job-1', model: 'x'.repeat(201) },
-      'model: Too big: expected string to have <=200 characters',
+      'model must be a string of at most 200 characters (it has 201)',
     ],
   ];
 

@@ -10,6 +10,7 @@ import {
   type VideoSubmitKind,
   type VideoSubmitRequest,
 } from '../../gateway/endpoints/videos.js';
+import { saysStatus } from '../../gateway/error-advice.js';
 import { ServiceError } from '../../gateway/errors.js';
 import { excerpt } from '../../mcp/confirm.js';
 import type { ToolContext } from '../define.js';
@@ -146,7 +147,7 @@ function submitFailure(
       const headline =
         error.kind === 'malformed'
           ? `The service answered the ${what} with success but its answer was unreadable (${ctx.runtime.scrub(error.message)}), so a job was probably started and billed, and its job_id is unknown.`
-          : `Outcome unknown: ${ctx.runtime.scrub(error.message)}${error.status ? ` (HTTP ${error.status})` : ''}. The request may have reached the service, so the ${what} may or may not have started (and been billed).`;
+          : `Outcome unknown: ${ctx.runtime.scrub(error.message)}${saysStatus(error.message, error.status) ? '' : ` (HTTP ${error.status})`}. The request may have reached the service, so the ${what} may or may not have started (and been billed).`;
       return failure(`${headline} ${retryAdvice}`);
     }
   }

@@ -11,7 +11,7 @@ import { defaultModel } from '../models/default-models.js';
 import { type Page, pageOf, pagingInput, pagingOutput, rangeText } from '../paging.js';
 import { failure, nextStep, success, UserError } from '../results.js';
 import { type CachedPage, PageCache } from './page-cache.js';
-import { noProviderMessage, resolveWebProvider } from './providers.js';
+import { noProviderMessage, resolveWebProvider, withProviderNamed } from './providers.js';
 import { answerFromPage, MAX_PAGE_PROMPT_CHARS, noSummaryModelMessage } from './web-fetch-prompt.js';
 
 /** Pages longer than this are cut (and say so): enough for any document worth paging through. */
@@ -63,7 +63,9 @@ export const webFetch = defineTool({
     // The answering model is chosen before the fetch, so a missing one costs nothing.
     const summary = args.prompt ? await defaultModel('summary', ctx.runtime, ctx.signal) : null;
     if (summary && !summary.id) return failure(noSummaryModelMessage());
-    const page = await loadPage(provider, args.url, args.format, ctx);
+    const page = await withProviderNamed('fetch', provider, ctx, () =>
+      loadPage(provider.id, args.url, args.format, ctx),
+    );
     if (args.start_index > 0 && args.start_index >= page.text.length) {
       return failure(
         `start_index ${args.start_index} is past the end of the page (total_length ${page.text.length}). ` +

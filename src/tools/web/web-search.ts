@@ -5,7 +5,7 @@ import { displayDate, oneLine, withoutControlChars } from '../../lib/text.js';
 import { capped, cappedOrNull, RESULT_BUDGET } from '../../mcp/result-budget.js';
 import { defineTool } from '../define.js';
 import { failure, success } from '../results.js';
-import { noProviderMessage, resolveWebProvider } from './providers.js';
+import { noProviderMessage, resolveWebProvider, withProviderNamed } from './providers.js';
 
 const domain = z
   .string()
@@ -67,19 +67,21 @@ export const webSearch = defineTool({
     const provider = await resolveWebProvider('search', args.provider, ctx);
     if (!provider) return failure(noProviderMessage('search'));
     const domains = [...(args.include_domains ?? []), ...(args.exclude_domains ?? []).map((d) => `-${d}`)];
-    const found = await search(
-      ctx.runtime.service.client,
-      {
-        model: provider,
-        query: args.query,
-        max_results: args.max_results,
-        search_type: args.search_type,
-        time_range: args.time_range,
-        domain_filter: domains.length > 0 ? domains : undefined,
-        country: args.country,
-        language: args.language,
-      },
-      ctx.signal,
+    const found = await withProviderNamed('search', provider, ctx, () =>
+      search(
+        ctx.runtime.service.client,
+        {
+          model: provider.id,
+          query: args.query,
+          max_results: args.max_results,
+          search_type: args.search_type,
+          time_range: args.time_range,
+          domain_filter: domains.length > 0 ? domains : undefined,
+          country: args.country,
+          language: args.language,
+        },
+        ctx.signal,
+      ),
     );
     // Whatever the provider sent, every field is bounded (and says so when cut).
     const results = found.results.slice(0, args.max_results).map((r) => ({

@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GUIDE_ELSEWHERE } from '../../src/doctor/gateway-guide.js';
+import { GUIDE_ELSEWHERE } from '../../../src/doctor/gateway-guide.js';
 import {
   connectInMemory,
   connectStdio,
@@ -17,8 +17,8 @@ import {
   runCli,
   tempDir,
   textOf,
-} from '../harness/harness.js';
-import { type ReferenceService, startReferenceService } from '../reference-service/index.js';
+} from '../../harness/harness.js';
+import { type ReferenceService, startReferenceService } from '../../reference-service/index.js';
 
 const SECRET = 'sk-doctor-gateway-0123456789abcdef';
 

@@ -3,10 +3,10 @@
 // provider. What only the reference service makes (a gateway gone, missing providers, forged
 // model ids, no health route) is in doctor.test.ts; 9router's journal proves no provider was asked.
 import { describe, expect, it } from 'vitest';
-import type { DoctorReport } from '../../src/doctor/doctor.js';
-import { BACKENDS } from '../harness/backends.js';
-import { runCli, tempDir } from '../harness/harness.js';
-import { useRealGateway } from '../nine-router/use.js';
+import type { DoctorReport } from '../../../src/doctor/doctor.js';
+import { BACKENDS } from '../../harness/backends.js';
+import { runCli, tempDir } from '../../harness/harness.js';
+import { useRealGateway } from '../../nine-router/use.js';
 
 const WRONG_KEY = 'sk-wrong-key-0123456789';
 

@@ -5,10 +5,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseCommandLine } from '../../src/config/config.js';
-import { type DoctorReport, runDoctor } from '../../src/doctor/doctor.js';
-import { tempDir } from '../harness/harness.js';
-import { type ReferenceService, startReferenceService } from '../reference-service/index.js';
+import { parseCommandLine } from '../../../src/config/config.js';
+import { type DoctorReport, runDoctor } from '../../../src/doctor/doctor.js';
+import { tempDir } from '../../harness/harness.js';
+import { type ReferenceService, startReferenceService } from '../../reference-service/index.js';
 
 const SECRET = 'sk-doctor-files-0123456789abcdef';
 let service: ReferenceService;

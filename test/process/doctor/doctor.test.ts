@@ -4,10 +4,10 @@
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { DoctorReport } from '../../src/doctor/doctor.js';
-import { runCli, tempDir } from '../harness/harness.js';
-import { type ReferenceService, startReferenceService } from '../reference-service/index.js';
-import { DEFAULT_MODEL_LISTS, DEFAULT_WEB_MODELS } from '../reference-service/state.js';
+import type { DoctorReport } from '../../../src/doctor/doctor.js';
+import { runCli, tempDir } from '../../harness/harness.js';
+import { type ReferenceService, startReferenceService } from '../../reference-service/index.js';
+import { DEFAULT_MODEL_LISTS, DEFAULT_WEB_MODELS } from '../../reference-service/state.js';
 
 const SECRET = 'sk-doctor-secret-0123456789abcdef';
 let service: ReferenceService;

@@ -4,8 +4,8 @@
 // target; a closed port cannot be connected to. Whatever is not a gateway gets no ✓ model line.
 import { createServer } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { type RunResult, runCli, tempDir } from '../harness/harness.js';
-import { useRealGateway } from '../nine-router/use.js';
+import { type RunResult, runCli, tempDir } from '../../harness/harness.js';
+import { useRealGateway } from '../../nine-router/use.js';
 
 const gw = useRealGateway();
 

@@ -1,0 +1,52 @@
+// `npm run demo` as a new user reads it: the built server against the reference service, each
+// answer one a model could have given. The page question is answered from the page, without the
+// server's instructions to the answering model showing (which read like a leaked prompt).
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../harness/harness.js';
+
+const run = promisify(execFile);
+let output = '';
+
+/** The body of the demo section whose heading starts with `=== <start>`. */
+function section(start: string): string {
+  const at = output.indexOf(`=== ${start}`);
+  expect(at, `no section ${start}`).toBeGreaterThanOrEqual(0);
+  const body = output.slice(output.indexOf('\n', at) + 1);
+  return body.slice(0, body.search(/\n=== |\n\n[a-z]/) + 1 || undefined);
+}
+
+beforeAll(async () => {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'scripts/demo.ts')], {
+    cwd: PROJECT_ROOT,
+    timeout: 90_000,
+  });
+  output = stdout;
+}, 120_000);
+
+describe('npm run demo', () => {
+  it('says the service is a stand-in whose results are made up', () => {
+    expect(output.split('\n')[0]).toMatch(
+      /^reference service on http:\/\/127\.0\.0\.1:\d+ \(a local stand-in for the gateway/,
+    );
+  });
+
+  it('answers the page question from the page, without the instructions to the answering model', () => {
+    const answer = section('web_fetch {"url":"https://example.com/docs","prompt"');
+    expect(answer).toContain("openai/gpt-4o-mini's answer from the whole page");
+    expect(answer).toContain('This is the content of https://example.com/docs.');
+    expect(answer).not.toMatch(/Answer the question|untrusted|Question:|<page>|Echo:/);
+  });
+
+  it('answers ask_model as a model would, not with an echo of the prompt', () => {
+    const answer = section('ask_model');
+    expect(answer).not.toMatch(/Echo:|Say hello in five words/);
+    expect(answer).toMatch(/^Hello/);
+  });
+
+  it('searches with a plain query', () => {
+    expect(section('web_search')).toMatch(/^1\. Result 1 for model context protocol — https:\/\//);
+  });
+});
