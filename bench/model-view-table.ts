@@ -1,4 +1,4 @@
-import { MODEL_VIEW_CLIENTS } from '../test/support/model-view.js';
+import { MODEL_VIEW_CLIENTS } from '../test/harness/model-view.js';
 import type { ModelViewRow } from './model-view.js';
 
 /** The model-view rows as a markdown table: tokens per client, × the floor; a total row last. */

@@ -2,9 +2,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
-import { type ClientSession, connectAs } from '../test/support/client-session.js';
-import { tempDir } from '../test/support/harness.js';
-import { MODEL_VIEW_CLIENTS } from '../test/support/model-view.js';
+import { type ClientSession, connectAs } from '../test/harness/client-session.js';
+import { tempDir } from '../test/harness/harness.js';
+import { MODEL_VIEW_CLIENTS } from '../test/harness/model-view.js';
 import type { BenchService } from './lib.js';
 
 /**
@@ -13,7 +13,7 @@ import type { BenchService } from './lib.js';
  * no keys, quotes or markup, one per line. Tokens are counted with o200k_base (gpt-tokenizer: the
  * encoding of the GPT-4o/GPT-5 family); other tokenizers count differently, the ratios little.
  * Each client gets what the server sends it (by its clientInfo, src/mcp/result-view.ts) and the result
- * is rendered as that client hands it to its model (test/support/model-view.ts).
+ * is rendered as that client hands it to its model (test/harness/model-view.ts).
  */
 export interface ModelViewRow {
   call: string;

@@ -3,9 +3,9 @@ import { symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeJobHandle } from '../../src/tools/video/job-handle.js';
+import { type Connected, connectInMemory, tempDir, textOf } from '../harness/harness.js';
+import { startThirdPartyHost, type ThirdPartyHost } from '../harness/third-party-host.js';
 import { type ReferenceService, startReferenceService, synthesizeAudio } from '../reference-service/index.js';
-import { type Connected, connectInMemory, tempDir, textOf } from '../support/harness.js';
-import { startThirdPartyHost, type ThirdPartyHost } from '../support/third-party-host.js';
 
 /** What the fuzz suite found, pinned as plain regression tests (each failed before its fix). */
 let service: ReferenceService;

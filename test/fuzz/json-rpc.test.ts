@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { textOf } from '../harness/harness.js';
 import { type ReferenceService, startReferenceService, synthesizeAudio } from '../reference-service/index.js';
-import { textOf } from '../support/harness.js';
-import { expectationFor, rawLine, withId } from './support/json-rpc-lines.js';
-import { RawSession } from './support/raw-session.js';
+import { expectationFor, rawLine, withId } from './harness/json-rpc-lines.js';
+import { RawSession } from './harness/raw-session.js';
 
 /**
  * Protocol-level fuzzing of the built server over stdio: raw lines (garbage, JSON that is not

@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { textOf } from '../support/harness.js';
-import { callAndCheck, checkSavedFilesUnchanged } from './support/checks.js';
-import { newStats, report, summary } from './support/stats.js';
-import { toolCalls } from './support/tool-args.js';
-import { closeWorld, createWorld, type World } from './support/world.js';
+import { textOf } from '../harness/harness.js';
+import { callAndCheck, checkSavedFilesUnchanged } from './harness/checks.js';
+import { newStats, report, summary } from './harness/stats.js';
+import { toolCalls } from './harness/tool-args.js';
+import { closeWorld, createWorld, type World } from './harness/world.js';
 
 /**
  * Property-based fuzzing of every tool through the real MCP client (in memory) against the

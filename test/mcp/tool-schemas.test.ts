@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Connected, connectInMemory } from '../support/harness.js';
+import { type Connected, connectInMemory } from '../harness/harness.js';
 
 // What the model is shown of every tool, as tools/list gives it: a change to a name, description,
 // input or output schema or hint changes these files and shows in review. Update them with

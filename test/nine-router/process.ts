@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { openSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { processAlive } from '../support/harness.js';
+import { processAlive } from '../harness/harness.js';
 
 export interface NineRouterProcess {
   url: string;

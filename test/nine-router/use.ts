@@ -2,7 +2,7 @@
 // to it, and the journal of what reached the fake upstreams.
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, inject } from 'vitest';
-import { type Connected, connectInMemory } from '../support/harness.js';
+import { type Connected, connectInMemory } from '../harness/harness.js';
 import { Dashboard } from './dashboard.js';
 import type { RealGatewayInfo } from './global-setup.js';
 import type { JournalEntry } from './upstream/types.js';

@@ -119,23 +119,37 @@ const TTS_PROVIDERS: Record<string, { upstream(rest: string, id: string): Upstre
   'edge-tts': { upstream: (rest) => ({ model: 'edge-tts', voice: rest }), formats: false },
 };
 
-export function speech(context: RouteContext): Reply {
-  const body = jsonObjectBody(context.body);
-  const model = requireString(body.model, 'model');
-  const input = requireString(body.input, 'input');
-  const provider = providerOf(model);
+/** What the speech provider behind the gateway is asked for an id, and whether it honours formats. */
+export interface SpeechUpstream extends Upstream {
+  provider: string;
+  honoursFormat: boolean;
+}
+
+/**
+ * Reads a speech id as 9router does (tests compare what either gateway's provider was asked);
+ * throws the gateway's refusal for a provider without speech or an id its upstream refuses.
+ */
+export function speechUpstream(id: string): SpeechUpstream {
+  const provider = providerOf(id);
   const tts = TTS_PROVIDERS[provider];
   if (!tts) {
     throw new RequestError(400, `Provider '${provider}' does not support TTS via this route.`);
   }
+  return { provider, honoursFormat: tts.formats, ...tts.upstream(id.slice(provider.length + 1), id) };
+}
+
+export function speech(context: RouteContext): Reply {
+  const body = jsonObjectBody(context.body);
+  const model = requireString(body.model, 'model');
+  const input = requireString(body.input, 'input');
   // Nothing is checked against the tts list: any id on a speech provider goes upstream.
-  tts.upstream(model.slice(provider.length + 1), model);
+  const upstream = speechUpstream(model);
   const asked = context.query.response_format ?? 'mp3';
   if (asked === 'json') {
     return jsonReply({ audio: synthesizeAudio(input, 'mp3').toString('base64'), format: 'mp3' });
   }
   if (!AUDIO_FORMATS[asked]) throw new RequestError(400, `Invalid response_format: ${asked}`);
-  const format = tts.formats ? asked : 'mp3';
+  const format = upstream.honoursFormat ? asked : 'mp3';
   return {
     kind: 'raw',
     status: 200,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../../src/config/config.js';
-import { type Connected, connectInMemory, textOf } from '../support/harness.js';
+import { type Connected, connectInMemory, textOf } from '../harness/harness.js';
 
 // Every model or provider id a tool takes, or a setting names, is checked against one pattern;
 // each place keeps its own sentence, naming the argument and an id it would take.

@@ -156,6 +156,15 @@ const OPENAI_VOICES = new Set([
   'verse',
 ]);
 
+/**
+ * The audio the fake speech provider answers: the format's magic bytes, then what it was asked
+ * (`SPEECH model=<m> voice=<v> text=<t>`), so a test can tell the saved file is that answer.
+ */
+export function speechAudio(format: string, asked: Record<string, unknown>): Buffer {
+  const spoken = `SPEECH model=${asked.model} voice=${asked.voice} text=${asked.input}`;
+  return Buffer.concat([MAGIC[format] ?? MAGIC.mp3!, Buffer.from(spoken)]);
+}
+
 const speech: Route = (req, res) => {
   if (!HOSTS.has(req.host) || !req.path.endsWith('/audio/speech')) return false;
   if (answerFault(req, res)) return true;
@@ -173,8 +182,7 @@ const speech: Route = (req, res) => {
   // `answers-<format>` in the text: a provider that sends that format whatever was asked.
   const forced = /\banswers-(mp3|wav|opus|flac|aac)\b/.exec(String(req.json?.input ?? ''))?.[1];
   const format = forced ?? String(req.json?.response_format ?? 'mp3');
-  const spoken = `SPEECH model=${req.json?.model} voice=${req.json?.voice} text=${req.json?.input}`;
-  const body = Buffer.concat([MAGIC[format] ?? MAGIC.mp3!, Buffer.from(spoken)]);
+  const body = speechAudio(format, req.json ?? {});
   res.writeHead(200, {
     'content-type': format === 'mp3' ? 'audio/mpeg' : `audio/${format}`,
     'content-length': body.length,

@@ -1,0 +1,152 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../harness/harness.js';
+
+// What the server never does, checked on its source: the evidence for "no shell, no eval, no
+// telemetry, no stdout logging, no writes outside the output directory" is that the code that
+// could do those things is not there (and the tests of each tool show what the code that is
+// there does). Adding such code makes one of these tests fail and needs a reason in docs/security.md.
+
+const SRC = join(PROJECT_ROOT, 'src');
+const sources = readdirSync(SRC, { recursive: true, withFileTypes: true })
+  .filter((e) => e.isFile() && e.name.endsWith('.ts'))
+  .map((e) => {
+    const path = join(e.parentPath, e.name);
+    return { file: relative(SRC, path), text: readFileSync(path, 'utf8') };
+  });
+
+/** Files whose code (comments removed) matches `pattern`. */
+function filesMatching(pattern: RegExp): string[] {
+  return sources.filter(({ text }) => pattern.test(withoutComments(text))).map(({ file }) => file);
+}
+
+function withoutComments(text: string): string {
+  return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+}
+
+/** The names a file imports (values, not types) from the given module specifiers. */
+function valueImports(text: string, modules: readonly string[]): string[] {
+  const names: string[] = [];
+  for (const match of text.matchAll(/import\s+(?!type\b)(?:[\w$]+\s*,\s*)?\{([^}]*)\}\s+from\s+'([^']+)'/g)) {
+    if (!modules.includes(match[2] ?? '')) continue;
+    for (const part of (match[1] ?? '').split(',')) {
+      const name = part.trim();
+      if (name && !name.startsWith('type ')) names.push(name.split(/\s+as\s+/)[0] ?? name);
+    }
+  }
+  return names;
+}
+
+describe('what the server never does', () => {
+  it('is present: the scan sees the sources', () => {
+    expect(sources.length).toBeGreaterThan(40);
+    expect(sources.some((s) => s.file === 'cli.ts')).toBe(true);
+  });
+
+  it('runs no shell, no other program and no dynamic code', () => {
+    expect(
+      filesMatching(/node:(child_process|worker_threads|cluster)|\beval\s*\(|new\s+Function\s*\(/),
+    ).toEqual([]);
+    // node:vm in one place: transfer-gc.ts obtains V8's gc function by evaluating the constant 'gc'.
+    expect(filesMatching(/node:vm/)).toEqual(['gateway/transfer-gc.ts']);
+    const pacer = sources.find((s) => s.file === 'gateway/transfer-gc.ts')?.text ?? '';
+    expect([...pacer.matchAll(/runInNewContext\(([^)]*)\)/g)].map((m) => m[1])).toEqual(["'gc'"]);
+  });
+
+  it('makes outbound connections only through the service client; no other HTTP client, no socket', () => {
+    // Type-only imports of undici (for its body type) load nothing.
+    expect(filesMatching(/import\(\s*'undici'\s*\)|^import\s+(?!type\b)[^;]*from\s+'undici'/m)).toEqual([
+      'gateway/client.ts',
+    ]);
+    expect(filesMatching(/\bfetch\(|XMLHttpRequest|WebSocket/)).toEqual([]);
+    expect(filesMatching(/(from\s+|getBuiltinModule\()'node:(https|http2|tls|dgram)'/)).toEqual([]);
+    // Built-ins taken lazily (not at start-up) are only these: address checks, DNS, GC pacing.
+    const lazy = sources.flatMap((s) =>
+      [...s.text.matchAll(/getBuiltinModule\('([^']+)'\)/g)].map((m) => m[1]),
+    );
+    expect(new Set(lazy)).toEqual(new Set(['node:net', 'node:dns', 'node:v8', 'node:vm']));
+    // node:http only for the HTTP transport's own server; node:net only for address parsing.
+    const httpValues = sources.filter((s) => valueImports(s.text, ['node:http']).length > 0);
+    expect(httpValues.map((s) => s.file)).toEqual(['transports/http/serve.ts']);
+    expect(valueImports(httpValues[0]?.text ?? '', ['node:http'])).toEqual(['createServer']);
+    const netValues = sources.flatMap((s) => valueImports(s.text, ['node:net']));
+    expect(new Set(netValues)).toEqual(new Set(['isIP']));
+  });
+
+  it('contacts no host of its own: every URL in the code is loopback or an example', () => {
+    const hosts = new Set<string>();
+    for (const { text } of sources) {
+      for (const match of withoutComments(text).matchAll(/https?:\/\/([A-Za-z0-9.\-_[\]:@]+)/g)) {
+        hosts.add(match[1] ?? '');
+      }
+    }
+    const allowed = /^(127\.0\.0\.1(:\d+)?|localhost|app\.example\.com|user:pass@host)$/;
+    expect([...hosts].filter((h) => !allowed.test(h))).toEqual([]);
+  });
+
+  it('writes nothing to stdout but JSON-RPC (and --help, --version, doctor reports)', () => {
+    expect(filesMatching(/\bconsole\./)).toEqual([]);
+    const stdoutLines = sources.flatMap(({ file, text }) =>
+      text
+        .split('\n')
+        .filter((line) => /process\.stdout\.write/.test(line))
+        .map((line) => ({ file, marked: line.includes('// allow-stdout:') })),
+    );
+    expect(stdoutLines.length).toBeGreaterThan(0);
+    expect(stdoutLines.filter((l) => !l.marked || l.file !== 'cli.ts')).toEqual([]);
+  });
+
+  it('writes files only where the output directory, the private temp dir and the doctor probe live', () => {
+    const writers = [
+      'writeFile',
+      'writeFileSync',
+      'appendFile',
+      'appendFileSync',
+      'createWriteStream',
+      'mkdir',
+      'mkdirSync',
+      'mkdtemp',
+      'mkdtempSync',
+      'rm',
+      'rmSync',
+      'rmdir',
+      'unlink',
+      'unlinkSync',
+      'rename',
+      'renameSync',
+      'copyFile',
+      'cp',
+      'symlink',
+      'link',
+      'chmod',
+      'chown',
+      'truncate',
+      'utimes',
+    ];
+    const writing = sources
+      .filter((s) => valueImports(s.text, ['node:fs', 'node:fs/promises']).some((n) => writers.includes(n)))
+      .map((s) => s.file)
+      .sort();
+    expect(writing).toEqual([
+      'doctor/file-checks.ts', // a probe file in the output directory, removed at once
+      'files/download.ts', // a private temporary directory, always removed
+      'files/exit-cleanup.ts', // removes this process's temporary files when it exits
+      'files/output-files.ts', // the output directory
+      'tools/audio/audio-speech.ts', // removes an empty file it just saved in the output directory
+    ]);
+    // Files opened by name for writing: only the exclusive create of a new output file (the
+    // directory itself is opened read-only, to reach names through it).
+    const opens = sources.flatMap(({ file, text }) =>
+      [...withoutComments(text).matchAll(/\bawait open\(([^()]*)\)/g)].map((m) => `${file}: ${m[1]}`),
+    );
+    expect(opens.length).toBeGreaterThan(2);
+    const inputFiles = sources.find((s) => s.file === 'files/input-files.ts')?.text ?? '';
+    expect(inputFiles).toMatch(/const OPEN_FLAGS = constants\.O_RDONLY \|/);
+    expect(inputFiles).not.toMatch(/O_(WRONLY|RDWR|CREAT|TRUNC|APPEND)/);
+    expect(opens.filter((o) => !/, ('r'|OPEN_FLAGS)$/.test(o))).toEqual([
+      'files/output-files.ts: realDir, constants.O_RDONLY | constants.O_DIRECTORY',
+      "files/output-files.ts: temporary, 'wx'",
+    ]);
+  });
+});
