@@ -1,5 +1,6 @@
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../lib/log.js';
+import { UserError } from '../tools/results.js';
 import type { GatewayServer, RequestExtra } from './server.js';
 
 /** The kinds of billed call GATEWAY_CONFIRM can ask the user about. */
@@ -35,7 +36,7 @@ export const CONFIRM_TIMEOUT_MS = 10 * 60_000;
  * Asks the user, through the client's elicitation form, before a billed call is sent: opt-in per
  * kind (GATEWAY_CONFIRM). A client without elicitation (or a stateless HTTP server, which cannot
  * get the answer back) gets the call as without the setting. Declined, dismissed, unanswered or
- * failed: nothing is sent, and the returned sentence says so; null means go ahead.
+ * failed: nothing is sent, and the refusal thrown (a UserError) says so; returning means go ahead.
  */
 export class Confirmations {
   constructor(
@@ -44,11 +45,11 @@ export class Confirmations {
     private readonly canAsk: boolean,
   ) {}
 
-  async ask(call: BilledCall, extra: RequestExtra, log: Logger): Promise<string | null> {
-    if (!this.kinds.includes(call.kind)) return null;
+  async ask(call: BilledCall, extra: RequestExtra, log: Logger): Promise<void> {
+    if (!this.kinds.includes(call.kind)) return;
     if (!this.canAsk || !this.server.getClientCapabilities()?.elicitation?.form) {
       log.debug(`${call.action}: not confirmed (the client cannot ask its user)`);
-      return null;
+      return;
     }
     const what = `${call.action} with ${call.model}`;
     let action: string;
@@ -61,20 +62,26 @@ export class Confirmations {
     } catch (error) {
       if ((error as { code?: unknown }).code === ErrorCode.RequestTimeout) {
         log.info(`${what}: no answer to the confirmation; nothing was sent`);
-        return `The user did not answer the confirmation within ${CONFIRM_TIMEOUT_MS / 60_000} minutes: ${what} was not sent, and nothing was billed.`;
+        throw new UserError(
+          `The user did not answer the confirmation within ${CONFIRM_TIMEOUT_MS / 60_000} minutes: ${what} was not sent, and nothing was billed.`,
+        );
       }
       const why = error instanceof Error ? error.message : String(error);
       log.warn(`${what}: the confirmation failed (${why}); nothing was sent`);
-      return `${what} was not sent: the client could not ask the user to confirm it (${why}). Nothing was billed.`;
+      throw new UserError(
+        `${what} was not sent: the client could not ask the user to confirm it (${why}). Nothing was billed.`,
+      );
     }
     if (action === 'accept') {
       log.info(`${what}: confirmed by the user`);
-      return null;
+      return;
     }
     log.info(`${what}: ${action === 'decline' ? 'declined' : 'dismissed'} by the user; nothing was sent`);
-    return action === 'decline'
-      ? `The user declined: ${what} was not sent, and nothing was billed. Do not retry unless the user asks for it.`
-      : `The user dismissed the confirmation: ${what} was not sent, and nothing was billed. Ask the user before trying again.`;
+    throw new UserError(
+      action === 'decline'
+        ? `The user declined: ${what} was not sent, and nothing was billed. Do not retry unless the user asks for it.`
+        : `The user dismissed the confirmation: ${what} was not sent, and nothing was billed. Ask the user before trying again.`,
+    );
   }
 }
 

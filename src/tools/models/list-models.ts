@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ServiceError } from '../../gateway/errors.js';
 import { capped, cappedOrNull, RESULT_BUDGET } from '../../mcp/result-budget.js';
 import { resolveSpeechId, voiceHelp } from '../audio/speech-ids.js';
-import { defineTool, type ToolContext } from '../define.js';
+import { ANNOTATIONS, defineTool, type ToolContext } from '../define.js';
 import { nextStep, success } from '../results.js';
 import {
   CAPABILITIES,
@@ -50,7 +50,7 @@ export const listModels = defineTool({
     'or provider to a tool.',
   inputSchema,
   outputSchema,
-  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  annotations: ANNOTATIONS.lookup,
   async run(args, ctx) {
     const wanted = args.capability ? [args.capability] : [...CAPABILITIES];
     const sections = await Promise.all(wanted.map((c) => section(c, ctx)));

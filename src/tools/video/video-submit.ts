@@ -46,7 +46,7 @@ const ACTION: Record<VideoSubmitKind, string> = {
 
 export async function submitAndFollow(options: SubmitOptions, ctx: ToolContext): Promise<CallToolResult> {
   const { kind, tool, body } = options;
-  const stopped = await ctx.confirm({
+  await ctx.confirm({
     kind: 'video',
     action: ACTION[kind],
     model: body.model ?? ctx.runtime.config.videoModel,
@@ -62,7 +62,6 @@ export async function submitAndFollow(options: SubmitOptions, ctx: ToolContext):
       ['Starting video', body.video && excerpt(body.video.url, 120)],
     ],
   });
-  if (stopped) return failure(stopped);
   const key = options.idempotencyKey ?? `gtm-${randomUUID()}`;
   const { client } = ctx.runtime.service;
   const report = risingProgress((update) => ctx.progress(update));

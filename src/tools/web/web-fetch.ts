@@ -6,7 +6,7 @@ import { ServiceError } from '../../gateway/errors.js';
 import { formatCount, oneLine } from '../../lib/text.js';
 import { isHttpUrl } from '../../lib/urls.js';
 import { capped, cappedOrNull, RESULT_BUDGET } from '../../mcp/result-budget.js';
-import { defineTool, type ToolContext } from '../define.js';
+import { ANNOTATIONS, defineTool, type ToolContext, textArgument } from '../define.js';
 import { defaultModel } from '../models/default-models.js';
 import { type Page, pageOf, pagingInput, pagingOutput, rangeText } from '../paging.js';
 import { failure, nextStep, success, UserError } from '../results.js';
@@ -28,11 +28,7 @@ const inputSchema = {
   provider: modelIdSchema({ field: 'provider', example: 'jina-reader', max: 100 })
     .optional()
     .describe('e.g. jina-reader'),
-  prompt: z
-    .string()
-    .trim()
-    .min(1, 'prompt must not be empty')
-    .max(MAX_PAGE_PROMPT_CHARS, `prompt must be at most ${MAX_PAGE_PROMPT_CHARS} characters`)
+  prompt: textArgument('prompt', MAX_PAGE_PROMPT_CHARS)
     .optional()
     .describe('A question a small model answers from the page alone'),
 };
@@ -56,7 +52,7 @@ export const webFetch = defineTool({
     'second fetch). With prompt, a small model answers from the page instead (billed).',
   inputSchema,
   outputSchema,
-  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  annotations: ANNOTATIONS.lookup,
   async run(args, ctx) {
     const provider = await resolveWebProvider('fetch', args.provider, ctx);
     if (!provider) return failure(noProviderMessage('fetch'));

@@ -3,7 +3,7 @@ import { modelIdSchema } from '../../config/model-ids.js';
 import { type SearchResponse, search } from '../../gateway/endpoints/search.js';
 import { displayDate, oneLine, withoutControlChars } from '../../lib/text.js';
 import { capped, cappedOrNull, RESULT_BUDGET } from '../../mcp/result-budget.js';
-import { defineTool } from '../define.js';
+import { ANNOTATIONS, defineTool } from '../define.js';
 import { failure, success } from '../results.js';
 import { noProviderMessage, resolveWebProvider } from './providers.js';
 
@@ -62,7 +62,7 @@ export const webSearch = defineTool({
     "One paid query per call: prefer one precise query. Read a result with this server's web_fetch.",
   inputSchema,
   outputSchema,
-  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  annotations: ANNOTATIONS.lookup,
   async run(args, ctx) {
     const provider = await resolveWebProvider('search', args.provider, ctx);
     if (!provider) return failure(noProviderMessage('search'));
