@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { parseHostEntry } from '../gateway/url-guard.js';
 import { LOG_LEVELS } from '../lib/log.js';
+import { isHttpUrl } from '../lib/urls.js';
 import { CONFIRM_CHOICES, confirmKinds } from '../mcp/confirm.js';
 import { FIXED_DEFAULT_MODELS, modelIdSetting } from './model-ids.js';
 import { TOOL_GROUPS } from './tool-groups.js';
@@ -22,7 +23,8 @@ export type SettingGroup = keyof typeof SETTING_GROUPS;
 interface SettingText {
   group: SettingGroup;
   env: `GATEWAY_${string}`;
-  flag: `--${string}`;
+  /** The flag, when not the variable's name without GATEWAY_, in lower case with dashes (`--base-url`). */
+  flag?: `--${string}`;
   /** What it does, without its default or range: those are printed from `default` and the schema. */
   help: string;
   /** A credential: never shown in an error, and a warning when given as a flag. */
@@ -67,21 +69,13 @@ const intIn = (min: number, max: number) =>
 const httpUrl = z
   .string()
   .trim()
-  .refine((s) => {
-    try {
-      const u = new URL(s);
-      return u.protocol === 'http:' || u.protocol === 'https:';
-    } catch {
-      return false;
-    }
-  }, 'must be an http:// or https:// URL')
+  .refine(isHttpUrl, 'must be an http:// or https:// URL')
   .transform((s) => s.replace(/\/+$/, ''));
 
 const SETTING_TABLE = {
   baseUrl: setting({
     group: 'gateway',
     env: 'GATEWAY_BASE_URL',
-    flag: '--base-url',
     schema: httpUrl,
     default: 'http://127.0.0.1:20128',
     help: 'the gateway, an http:// or https:// URL',
@@ -89,7 +83,6 @@ const SETTING_TABLE = {
   apiKey: setting({
     group: 'gateway',
     env: 'GATEWAY_API_KEY',
-    flag: '--api-key',
     schema: z.string().trim().min(1, 'must not be empty'),
     help: 'bearer key for the gateway (prefer the variable: flags show in process lists)',
     secret: true,
@@ -97,14 +90,12 @@ const SETTING_TABLE = {
   apiKeyFile: setting({
     group: 'gateway',
     env: 'GATEWAY_API_KEY_FILE',
-    flag: '--api-key-file',
     schema: z.string().trim().min(1),
     help: 'file holding the key, read when GATEWAY_API_KEY is unset',
   }),
   timeoutMs: setting({
     group: 'gateway',
     env: 'GATEWAY_TIMEOUT_MS',
-    flag: '--timeout-ms',
     schema: intIn(1_000, 600_000),
     default: 60_000,
     help: 'per-request timeout in ms; speech waits 2x, video submits 2.5x, transcription 5x as long',
@@ -112,7 +103,6 @@ const SETTING_TABLE = {
   maxRetries: setting({
     group: 'gateway',
     env: 'GATEWAY_MAX_RETRIES',
-    flag: '--max-retries',
     schema: intIn(0, 10),
     default: 2,
     help:
@@ -122,7 +112,6 @@ const SETTING_TABLE = {
   searchModel: setting({
     group: 'models',
     env: 'GATEWAY_SEARCH_MODEL',
-    flag: '--search-model',
     schema: modelIdSetting,
     computedDefault: 'discovered from /v1/models/web',
     help: 'search provider, e.g. tavily',
@@ -130,7 +119,6 @@ const SETTING_TABLE = {
   fetchModel: setting({
     group: 'models',
     env: 'GATEWAY_FETCH_MODEL',
-    flag: '--fetch-model',
     schema: modelIdSetting,
     computedDefault: 'discovered from /v1/models/web',
     help: 'fetch provider, e.g. jina-reader',
@@ -138,7 +126,6 @@ const SETTING_TABLE = {
   videoModel: setting({
     group: 'models',
     env: 'GATEWAY_VIDEO_MODEL',
-    flag: '--video-model',
     schema: modelIdSetting,
     default: FIXED_DEFAULT_MODELS.video,
     help: 'video model; the gateway lists none',
@@ -146,7 +133,6 @@ const SETTING_TABLE = {
   speechModel: setting({
     group: 'models',
     env: 'GATEWAY_SPEECH_MODEL',
-    flag: '--speech-model',
     schema: modelIdSetting,
     computedDefault: 'discovered from /v1/models/tts',
     help: 'speech model for audio_speech',
@@ -154,7 +140,6 @@ const SETTING_TABLE = {
   transcribeModel: setting({
     group: 'models',
     env: 'GATEWAY_TRANSCRIBE_MODEL',
-    flag: '--transcribe-model',
     schema: modelIdSetting,
     computedDefault: 'discovered from /v1/models/stt',
     help: 'transcription model for audio_transcribe',
@@ -162,7 +147,6 @@ const SETTING_TABLE = {
   chatModel: setting({
     group: 'models',
     env: 'GATEWAY_CHAT_MODEL',
-    flag: '--chat-model',
     schema: modelIdSetting,
     computedDefault: 'the first model /v1/models lists, combos last',
     help: 'model for ask_model',
@@ -170,7 +154,6 @@ const SETTING_TABLE = {
   summaryModel: setting({
     group: 'models',
     env: 'GATEWAY_SUMMARY_MODEL',
-    flag: '--summary-model',
     schema: modelIdSetting,
     computedDefault:
       'GATEWAY_CHAT_MODEL, else the first small model (mini, nano, haiku, flash, lite, small) ' +
@@ -180,7 +163,6 @@ const SETTING_TABLE = {
   tools: setting({
     group: 'tools',
     env: 'GATEWAY_TOOLS',
-    flag: '--tools',
     schema: list,
     computedDefault: 'all',
     help:
@@ -198,7 +180,6 @@ const SETTING_TABLE = {
   toolPrefix: setting({
     group: 'tools',
     env: 'GATEWAY_TOOL_PREFIX',
-    flag: '--tool-prefix',
     schema: z.string().regex(/^[A-Za-z0-9_-]{0,16}$/, 'must be at most 16 letters, digits, _ or -'),
     default: '',
     help: 'prefix for every tool name, e.g. gw_: at most 16 letters, digits, _ or -',
@@ -206,7 +187,6 @@ const SETTING_TABLE = {
   resultFormat: setting({
     group: 'tools',
     env: 'GATEWAY_RESULT_FORMAT',
-    flag: '--result-format',
     schema: z.enum(['auto', 'text', 'structured'], { error: 'must be auto, text or structured' }),
     default: 'auto',
     help:
@@ -216,7 +196,6 @@ const SETTING_TABLE = {
   confirm: setting({
     group: 'tools',
     env: 'GATEWAY_CONFIRM',
-    flag: '--confirm',
     schema: list
       .refine(
         (kinds) => kinds.every((k) => CONFIRM_CHOICES.includes(k.toLowerCase())),
@@ -232,7 +211,6 @@ const SETTING_TABLE = {
   outputDir: setting({
     group: 'files',
     env: 'GATEWAY_OUTPUT_DIR',
-    flag: '--output-dir',
     schema: z.string().trim().min(1),
     default: 'gateway-output',
     help:
@@ -242,7 +220,6 @@ const SETTING_TABLE = {
   inputRoots: setting({
     group: 'files',
     env: 'GATEWAY_INPUT_ROOTS',
-    flag: '--input-roots',
     schema: list,
     computedDefault: "the client's roots, else the working directory (none when that is / or home)",
     help: "directories local files may be read from, comma-separated; when set, used instead of the client's roots",
@@ -250,7 +227,6 @@ const SETTING_TABLE = {
   maxUploadMb: setting({
     group: 'files',
     env: 'GATEWAY_MAX_UPLOAD_MB',
-    flag: '--max-upload-mb',
     schema: intIn(1, 4096),
     default: 100,
     help: 'largest file (local or downloaded) audio_transcribe uploads, in MiB',
@@ -258,7 +234,6 @@ const SETTING_TABLE = {
   allowPrivateUrls: setting({
     group: 'files',
     env: 'GATEWAY_ALLOW_PRIVATE_URLS',
-    flag: '--allow-private-urls',
     schema: list.refine(
       (hosts) => hosts.every((h) => h === '*' || parseHostEntry(h)),
       'must be host names or addresses, optionally with :port, comma-separated (or *)',
@@ -271,7 +246,6 @@ const SETTING_TABLE = {
   transport: setting({
     group: 'server',
     env: 'GATEWAY_TRANSPORT',
-    flag: '--transport',
     schema: z.enum(['stdio', 'http'], { error: 'must be stdio or http' }),
     default: 'stdio',
     help: 'stdio or http',
@@ -279,7 +253,6 @@ const SETTING_TABLE = {
   logLevel: setting({
     group: 'server',
     env: 'GATEWAY_LOG_LEVEL',
-    flag: '--log-level',
     schema: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }),
     default: 'info',
     help: `stderr log level: ${LOG_LEVELS.join(', ')} (clients choose their own with logging/setLevel)`,
@@ -287,7 +260,6 @@ const SETTING_TABLE = {
   host: setting({
     group: 'http',
     env: 'GATEWAY_HOST',
-    flag: '--host',
     schema: z.string().trim().min(1),
     default: '127.0.0.1',
     help: 'address to bind',
@@ -295,7 +267,6 @@ const SETTING_TABLE = {
   port: setting({
     group: 'http',
     env: 'GATEWAY_PORT',
-    flag: '--port',
     schema: intIn(0, 65535),
     default: 3000,
     help: 'port to listen on; 0 takes any free port',
@@ -303,7 +274,6 @@ const SETTING_TABLE = {
   stateless: setting({
     group: 'http',
     env: 'GATEWAY_STATELESS',
-    flag: '--stateless',
     schema: z
       .enum(['true', 'false', '1', '0', ''], { error: 'must be true or false' })
       .transform((v) => v === 'true' || v === '1'),
@@ -316,7 +286,6 @@ const SETTING_TABLE = {
   mcpToken: setting({
     group: 'http',
     env: 'GATEWAY_MCP_TOKEN',
-    flag: '--mcp-token',
     schema: z.string().min(16, 'must be at least 16 characters'),
     help: 'bearer token clients must send, 16 characters or more (required off loopback)',
     secret: true,
@@ -324,7 +293,6 @@ const SETTING_TABLE = {
   allowedHosts: setting({
     group: 'http',
     env: 'GATEWAY_ALLOWED_HOSTS',
-    flag: '--allowed-hosts',
     schema: list,
     default: [],
     help: 'extra Host names to accept, e.g. mcp.example.com, or * for any (needs a token)',
@@ -332,7 +300,6 @@ const SETTING_TABLE = {
   allowedOrigins: setting({
     group: 'http',
     env: 'GATEWAY_ALLOWED_ORIGINS',
-    flag: '--allowed-origins',
     schema: list,
     default: [],
     help: 'extra browser origins to accept, e.g. https://app.example.com, or * for any (needs a token)',
@@ -340,7 +307,6 @@ const SETTING_TABLE = {
   maxSessions: setting({
     group: 'http',
     env: 'GATEWAY_MAX_SESSIONS',
-    flag: '--max-sessions',
     schema: intIn(1, 10_000),
     default: 100,
     help: 'most open sessions (stateless: most concurrent requests)',
@@ -348,7 +314,6 @@ const SETTING_TABLE = {
   sessionIdleSeconds: setting({
     group: 'http',
     env: 'GATEWAY_SESSION_IDLE_SECONDS',
-    flag: '--session-idle-seconds',
     schema: intIn(1, 86_400),
     default: 1800,
     help: 'close a session idle this long',
@@ -356,7 +321,6 @@ const SETTING_TABLE = {
   sessionUnusedSeconds: setting({
     group: 'http',
     env: 'GATEWAY_SESSION_UNUSED_SECONDS',
-    flag: '--session-unused-seconds',
     schema: intIn(1, 86_400),
     default: 120,
     help: 'close an idle session that never called a tool after this long',
@@ -364,7 +328,6 @@ const SETTING_TABLE = {
   shutdownGraceMs: setting({
     group: 'http',
     env: 'GATEWAY_SHUTDOWN_GRACE_MS',
-    flag: '--shutdown-grace-ms',
     schema: intIn(0, 600_000),
     default: 10_000,
     help: 'on SIGINT or SIGTERM, how long running calls may finish before they are cancelled',
@@ -384,6 +347,7 @@ export type RawSettings = z.input<typeof rawSchema>;
 /** One row of the table, as the flag lookup, `--help` and the docs read it. */
 export interface Setting extends SettingText {
   key: SettingKey;
+  flag: `--${string}`;
   schema: z.ZodType;
   /** The value used when the setting is unset; absent when there is none fixed. */
   default?: unknown;
@@ -394,4 +358,5 @@ export interface Setting extends SettingText {
 export const SETTINGS: readonly Setting[] = Object.entries(SETTING_TABLE).map(([key, row]) => ({
   ...row,
   key: key as SettingKey,
+  flag: row.flag ?? `--${row.env.slice('GATEWAY_'.length).toLowerCase().replaceAll('_', '-')}`,
 }));

@@ -7,7 +7,7 @@ import type { ProxySettings } from '../config/proxy-settings.js';
 import { withoutSecrets } from '../lib/secrets.js';
 import { sleep, withDeadline } from './deadline.js';
 import { createDispatchers, type Dispatchers } from './dispatchers.js';
-import { parseErrorBody, ServiceError, seconds } from './errors.js';
+import { cancelledError, parseErrorBody, ServiceError, seconds, unreadableAnswer } from './errors.js';
 import {
   discardBody,
   flattenHeaders,
@@ -221,15 +221,13 @@ export class ServiceClient {
       discardBody(res.body);
       const next = location ? safeUrl(location, target) : undefined;
       if (!next || hop >= MAX_REDIRECTS) {
-        throw new ServiceError({
-          kind: 'malformed',
-          message: this.scrub(
+        throw unreadableAnswer(
+          this.scrub(
             next
               ? `The download of ${url} redirected more than ${MAX_REDIRECTS} times`
               : `The download of ${at} answered ${res.status} without a usable http(s) location`,
           ),
-          maybeDelivered: true,
-        });
+        );
       }
       target = next;
     }
@@ -367,13 +365,7 @@ export class ServiceClient {
 
   private toServiceError(raw: unknown, req: ServiceRequest, timeoutMs: number): ServiceError {
     if (raw instanceof ServiceError) return raw;
-    if (req.signal?.aborted) {
-      return new ServiceError({
-        kind: 'aborted',
-        message: 'The request was cancelled',
-        maybeDelivered: true,
-      });
-    }
+    if (req.signal?.aborted) return cancelledError();
     const err = raw as { name?: string; code?: string; message?: string; cause?: { code?: string } };
     const code = err.code ?? err.cause?.code;
     const timedOut =
