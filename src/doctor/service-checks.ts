@@ -6,7 +6,7 @@ import type { Runtime } from '../runtime.js';
 import { describeSpeechDefault, resolveSpeechId } from '../tools/audio/speech-ids.js';
 import {
   defaultModel,
-  LIST_PATH,
+  listPath,
   MODEL_SETTING,
   type ModelRole,
   modelsFor,
@@ -121,7 +121,7 @@ export async function checkRole(
   try {
     const choice = await defaultModel(role, runtime);
     if (!choice.id) {
-      const where = LIST_PATH[capability];
+      const where = listPath(capability);
       const why = choice.listed === null ? `the gateway has no ${where} (404)` : `${where} lists none`;
       const fix =
         role === 'summary'
@@ -134,7 +134,7 @@ export async function checkRole(
       return ok(
         role,
         required,
-        `${label}: ${shown} (discovered at ${LIST_PATH[capability]}; ${choice.listed} listed)`,
+        `${label}: ${shown} (discovered at ${listPath(capability)}; ${choice.listed} listed)`,
       );
     }
     if (choice.source === 'built-in') {
@@ -148,7 +148,7 @@ export async function checkRole(
     const listed = capability === 'video' ? null : await modelsFor(capability, runtime).catch(() => null);
     const ids = listed?.map((m) => m.id) ?? null;
     if (ids && !isListed(role, choice.id, ids)) {
-      const message = `${label}: ${choice.id} (from ${choice.setting}), but ${LIST_PATH[capability]} does not list it`;
+      const message = `${label}: ${choice.id} (from ${choice.setting}), but ${listPath(capability)} does not list it`;
       const fix =
         role === 'speech'
           ? `audio_speech refuses it without \`model\`: set ${setting} to a listed provider/model, optionally with /voice (list_models speech).`
@@ -158,7 +158,7 @@ export async function checkRole(
     const shown = role === 'speech' ? describeSpeechDefault(choice.id, ids) : choice.id;
     return ok(role, required, `${label}: ${shown} (from ${choice.setting})`);
   } catch (error) {
-    const message = `${label}: could not read ${LIST_PATH[capability]}: ${describe(error)}`;
+    const message = `${label}: could not read ${listPath(capability)}: ${describe(error)}`;
     return (required ? fail : warn)(role, required, message, `Set ${setting} to skip discovery.`);
   }
 }

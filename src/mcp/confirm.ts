@@ -36,7 +36,7 @@ export const CONFIRM_TIMEOUT_MS = 10 * 60_000;
  * Asks the user, through the client's elicitation form, before a billed call is sent: opt-in per
  * kind (GATEWAY_CONFIRM). A client without elicitation (or a stateless HTTP server, which cannot
  * get the answer back) gets the call as without the setting. Declined, dismissed, unanswered or
- * failed: nothing is sent, and the refusal thrown (a UserError) says so; returning means go ahead.
+ * failed: nothing is sent, and the refusal thrown (a UserError) says so.
  */
 export class Confirmations {
   constructor(
@@ -46,10 +46,16 @@ export class Confirmations {
   ) {}
 
   async ask(call: BilledCall, extra: RequestExtra, log: Logger): Promise<void> {
-    if (!this.kinds.includes(call.kind)) return;
+    const refusal = await this.refusalFor(call, extra, log);
+    if (refusal !== null) throw new UserError(refusal);
+  }
+
+  /** Null to go ahead; otherwise the sentence that says why nothing was sent. */
+  private async refusalFor(call: BilledCall, extra: RequestExtra, log: Logger): Promise<string | null> {
+    if (!this.kinds.includes(call.kind)) return null;
     if (!this.canAsk || !this.server.getClientCapabilities()?.elicitation?.form) {
       log.debug(`${call.action}: not confirmed (the client cannot ask its user)`);
-      return;
+      return null;
     }
     const what = `${call.action} with ${call.model}`;
     let action: string;
@@ -62,26 +68,20 @@ export class Confirmations {
     } catch (error) {
       if ((error as { code?: unknown }).code === ErrorCode.RequestTimeout) {
         log.info(`${what}: no answer to the confirmation; nothing was sent`);
-        throw new UserError(
-          `The user did not answer the confirmation within ${CONFIRM_TIMEOUT_MS / 60_000} minutes: ${what} was not sent, and nothing was billed.`,
-        );
+        return `The user did not answer the confirmation within ${CONFIRM_TIMEOUT_MS / 60_000} minutes: ${what} was not sent, and nothing was billed.`;
       }
       const why = error instanceof Error ? error.message : String(error);
       log.warn(`${what}: the confirmation failed (${why}); nothing was sent`);
-      throw new UserError(
-        `${what} was not sent: the client could not ask the user to confirm it (${why}). Nothing was billed.`,
-      );
+      return `${what} was not sent: the client could not ask the user to confirm it (${why}). Nothing was billed.`;
     }
     if (action === 'accept') {
       log.info(`${what}: confirmed by the user`);
-      return;
+      return null;
     }
     log.info(`${what}: ${action === 'decline' ? 'declined' : 'dismissed'} by the user; nothing was sent`);
-    throw new UserError(
-      action === 'decline'
-        ? `The user declined: ${what} was not sent, and nothing was billed. Do not retry unless the user asks for it.`
-        : `The user dismissed the confirmation: ${what} was not sent, and nothing was billed. Ask the user before trying again.`,
-    );
+    return action === 'decline'
+      ? `The user declined: ${what} was not sent, and nothing was billed. Do not retry unless the user asks for it.`
+      : `The user dismissed the confirmation: ${what} was not sent, and nothing was billed. Ask the user before trying again.`;
   }
 }
 

@@ -10,7 +10,7 @@ import {
   type CapabilityModel,
   configuredModel,
   defaultModel,
-  LIST_PATH,
+  listPath,
   modelsFor,
 } from './default-models.js';
 
@@ -100,7 +100,7 @@ async function section(capability: Capability, ctx: ToolContext): Promise<Sectio
 
 function reasonOf(s: Section, ctx: ToolContext): string {
   if (s.error) return capped(ctx.runtime.scrub(s.error.describe()), RESULT_BUDGET.answer);
-  return `the gateway has no list (${LIST_PATH[s.capability]} answered 404)`;
+  return `the gateway has no list (${listPath(s.capability)} answered 404)`;
 }
 
 /**

@@ -111,14 +111,7 @@ export const videoExtend = defineTool({
 async function startFromVideo(
   kind: 'edits' | 'extensions',
   tool: string,
-  args: {
-    prompt: string;
-    video: string;
-    model?: string | undefined;
-    resolution?: string | undefined;
-    wait_seconds: number;
-    idempotency_key?: string | undefined;
-  },
+  args: z.output<z.ZodObject<typeof common & { video: typeof video }>>,
   seconds: number | undefined,
   ctx: ToolContext,
 ) {

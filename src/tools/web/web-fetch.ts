@@ -11,7 +11,7 @@ import { defaultModel } from '../models/default-models.js';
 import { type Page, pageOf, pagingInput, pagingOutput, rangeText } from '../paging.js';
 import { failure, nextStep, success, UserError } from '../results.js';
 import { type CachedPage, PageCache } from './page-cache.js';
-import { noProviderMessage, resolveWebProvider } from './providers.js';
+import { resolveWebProvider } from './providers.js';
 import { answerFromPage, MAX_PAGE_PROMPT_CHARS, noSummaryModelMessage } from './web-fetch-prompt.js';
 
 /** Pages longer than this are cut (and say so): enough for any document worth paging through. */
@@ -55,7 +55,6 @@ export const webFetch = defineTool({
   annotations: ANNOTATIONS.lookup,
   async run(args, ctx) {
     const provider = await resolveWebProvider('fetch', args.provider, ctx);
-    if (!provider) return failure(noProviderMessage('fetch'));
     // The answering model is chosen before the fetch, so a missing one costs nothing.
     const summary = args.prompt ? await defaultModel('summary', ctx.runtime, ctx.signal) : null;
     if (summary && !summary.id) return failure(noSummaryModelMessage());

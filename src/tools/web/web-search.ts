@@ -4,8 +4,8 @@ import { type SearchResponse, search } from '../../gateway/endpoints/search.js';
 import { displayDate, oneLine, withoutControlChars } from '../../lib/text.js';
 import { capped, cappedOrNull, RESULT_BUDGET } from '../../mcp/result-budget.js';
 import { ANNOTATIONS, defineTool } from '../define.js';
-import { failure, success } from '../results.js';
-import { noProviderMessage, resolveWebProvider } from './providers.js';
+import { success } from '../results.js';
+import { resolveWebProvider } from './providers.js';
 
 const domain = z
   .string()
@@ -65,7 +65,6 @@ export const webSearch = defineTool({
   annotations: ANNOTATIONS.lookup,
   async run(args, ctx) {
     const provider = await resolveWebProvider('search', args.provider, ctx);
-    if (!provider) return failure(noProviderMessage('search'));
     const domains = [...(args.include_domains ?? []), ...(args.exclude_domains ?? []).map((d) => `-${d}`)];
     const found = await search(
       ctx.runtime.service.client,
