@@ -36,14 +36,6 @@ export interface ServiceClientOptions {
   proxy?: ProxySettings;
 }
 
-export interface DownloadOptions {
-  /**
-   * Send the gateway key when a hop is on the gateway's own origin (default true). False for URLs
-   * an agent typed: the key then never goes anywhere with them, not even to the gateway.
-   */
-  sendKey?: boolean;
-}
-
 /** `safe`: free and repeatable, retried on 429/502/503/504, connection failures, and any answer
  *  that names a short wait (Retry-After).
  *  `billed`: paid per call (speech, model answers); retried only on answers that say it was not
@@ -109,15 +101,6 @@ const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
 /** Answers that say the request was refused before any work: rate limited, no account free. */
 const NOT_ACCEPTED_STATUS = new Set([429, 503]);
 
-/**
- * Whether a billed request was refused before any work. 9router answers a chat or Responses
- * failure with 503 after its upstream was called, tagging the message with that provider: then
- * the upstream was reached, and sending again could bill twice.
- */
-function notAccepted(error: ServiceError): boolean {
-  if (!NOT_ACCEPTED_STATUS.has(error.status ?? 0)) return false;
-  return error.serviceMessage === undefined || readUpstreamFailure(error.serviceMessage) === undefined;
-}
 const MAX_JSON_BYTES = 64 * 1024 * 1024;
 const MAX_ERROR_BYTES = 64 * 1024;
 const REDIRECT_STATUS = new Set([301, 302, 303, 307, 308]);
@@ -193,9 +176,10 @@ export class ServiceClient {
   /**
    * Streams a file from an absolute URL (a finished video, an audio file). The key is sent only
    * when the URL is on the service's own origin, never to third-party hosts; hosts other than
-   * the gateway are reached only on public addresses (see url-guard.ts).
+   * the gateway are reached only on public addresses (see url-guard.ts). `sendKey: false` for URLs
+   * an agent typed: the key then never goes anywhere with them, not even to the gateway.
    */
-  async download(url: string, signal?: AbortSignal, options: DownloadOptions = {}): Promise<ServiceResponse> {
+  async download(url: string, signal?: AbortSignal, { sendKey = true } = {}): Promise<ServiceResponse> {
     const ownOrigin = new URL(this.baseUrl).origin;
     let target = new URL(url);
     // The key goes only along a chain that has stayed on the gateway's origin from its start: a
@@ -205,7 +189,7 @@ export class ServiceClient {
     // again on every hop.
     for (let hop = 0; ; hop++) {
       onGateway &&= target.origin === ownOrigin;
-      const auth = onGateway && options.sendKey !== false;
+      const auth = onGateway && sendKey;
       const guarded = this.urlGuard.classify(target) === 'guarded';
       if (guarded) this.urlGuard.assertPublicLiteral(target);
       const req: ServiceRequest = { method: 'GET', path: target.pathname, signal, retry: 'safe' };
@@ -358,8 +342,7 @@ export class ServiceClient {
   private url(req: ServiceRequest): string {
     if (!req.query) return this.baseUrl + req.path;
     const url = new URL(this.baseUrl + req.path);
-    for (const [k, v] of Object.entries(req.query ?? {}))
-      if (v !== undefined) url.searchParams.set(k, String(v));
+    for (const [k, v] of Object.entries(req.query)) if (v !== undefined) url.searchParams.set(k, String(v));
     return url.toString();
   }
 
@@ -392,6 +375,16 @@ export class ServiceClient {
       maybeDelivered: !neverSent,
     });
   }
+}
+
+/**
+ * Whether a billed request was refused before any work. 9router answers a chat or Responses
+ * failure with 503 after its upstream was called, tagging the message with that provider: then
+ * the upstream was reached, and sending again could bill twice.
+ */
+function notAccepted(error: ServiceError): boolean {
+  if (!NOT_ACCEPTED_STATUS.has(error.status ?? 0)) return false;
+  return error.serviceMessage === undefined || readUpstreamFailure(error.serviceMessage) === undefined;
 }
 
 /** A download's failure at a host other than the gateway, told as that host's, not "the service"'s. */
