@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { parseHostEntry } from '../gateway/url-guard.js';
 import { LOG_LEVELS } from '../lib/log.js';
+import { isHttpUrl } from '../lib/urls.js';
 import { CONFIRM_CHOICES, confirmKinds } from '../mcp/confirm.js';
 import { FIXED_DEFAULT_MODELS, modelIdSetting } from './model-ids.js';
 import { TOOL_GROUPS } from './tool-groups.js';
@@ -20,9 +21,9 @@ export const SETTING_GROUPS = {
 export type SettingGroup = keyof typeof SETTING_GROUPS;
 
 interface SettingText {
-  group: SettingGroup;
   env: `GATEWAY_${string}`;
-  flag: `--${string}`;
+  /** The flag, when not the variable's name without GATEWAY_, in lower case with dashes (`--base-url`). */
+  flag?: `--${string}`;
   /** What it does, without its default or range: those are printed from `default` and the schema. */
   help: string;
   /** A credential: never shown in an error, and a warning when given as a flag. */
@@ -67,323 +68,269 @@ const intIn = (min: number, max: number) =>
 const httpUrl = z
   .string()
   .trim()
-  .refine((s) => {
-    try {
-      const u = new URL(s);
-      return u.protocol === 'http:' || u.protocol === 'https:';
-    } catch {
-      return false;
-    }
-  }, 'must be an http:// or https:// URL')
+  .refine(isHttpUrl, 'must be an http:// or https:// URL')
   .transform((s) => s.replace(/\/+$/, ''));
 
+/** The settings under the heading each is shown under (SETTING_GROUPS), in the order shown. */
 const SETTING_TABLE = {
-  baseUrl: setting({
-    group: 'gateway',
-    env: 'GATEWAY_BASE_URL',
-    flag: '--base-url',
-    schema: httpUrl,
-    default: 'http://127.0.0.1:20128',
-    help: 'the gateway, an http:// or https:// URL',
-  }),
-  apiKey: setting({
-    group: 'gateway',
-    env: 'GATEWAY_API_KEY',
-    flag: '--api-key',
-    schema: z.string().trim().min(1, 'must not be empty'),
-    help: 'bearer key for the gateway (prefer the variable: flags show in process lists)',
-    secret: true,
-  }),
-  apiKeyFile: setting({
-    group: 'gateway',
-    env: 'GATEWAY_API_KEY_FILE',
-    flag: '--api-key-file',
-    schema: z.string().trim().min(1),
-    help: 'file holding the key, read when GATEWAY_API_KEY is unset',
-  }),
-  timeoutMs: setting({
-    group: 'gateway',
-    env: 'GATEWAY_TIMEOUT_MS',
-    flag: '--timeout-ms',
-    schema: intIn(1_000, 600_000),
-    default: 60_000,
-    help: 'per-request timeout in ms; speech waits 2x, video submits 2.5x, transcription 5x as long',
-  }),
-  maxRetries: setting({
-    group: 'gateway',
-    env: 'GATEWAY_MAX_RETRIES',
-    flag: '--max-retries',
-    schema: intIn(0, 10),
-    default: 2,
-    help:
-      'retries of a failed call: free calls on 429/502/503/504 and connection failures; billed calls ' +
-      'and video submits only when the gateway surely did not take them',
-  }),
-  searchModel: setting({
-    group: 'models',
-    env: 'GATEWAY_SEARCH_MODEL',
-    flag: '--search-model',
-    schema: modelIdSetting,
-    computedDefault: 'discovered from /v1/models/web',
-    help: 'search provider, e.g. tavily',
-  }),
-  fetchModel: setting({
-    group: 'models',
-    env: 'GATEWAY_FETCH_MODEL',
-    flag: '--fetch-model',
-    schema: modelIdSetting,
-    computedDefault: 'discovered from /v1/models/web',
-    help: 'fetch provider, e.g. jina-reader',
-  }),
-  videoModel: setting({
-    group: 'models',
-    env: 'GATEWAY_VIDEO_MODEL',
-    flag: '--video-model',
-    schema: modelIdSetting,
-    default: FIXED_DEFAULT_MODELS.video,
-    help: 'video model; the gateway lists none',
-  }),
-  speechModel: setting({
-    group: 'models',
-    env: 'GATEWAY_SPEECH_MODEL',
-    flag: '--speech-model',
-    schema: modelIdSetting,
-    computedDefault: 'discovered from /v1/models/tts',
-    help: 'speech model for audio_speech',
-  }),
-  transcribeModel: setting({
-    group: 'models',
-    env: 'GATEWAY_TRANSCRIBE_MODEL',
-    flag: '--transcribe-model',
-    schema: modelIdSetting,
-    computedDefault: 'discovered from /v1/models/stt',
-    help: 'transcription model for audio_transcribe',
-  }),
-  chatModel: setting({
-    group: 'models',
-    env: 'GATEWAY_CHAT_MODEL',
-    flag: '--chat-model',
-    schema: modelIdSetting,
-    computedDefault: 'the first model /v1/models lists, combos last',
-    help: 'model for ask_model',
-  }),
-  summaryModel: setting({
-    group: 'models',
-    env: 'GATEWAY_SUMMARY_MODEL',
-    flag: '--summary-model',
-    schema: modelIdSetting,
-    computedDefault:
-      'GATEWAY_CHAT_MODEL, else the first small model (mini, nano, haiku, flash, lite, small) ' +
-      '/v1/models lists, else the chat default',
-    help: 'model answering web_fetch prompts',
-  }),
-  tools: setting({
-    group: 'tools',
-    env: 'GATEWAY_TOOLS',
-    flag: '--tools',
-    schema: list,
-    computedDefault: 'all',
-    help:
-      `allow-list of groups (${TOOL_GROUPS.join(', ')}) or tool names, comma-separated; ` +
-      'web_search and web_fetch are always added',
-  }),
-  disabledTools: setting({
-    group: 'tools',
-    env: 'GATEWAY_DISABLED_TOOLS',
-    flag: '--disable-tools',
-    schema: list,
-    default: [],
-    help: 'deny-list of groups or tool names; web_search and web_fetch cannot be disabled',
-  }),
-  toolPrefix: setting({
-    group: 'tools',
-    env: 'GATEWAY_TOOL_PREFIX',
-    flag: '--tool-prefix',
-    schema: z.string().regex(/^[A-Za-z0-9_-]{0,16}$/, 'must be at most 16 letters, digits, _ or -'),
-    default: '',
-    help: 'prefix for every tool name, e.g. gw_: at most 16 letters, digits, _ or -',
-  }),
-  resultFormat: setting({
-    group: 'tools',
-    env: 'GATEWAY_RESULT_FORMAT',
-    flag: '--result-format',
-    schema: z.enum(['auto', 'text', 'structured'], { error: 'must be auto, text or structured' }),
-    default: 'auto',
-    help:
-      'what results carry: auto (chosen per client, see the README), text (markdown only, no output ' +
-      'schemas) or structured (structuredContent and text)',
-  }),
-  confirm: setting({
-    group: 'tools',
-    env: 'GATEWAY_CONFIRM',
-    flag: '--confirm',
-    schema: list
-      .refine(
-        (kinds) => kinds.every((k) => CONFIRM_CHOICES.includes(k.toLowerCase())),
-        `must be kinds of billed call, comma-separated: ${CONFIRM_CHOICES.join(', ')}`,
-      )
-      .transform(confirmKinds),
-    default: [],
-    help:
-      `ask the user before billed calls of these kinds, comma-separated: ${CONFIRM_CHOICES.join(', ')} ` +
-      '(audio: speech and transcription); only clients with elicitation ask (Claude Code, Cursor, ' +
-      'VS Code, Codex), others and a stateless HTTP server are not asked',
-  }),
-  outputDir: setting({
-    group: 'files',
-    env: 'GATEWAY_OUTPUT_DIR',
-    flag: '--output-dir',
-    schema: z.string().trim().min(1),
-    default: 'gateway-output',
-    help:
-      "where saved files go; a relative one goes under the client's first root, else under the " +
-      'working directory (the per-user data directory when that is / or home)',
-  }),
-  inputRoots: setting({
-    group: 'files',
-    env: 'GATEWAY_INPUT_ROOTS',
-    flag: '--input-roots',
-    schema: list,
-    computedDefault: "the client's roots, else the working directory (none when that is / or home)",
-    help: "directories local files may be read from, comma-separated; when set, used instead of the client's roots",
-  }),
-  maxUploadMb: setting({
-    group: 'files',
-    env: 'GATEWAY_MAX_UPLOAD_MB',
-    flag: '--max-upload-mb',
-    schema: intIn(1, 4096),
-    default: 100,
-    help: 'largest file (local or downloaded) audio_transcribe uploads, in MiB',
-  }),
-  allowPrivateUrls: setting({
-    group: 'files',
-    env: 'GATEWAY_ALLOW_PRIVATE_URLS',
-    flag: '--allow-private-urls',
-    schema: list.refine(
-      (hosts) => hosts.every((h) => h === '*' || parseHostEntry(h)),
-      'must be host names or addresses, optionally with :port, comma-separated (or *)',
-    ),
-    default: [],
-    help:
-      'hosts on loopback or private networks that audio URLs and video downloads may reach, ' +
-      "comma-separated, e.g. 127.0.0.1:8080, or * for any; the gateway's own origin always may",
-  }),
-  transport: setting({
-    group: 'server',
-    env: 'GATEWAY_TRANSPORT',
-    flag: '--transport',
-    schema: z.enum(['stdio', 'http'], { error: 'must be stdio or http' }),
-    default: 'stdio',
-    help: 'stdio or http',
-  }),
-  logLevel: setting({
-    group: 'server',
-    env: 'GATEWAY_LOG_LEVEL',
-    flag: '--log-level',
-    schema: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }),
-    default: 'info',
-    help: `stderr log level: ${LOG_LEVELS.join(', ')} (clients choose their own with logging/setLevel)`,
-  }),
-  host: setting({
-    group: 'http',
-    env: 'GATEWAY_HOST',
-    flag: '--host',
-    schema: z.string().trim().min(1),
-    default: '127.0.0.1',
-    help: 'address to bind',
-  }),
-  port: setting({
-    group: 'http',
-    env: 'GATEWAY_PORT',
-    flag: '--port',
-    schema: intIn(0, 65535),
-    default: 3000,
-    help: 'port to listen on; 0 takes any free port',
-  }),
-  stateless: setting({
-    group: 'http',
-    env: 'GATEWAY_STATELESS',
-    flag: '--stateless',
-    schema: z
-      .enum(['true', 'false', '1', '0', ''], { error: 'must be true or false' })
-      .transform((v) => v === 'true' || v === '1'),
-    default: false,
-    help:
-      'no sessions, for replicas behind a load balancer; the server then cannot ask the client ' +
-      'anything (no confirmations, no roots)',
-    switch: true,
-  }),
-  mcpToken: setting({
-    group: 'http',
-    env: 'GATEWAY_MCP_TOKEN',
-    flag: '--mcp-token',
-    schema: z.string().min(16, 'must be at least 16 characters'),
-    help: 'bearer token clients must send, 16 characters or more (required off loopback)',
-    secret: true,
-  }),
-  allowedHosts: setting({
-    group: 'http',
-    env: 'GATEWAY_ALLOWED_HOSTS',
-    flag: '--allowed-hosts',
-    schema: list,
-    default: [],
-    help: 'extra Host names to accept, e.g. mcp.example.com, or * for any (needs a token)',
-  }),
-  allowedOrigins: setting({
-    group: 'http',
-    env: 'GATEWAY_ALLOWED_ORIGINS',
-    flag: '--allowed-origins',
-    schema: list,
-    default: [],
-    help: 'extra browser origins to accept, e.g. https://app.example.com, or * for any (needs a token)',
-  }),
-  maxSessions: setting({
-    group: 'http',
-    env: 'GATEWAY_MAX_SESSIONS',
-    flag: '--max-sessions',
-    schema: intIn(1, 10_000),
-    default: 100,
-    help: 'most open sessions (stateless: most concurrent requests)',
-  }),
-  sessionIdleSeconds: setting({
-    group: 'http',
-    env: 'GATEWAY_SESSION_IDLE_SECONDS',
-    flag: '--session-idle-seconds',
-    schema: intIn(1, 86_400),
-    default: 1800,
-    help: 'close a session idle this long',
-  }),
-  sessionUnusedSeconds: setting({
-    group: 'http',
-    env: 'GATEWAY_SESSION_UNUSED_SECONDS',
-    flag: '--session-unused-seconds',
-    schema: intIn(1, 86_400),
-    default: 120,
-    help: 'close an idle session that never called a tool after this long',
-  }),
-  shutdownGraceMs: setting({
-    group: 'http',
-    env: 'GATEWAY_SHUTDOWN_GRACE_MS',
-    flag: '--shutdown-grace-ms',
-    schema: intIn(0, 600_000),
-    default: 10_000,
-    help: 'on SIGINT or SIGTERM, how long running calls may finish before they are cancelled',
-  }),
-};
+  gateway: {
+    baseUrl: setting({
+      env: 'GATEWAY_BASE_URL',
+      schema: httpUrl,
+      default: 'http://127.0.0.1:20128',
+      help: 'the gateway, an http:// or https:// URL',
+    }),
+    apiKey: setting({
+      env: 'GATEWAY_API_KEY',
+      schema: z.string().trim().min(1, 'must not be empty'),
+      help: 'bearer key for the gateway (prefer the variable: flags show in process lists)',
+      secret: true,
+    }),
+    apiKeyFile: setting({
+      env: 'GATEWAY_API_KEY_FILE',
+      schema: z.string().trim().min(1),
+      help: 'file holding the key, read when GATEWAY_API_KEY is unset',
+    }),
+    timeoutMs: setting({
+      env: 'GATEWAY_TIMEOUT_MS',
+      schema: intIn(1_000, 600_000),
+      default: 60_000,
+      help: 'per-request timeout in ms; speech waits 2x, video submits 2.5x, transcription 5x as long',
+    }),
+    maxRetries: setting({
+      env: 'GATEWAY_MAX_RETRIES',
+      schema: intIn(0, 10),
+      default: 2,
+      help:
+        'retries of a failed call: free calls on 429/502/503/504 and connection failures; billed calls ' +
+        'and video submits only when the gateway surely did not take them',
+    }),
+  },
+  models: {
+    searchModel: setting({
+      env: 'GATEWAY_SEARCH_MODEL',
+      schema: modelIdSetting,
+      computedDefault: 'discovered from /v1/models/web',
+      help: 'search provider, e.g. tavily',
+    }),
+    fetchModel: setting({
+      env: 'GATEWAY_FETCH_MODEL',
+      schema: modelIdSetting,
+      computedDefault: 'discovered from /v1/models/web',
+      help: 'fetch provider, e.g. jina-reader',
+    }),
+    videoModel: setting({
+      env: 'GATEWAY_VIDEO_MODEL',
+      schema: modelIdSetting,
+      default: FIXED_DEFAULT_MODELS.video,
+      help: 'video model; the gateway lists none',
+    }),
+    speechModel: setting({
+      env: 'GATEWAY_SPEECH_MODEL',
+      schema: modelIdSetting,
+      computedDefault: 'discovered from /v1/models/tts',
+      help: 'speech model for audio_speech',
+    }),
+    transcribeModel: setting({
+      env: 'GATEWAY_TRANSCRIBE_MODEL',
+      schema: modelIdSetting,
+      computedDefault: 'discovered from /v1/models/stt',
+      help: 'transcription model for audio_transcribe',
+    }),
+    chatModel: setting({
+      env: 'GATEWAY_CHAT_MODEL',
+      schema: modelIdSetting,
+      computedDefault: 'the first model /v1/models lists, combos last',
+      help: 'model for ask_model',
+    }),
+    summaryModel: setting({
+      env: 'GATEWAY_SUMMARY_MODEL',
+      schema: modelIdSetting,
+      computedDefault:
+        'GATEWAY_CHAT_MODEL, else the first small model (mini, nano, haiku, flash, lite, small) ' +
+        '/v1/models lists, else the chat default',
+      help: 'model answering web_fetch prompts',
+    }),
+  },
+  tools: {
+    tools: setting({
+      env: 'GATEWAY_TOOLS',
+      schema: list,
+      computedDefault: 'all',
+      help:
+        `allow-list of groups (${TOOL_GROUPS.join(', ')}) or tool names, comma-separated; ` +
+        'web_search and web_fetch are always added',
+    }),
+    disabledTools: setting({
+      env: 'GATEWAY_DISABLED_TOOLS',
+      flag: '--disable-tools',
+      schema: list,
+      default: [],
+      help: 'deny-list of groups or tool names; web_search and web_fetch cannot be disabled',
+    }),
+    toolPrefix: setting({
+      env: 'GATEWAY_TOOL_PREFIX',
+      schema: z.string().regex(/^[A-Za-z0-9_-]{0,16}$/, 'must be at most 16 letters, digits, _ or -'),
+      default: '',
+      help: 'prefix for every tool name, e.g. gw_: at most 16 letters, digits, _ or -',
+    }),
+    resultFormat: setting({
+      env: 'GATEWAY_RESULT_FORMAT',
+      schema: z.enum(['auto', 'text', 'structured'], { error: 'must be auto, text or structured' }),
+      default: 'auto',
+      help:
+        'what results carry: auto (chosen per client, see the README), text (markdown only, no output ' +
+        'schemas) or structured (structuredContent and text)',
+    }),
+    confirm: setting({
+      env: 'GATEWAY_CONFIRM',
+      schema: list
+        .refine(
+          (kinds) => kinds.every((k) => CONFIRM_CHOICES.includes(k.toLowerCase())),
+          `must be kinds of billed call, comma-separated: ${CONFIRM_CHOICES.join(', ')}`,
+        )
+        .transform(confirmKinds),
+      default: [],
+      help:
+        `ask the user before billed calls of these kinds, comma-separated: ${CONFIRM_CHOICES.join(', ')} ` +
+        '(audio: speech and transcription); only clients with elicitation ask (Claude Code, Cursor, ' +
+        'VS Code, Codex), others and a stateless HTTP server are not asked',
+    }),
+  },
+  files: {
+    outputDir: setting({
+      env: 'GATEWAY_OUTPUT_DIR',
+      schema: z.string().trim().min(1),
+      default: 'gateway-output',
+      help:
+        "where saved files go; a relative one goes under the client's first root, else under the " +
+        'working directory (the per-user data directory when that is / or home)',
+    }),
+    inputRoots: setting({
+      env: 'GATEWAY_INPUT_ROOTS',
+      schema: list,
+      computedDefault: "the client's roots, else the working directory (none when that is / or home)",
+      help: "directories local files may be read from, comma-separated; when set, used instead of the client's roots",
+    }),
+    maxUploadMb: setting({
+      env: 'GATEWAY_MAX_UPLOAD_MB',
+      schema: intIn(1, 4096),
+      default: 100,
+      help: 'largest file (local or downloaded) audio_transcribe uploads, in MiB',
+    }),
+    allowPrivateUrls: setting({
+      env: 'GATEWAY_ALLOW_PRIVATE_URLS',
+      schema: list.refine(
+        (hosts) => hosts.every((h) => h === '*' || parseHostEntry(h)),
+        'must be host names or addresses, optionally with :port, comma-separated (or *)',
+      ),
+      default: [],
+      help:
+        'hosts on loopback or private networks that audio URLs and video downloads may reach, ' +
+        "comma-separated, e.g. 127.0.0.1:8080, or * for any; the gateway's own origin always may",
+    }),
+  },
+  server: {
+    transport: setting({
+      env: 'GATEWAY_TRANSPORT',
+      schema: z.enum(['stdio', 'http'], { error: 'must be stdio or http' }),
+      default: 'stdio',
+      help: 'stdio or http',
+    }),
+    logLevel: setting({
+      env: 'GATEWAY_LOG_LEVEL',
+      schema: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }),
+      default: 'info',
+      help: `stderr log level: ${LOG_LEVELS.join(', ')} (clients choose their own with logging/setLevel)`,
+    }),
+  },
+  http: {
+    host: setting({
+      env: 'GATEWAY_HOST',
+      schema: z.string().trim().min(1),
+      default: '127.0.0.1',
+      help: 'address to bind',
+    }),
+    port: setting({
+      env: 'GATEWAY_PORT',
+      schema: intIn(0, 65535),
+      default: 3000,
+      help: 'port to listen on; 0 takes any free port',
+    }),
+    stateless: setting({
+      env: 'GATEWAY_STATELESS',
+      schema: z
+        .enum(['true', 'false', '1', '0', ''], { error: 'must be true or false' })
+        .transform((v) => v === 'true' || v === '1'),
+      default: false,
+      help:
+        'no sessions, for replicas behind a load balancer; the server then cannot ask the client ' +
+        'anything (no confirmations, no roots)',
+      switch: true,
+    }),
+    mcpToken: setting({
+      env: 'GATEWAY_MCP_TOKEN',
+      schema: z.string().min(16, 'must be at least 16 characters'),
+      help: 'bearer token clients must send, 16 characters or more (required off loopback)',
+      secret: true,
+    }),
+    allowedHosts: setting({
+      env: 'GATEWAY_ALLOWED_HOSTS',
+      schema: list,
+      default: [],
+      help: 'extra Host names to accept, e.g. mcp.example.com, or * for any (needs a token)',
+    }),
+    allowedOrigins: setting({
+      env: 'GATEWAY_ALLOWED_ORIGINS',
+      schema: list,
+      default: [],
+      help: 'extra browser origins to accept, e.g. https://app.example.com, or * for any (needs a token)',
+    }),
+    maxSessions: setting({
+      env: 'GATEWAY_MAX_SESSIONS',
+      schema: intIn(1, 10_000),
+      default: 100,
+      help: 'most open sessions (stateless: most concurrent requests)',
+    }),
+    sessionIdleSeconds: setting({
+      env: 'GATEWAY_SESSION_IDLE_SECONDS',
+      schema: intIn(1, 86_400),
+      default: 1800,
+      help: 'close a session idle this long',
+    }),
+    sessionUnusedSeconds: setting({
+      env: 'GATEWAY_SESSION_UNUSED_SECONDS',
+      schema: intIn(1, 86_400),
+      default: 120,
+      help: 'close an idle session that never called a tool after this long',
+    }),
+    shutdownGraceMs: setting({
+      env: 'GATEWAY_SHUTDOWN_GRACE_MS',
+      schema: intIn(0, 600_000),
+      default: 10_000,
+      help: 'on SIGINT or SIGTERM, how long running calls may finish before they are cancelled',
+    }),
+  },
+} satisfies Record<SettingGroup, object>;
 
-export type SettingKey = keyof typeof SETTING_TABLE;
+type Table = typeof SETTING_TABLE;
+export type SettingKey = { [G in SettingGroup]: keyof Table[G] }[SettingGroup];
+type Row<K extends SettingKey> = {
+  [G in SettingGroup]: K extends keyof Table[G] ? Table[G][K] : never;
+}[SettingGroup];
+type Fields = { [K in SettingKey]: Row<K>['field'] };
 
-type Fields = { [K in SettingKey]: (typeof SETTING_TABLE)[K]['field'] };
+const ROWS = Object.values(SETTING_TABLE).flatMap((rows) => Object.entries(rows));
 
 /** Every setting's parser: the table's schemas with their defaults. */
-export const rawSchema = z.object(
-  Object.fromEntries(Object.entries(SETTING_TABLE).map(([key, row]) => [key, row.field])) as Fields,
-);
+export const rawSchema = z.object(Object.fromEntries(ROWS.map(([key, row]) => [key, row.field])) as Fields);
 export type RawSettings = z.input<typeof rawSchema>;
 
 /** One row of the table, as the flag lookup, `--help` and the docs read it. */
 export interface Setting extends SettingText {
+  group: SettingGroup;
   key: SettingKey;
+  flag: `--${string}`;
   schema: z.ZodType;
   /** The value used when the setting is unset; absent when there is none fixed. */
   default?: unknown;
@@ -391,7 +338,11 @@ export interface Setting extends SettingText {
 }
 
 /** The table's rows, in the order `--help` and the docs show them within a group. */
-export const SETTINGS: readonly Setting[] = Object.entries(SETTING_TABLE).map(([key, row]) => ({
-  ...row,
-  key: key as SettingKey,
-}));
+export const SETTINGS: readonly Setting[] = Object.entries(SETTING_TABLE).flatMap(([group, rows]) =>
+  Object.entries(rows).map(([key, row]) => ({
+    ...row,
+    group: group as SettingGroup,
+    key: key as SettingKey,
+    flag: row.flag ?? `--${row.env.slice('GATEWAY_'.length).toLowerCase().replaceAll('_', '-')}`,
+  })),
+);

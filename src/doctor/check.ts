@@ -29,6 +29,10 @@ export function ok(id: string, required: boolean, message: string): Check {
   return { id, status: 'ok', required, message, fix: null };
 }
 
+export function warn(id: string, required: boolean, message: string, fix: string): Check {
+  return { id, status: 'warn', required, message, fix };
+}
+
 export function fail(id: string, required: boolean, message: string, fix: string): Check {
   return { id, status: 'fail', required, message, fix };
 }

@@ -8,7 +8,7 @@ import { withoutCredentials } from '../lib/urls.js';
 import { closeRuntime, createRuntime } from '../runtime.js';
 import type { ModelRole } from '../tools/models/default-models.js';
 import { VERSION } from '../version.js';
-import { type Check, type CheckStatus, type DoctorReport, skipped } from './check.js';
+import { type Check, type CheckStatus, type DoctorReport, ok, skipped } from './check.js';
 import { checkInputRoots, checkWorkspace, usesFiles } from './file-checks.js';
 import { gatewayGuide } from './gateway-guide.js';
 import { checkKey, checkRole, checkService } from './service-checks.js';
@@ -49,13 +49,8 @@ export async function runDoctor(config: Config, options: DoctorOptions = {}): Pr
     }
     if (usesFiles(config)) checks.push(...(await checkWorkspace(config)), ...(await checkInputRoots(config)));
     if (config.confirm.length > 0) {
-      checks.push({
-        id: 'confirm',
-        status: 'ok',
-        required: false,
-        message: `Confirmation before billed ${config.confirm.join(', ')} calls: asked by clients with elicitation (Claude Code, Cursor, VS Code, Codex); other clients, and stateless HTTP, are not asked`,
-        fix: null,
-      });
+      const message = `Confirmation before billed ${config.confirm.join(', ')} calls: asked by clients with elicitation (Claude Code, Cursor, VS Code, Codex); other clients, and stateless HTTP, are not asked`;
+      checks.push(ok('confirm', false, message));
     }
   } finally {
     await closeRuntime(runtime);

@@ -12,7 +12,7 @@ import type { ToolGroup } from '../config/tool-groups.js';
 import { userDataDir } from '../config/user-dirs.js';
 import { rootsChangeAnything } from '../files/workspace.js';
 import { selectTools } from '../mcp/registry.js';
-import type { Check } from './check.js';
+import { type Check, fail, ok, warn } from './check.js';
 
 /** The groups whose tools read local files or save files: speech, transcription, video. */
 const FILE_GROUPS: ReadonlySet<ToolGroup> = new Set(['audio', 'video']);
@@ -36,19 +36,16 @@ export async function checkOutputDir(
   const fix = 'Set GATEWAY_OUTPUT_DIR to a directory you can write to, or fix its permissions.';
   const existing = await nearestExisting(dir);
   if (!existing.isDirectory) {
-    const message = `${label} ${dir} cannot be created: ${existing.path} is not a directory`;
-    return { id, status: 'fail', required, message, fix };
+    return fail(id, required, `${label} ${dir} cannot be created: ${existing.path} is not a directory`, fix);
   }
   const problem = await probeWrite(existing.path);
-  if (problem) {
-    const message = `${label} ${dir} is not writable (${existing.path}: ${problem})`;
-    return { id, status: 'fail', required, message, fix };
-  }
+  if (problem)
+    return fail(id, required, `${label} ${dir} is not writable (${existing.path}: ${problem})`, fix);
   const message =
     existing.path === dir
       ? `${label} writable: ${dir}`
       : `${label} ${dir} does not exist yet; it will be created on the first save (${existing.path} is writable)`;
-  return { id, status: 'ok', required, message, fix: null };
+  return ok(id, required, message);
 }
 
 /**
@@ -83,13 +80,8 @@ export async function checkWorkspace(config: Config): Promise<Check[]> {
   const output = relative
     ? `files go to <first root>/${config.outputDirSetting}`
     : `files go to ${config.outputDir}`;
-  checks.push({
-    id: 'workspace',
-    status: 'ok',
-    required: false,
-    message: `Clients that share workspace roots (Claude Code, Cursor, VS Code, Gemini CLI): ${roots}, ${output}`,
-    fix: null,
-  });
+  const clients = 'Clients that share workspace roots (Claude Code, Cursor, VS Code, Gemini CLI)';
+  checks.push(ok('workspace', false, `${clients}: ${roots}, ${output}`));
   return checks;
 }
 
@@ -100,28 +92,20 @@ export async function checkInputRoots(config: Config): Promise<Check[]> {
       ? "local files are read only from the client's roots, when it shares them"
       : 'a stateless HTTP server, which cannot ask clients for their roots, reads no local files';
     return [
-      {
-        id: 'input_root',
-        status: 'warn',
-        required: false,
-        message: `No input roots: ${cwd} is not a project directory, so ${so}`,
-        fix: 'Set GATEWAY_INPUT_ROOTS to the directories tools may read (comma-separated).',
-      },
+      warn(
+        'input_root',
+        false,
+        `No input roots: ${cwd} is not a project directory, so ${so}`,
+        'Set GATEWAY_INPUT_ROOTS to the directories tools may read (comma-separated).',
+      ),
     ];
   }
   return Promise.all(
     roots.map(async (root): Promise<Check> => {
       const info = await stat(root).catch(() => null);
-      if (info?.isDirectory()) {
-        return { id: 'input_root', status: 'ok', required: false, message: `Input root: ${root}`, fix: null };
-      }
-      return {
-        id: 'input_root',
-        status: 'warn',
-        required: false,
-        message: `Input root ${root} ${info ? 'is not a directory' : 'does not exist'}: local files cannot be read from it`,
-        fix: 'Fix GATEWAY_INPUT_ROOTS (comma-separated directories).',
-      };
+      if (info?.isDirectory()) return ok('input_root', false, `Input root: ${root}`);
+      const message = `Input root ${root} ${info ? 'is not a directory' : 'does not exist'}: local files cannot be read from it`;
+      return warn('input_root', false, message, 'Fix GATEWAY_INPUT_ROOTS (comma-separated directories).');
     }),
   );
 }

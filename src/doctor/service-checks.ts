@@ -16,12 +16,12 @@ import type { Runtime } from '../runtime.js';
 import { describeSpeechDefault, resolveSpeechId, voiceAloneProviders } from '../tools/audio/speech-ids.js';
 import {
   defaultModel,
-  LIST_PATH,
+  listPath,
   MODEL_SETTING,
   type ModelRole,
   modelsFor,
 } from '../tools/models/default-models.js';
-import { type Check, describe, fail, ok } from './check.js';
+import { type Check, describe, fail, ok, warn } from './check.js';
 
 const NINE_ROUTER_ADDRESS = '9router listens on http://127.0.0.1:20128 by default';
 
@@ -149,13 +149,9 @@ export async function checkKey(runtime: Runtime, checks: Check[]): Promise<boole
       checks.push(fail('api_key', true, `${what}: ${describe(answer.error)}`, KEY_FIX));
       return false;
     }
-    checks.push({
-      id: 'api_key',
-      status: 'warn',
-      required: true,
-      message: `Could not verify the API key: ${KEY_PROBE} answered ${status} (${describe(answer.error)})`,
-      fix: 'Nothing to do if tool calls work; otherwise check GATEWAY_BASE_URL points at the gateway.',
-    });
+    const message = `Could not verify the API key: ${KEY_PROBE} answered ${status} (${describe(answer.error)})`;
+    const fix = 'Nothing to do if tool calls work; otherwise check GATEWAY_BASE_URL points at the gateway.';
+    checks.push(warn('api_key', true, message, fix));
     return true;
   } catch (error) {
     checks.push(
@@ -181,26 +177,20 @@ export async function checkRole(
   try {
     const choice = await defaultModel(role, runtime);
     if (!choice.id) {
-      const where = LIST_PATH[capability];
+      const where = listPath(capability);
       const why = choice.listed === null ? `the gateway has no ${where} (404)` : `${where} lists none`;
       const fix =
         role === 'summary'
           ? `Set ${setting} or ${MODEL_SETTING.chat} to a small chat model.`
           : `Set ${setting}${role === 'search' ? ' (e.g. tavily)' : role === 'fetch' ? ' (e.g. jina-reader)' : ''}, or add such a model to the gateway.`;
-      return {
-        id: role,
-        status: required ? 'fail' : 'warn',
-        required,
-        message: `${label}: no model (${why})`,
-        fix,
-      };
+      return (required ? fail : warn)(role, required, `${label}: no model (${why})`, fix);
     }
     if (choice.source === 'discovered') {
       const shown = role === 'speech' ? await speechDefault(runtime, choice.id) : choice.id;
       return ok(
         role,
         required,
-        `${label}: ${shown} (discovered at ${LIST_PATH[capability]}; ${choice.listed} listed)`,
+        `${label}: ${shown} (discovered at ${listPath(capability)}; ${choice.listed} listed)`,
       );
     }
     if (choice.source === 'built-in') {
@@ -214,28 +204,18 @@ export async function checkRole(
     const listed = capability === 'video' ? null : await modelsFor(capability, runtime).catch(() => null);
     const ids = listed?.map((m) => m.id) ?? null;
     if (ids && !isListed(role, choice.id, ids)) {
-      return {
-        id: role,
-        status: 'warn',
-        required,
-        message: `${label}: ${choice.id} (from ${choice.setting}), but ${LIST_PATH[capability]} does not list it`,
-        fix:
-          role === 'speech'
-            ? `audio_speech refuses it without \`model\`: set ${setting} to a listed provider/model, optionally with /voice${voiceAloneSetting(ids)} (list_models speech).`
-            : `Fine for a combo or alias; otherwise pick one the gateway lists (npx gateway-tools-mcp doctor --json, or list_models).`,
-      };
+      const message = `${label}: ${choice.id} (from ${choice.setting}), but ${listPath(capability)} does not list it`;
+      const fix =
+        role === 'speech'
+          ? `audio_speech refuses it without \`model\`: set ${setting} to a listed provider/model, optionally with /voice${voiceAloneSetting(ids)} (list_models speech).`
+          : `Fine for a combo or alias; otherwise pick one the gateway lists (npx gateway-tools-mcp doctor --json, or list_models).`;
+      return warn(role, required, message, fix);
     }
     const shown = role === 'speech' ? describeSpeechDefault(choice.id, ids) : choice.id;
     return ok(role, required, `${label}: ${shown} (from ${choice.setting})`);
   } catch (error) {
-    const message = `${label}: could not read ${LIST_PATH[capability]}: ${describe(error)}`;
-    return {
-      id: role,
-      status: required ? 'fail' : 'warn',
-      required,
-      message,
-      fix: `Set ${setting} to skip discovery.`,
-    };
+    const message = `${label}: could not read ${listPath(capability)}: ${describe(error)}`;
+    return (required ? fail : warn)(role, required, message, `Set ${setting} to skip discovery.`);
   }
 }
 

@@ -79,15 +79,10 @@ export function formatBytes(n: number): string {
 
 /** Detects common image types from their first bytes (never trust the extension alone). */
 export function sniffImageMime(head: Buffer): MimeOf<'image'> | null {
-  if (head.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])))
-    return 'image/png';
+  const ascii = (from: number, to: number) => head.subarray(from, to).toString('latin1');
+  if (ascii(0, 8) === '\x89PNG\r\n\x1a\n') return 'image/png';
   if (head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) return 'image/jpeg';
-  if (
-    head.subarray(0, 6).toString('latin1') === 'GIF87a' ||
-    head.subarray(0, 6).toString('latin1') === 'GIF89a'
-  )
-    return 'image/gif';
-  if (head.subarray(0, 4).toString('latin1') === 'RIFF' && head.subarray(8, 12).toString('latin1') === 'WEBP')
-    return 'image/webp';
+  if (ascii(0, 6) === 'GIF87a' || ascii(0, 6) === 'GIF89a') return 'image/gif';
+  if (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WEBP') return 'image/webp';
   return null;
 }

@@ -20,79 +20,84 @@ export interface MediaType {
   readonly extension: string;
   /** The extensions that name this type on input, the saved one first. */
   readonly extensions: readonly string[];
-  /** Other names senders use for it (9router labels mp3 `audio/mp3`). */
-  readonly aliases?: readonly string[];
 }
 
 /**
- * Where two types share an extension, the one saved with it wins, then the first listed: `.mp4`
- * and `.webm` alone name videos (audio/mp4 is saved as `.m4a`), `.mpeg` an MPEG program stream.
+ * Each kind's types: the MIME type, then the extensions that name it on input, the one a saved
+ * file gets first. Where two types share an extension, the one saved with it wins, then the first
+ * listed: `.mp4` and `.webm` alone name videos (audio/mp4 is saved as `.m4a`), `.mpeg` an MPEG
+ * program stream.
  */
-export const MEDIA_TYPES = [
-  { mime: 'video/mp4', kind: 'video', extension: 'mp4', extensions: ['mp4'] },
-  { mime: 'video/webm', kind: 'video', extension: 'webm', extensions: ['webm'] },
-  { mime: 'video/quicktime', kind: 'video', extension: 'mov', extensions: ['mov'] },
-  { mime: 'video/x-matroska', kind: 'video', extension: 'mkv', extensions: ['mkv'] },
-  { mime: 'video/x-msvideo', kind: 'video', extension: 'avi', extensions: ['avi'] },
-  { mime: 'video/mpeg', kind: 'video', extension: 'mpg', extensions: ['mpg', 'mpeg'] },
-  { mime: 'video/mp2t', kind: 'video', extension: 'ts', extensions: ['ts'] },
-  {
-    mime: 'audio/mpeg',
-    kind: 'audio',
-    extension: 'mp3',
-    extensions: ['mp3', 'mpga', 'mpeg'],
-    aliases: ['audio/mp3', 'audio/mpeg3'],
+const EXTENSIONS = {
+  video: {
+    'video/mp4': ['mp4'],
+    'video/webm': ['webm'],
+    'video/quicktime': ['mov'],
+    'video/x-matroska': ['mkv'],
+    'video/x-msvideo': ['avi'],
+    'video/mpeg': ['mpg', 'mpeg'],
+    'video/mp2t': ['ts'],
   },
-  {
-    mime: 'audio/wav',
-    kind: 'audio',
-    extension: 'wav',
-    extensions: ['wav'],
-    aliases: ['audio/x-wav', 'audio/wave', 'audio/vnd.wave'],
+  audio: {
+    'audio/mpeg': ['mp3', 'mpga', 'mpeg'],
+    'audio/wav': ['wav'],
+    // Ogg carries Vorbis or Opus, so a file is .ogg unless opus is what was asked for (savedExtension).
+    'audio/ogg': ['ogg', 'oga', 'opus'],
+    'audio/flac': ['flac'],
+    'audio/mp4': ['m4a', 'mp4'],
+    'audio/aac': ['aac'],
+    'audio/webm': ['webm'],
+    'audio/pcm': ['pcm'],
+    'audio/aiff': ['aiff', 'aif'],
+    'audio/x-caf': ['caf'],
+    'audio/amr': ['amr'],
+    'audio/x-ms-wma': ['wma'],
   },
-  // Ogg carries Vorbis or Opus, so a file is .ogg unless opus is what was asked for (savedExtension).
-  // `audio/opus` names Opus packets on the wire; as a file they are Ogg.
-  {
-    mime: 'audio/ogg',
-    kind: 'audio',
-    extension: 'ogg',
-    extensions: ['ogg', 'oga', 'opus'],
-    aliases: ['audio/opus'],
+  image: {
+    'image/png': ['png'],
+    'image/jpeg': ['jpg', 'jpeg'],
+    'image/gif': ['gif'],
+    'image/webp': ['webp'],
   },
-  { mime: 'audio/flac', kind: 'audio', extension: 'flac', extensions: ['flac'], aliases: ['audio/x-flac'] },
-  { mime: 'audio/mp4', kind: 'audio', extension: 'm4a', extensions: ['m4a', 'mp4'] },
-  { mime: 'audio/aac', kind: 'audio', extension: 'aac', extensions: ['aac'], aliases: ['audio/x-aac'] },
-  { mime: 'audio/webm', kind: 'audio', extension: 'webm', extensions: ['webm'] },
-  { mime: 'audio/pcm', kind: 'audio', extension: 'pcm', extensions: ['pcm'], aliases: ['audio/l16'] },
-  {
-    mime: 'audio/aiff',
-    kind: 'audio',
-    extension: 'aiff',
-    extensions: ['aiff', 'aif'],
-    aliases: ['audio/x-aiff'],
-  },
-  { mime: 'audio/x-caf', kind: 'audio', extension: 'caf', extensions: ['caf'] },
-  { mime: 'audio/amr', kind: 'audio', extension: 'amr', extensions: ['amr'] },
-  { mime: 'audio/x-ms-wma', kind: 'audio', extension: 'wma', extensions: ['wma'] },
-  { mime: 'image/png', kind: 'image', extension: 'png', extensions: ['png'] },
-  { mime: 'image/jpeg', kind: 'image', extension: 'jpg', extensions: ['jpg', 'jpeg'] },
-  { mime: 'image/gif', kind: 'image', extension: 'gif', extensions: ['gif'] },
-  { mime: 'image/webp', kind: 'image', extension: 'webp', extensions: ['webp'] },
   // Transcripts: read as text in resources/read.
-  { mime: 'text/plain', kind: 'text', extension: 'txt', extensions: ['txt'] },
-  { mime: 'application/json', kind: 'text', extension: 'json', extensions: ['json'] },
-  { mime: 'application/x-subrip', kind: 'text', extension: 'srt', extensions: ['srt'] },
-  { mime: 'text/vtt', kind: 'text', extension: 'vtt', extensions: ['vtt'] },
-] as const satisfies readonly MediaType[];
+  text: {
+    'text/plain': ['txt'],
+    'application/json': ['json'],
+    'application/x-subrip': ['srt'],
+    'text/vtt': ['vtt'],
+  },
+} as const satisfies Record<MediaKind, Record<string, readonly [string, ...string[]]>>;
+
+/** Other names senders give a type (9router labels mp3 `audio/mp3`), and the type each means. */
+const ALIASES: Readonly<Record<string, MimeOf<'audio'>>> = {
+  'audio/mp3': 'audio/mpeg',
+  'audio/mpeg3': 'audio/mpeg',
+  'audio/x-wav': 'audio/wav',
+  'audio/wave': 'audio/wav',
+  'audio/vnd.wave': 'audio/wav',
+  // `audio/opus` names Opus packets on the wire; as a file they are Ogg.
+  'audio/opus': 'audio/ogg',
+  'audio/x-flac': 'audio/flac',
+  'audio/x-aac': 'audio/aac',
+  'audio/l16': 'audio/pcm',
+  'audio/x-aiff': 'audio/aiff',
+};
 
 /** A MIME type the table holds, of the given kind: what a sniffer may answer. */
-export type MimeOf<K extends MediaKind> = Extract<(typeof MEDIA_TYPES)[number], { kind: K }>['mime'];
+export type MimeOf<K extends MediaKind> = { [P in K]: keyof (typeof EXTENSIONS)[P] }[K];
 
-const TYPES: readonly MediaType[] = MEDIA_TYPES;
-
-const BY_NAME = new Map<string, MediaType>(
-  TYPES.flatMap((type) => [type.mime, ...(type.aliases ?? [])].map((name) => [name, type] as const)),
+/** Every type, kind by kind in the table's order. */
+export const MEDIA_TYPES: readonly MediaType[] = Object.entries(EXTENSIONS).flatMap(([kind, types]) =>
+  Object.entries(types).map(([mime, extensions]) => ({
+    mime,
+    kind: kind as MediaKind,
+    extension: extensions[0],
+    extensions,
+  })),
 );
+
+const BY_NAME = new Map<string, MediaType>(MEDIA_TYPES.map((type) => [type.mime, type]));
+for (const [alias, mime] of Object.entries(ALIASES)) BY_NAME.set(alias, BY_NAME.get(mime)!);
 
 /** The type a MIME name stands for, registered name or alias (case and parameters ignored). */
 export function mediaType(contentType: string | null | undefined): MediaType | undefined {
@@ -110,7 +115,7 @@ export function mimeEssence(contentType: string | null | undefined): string {
  */
 export function mediaTypeFor(extension: string, kind?: MediaKind): MediaType | undefined {
   const ext = extension.replace(/^\./, '').toLowerCase();
-  const types = kind ? mediaTypesOf(kind) : TYPES;
+  const types = kind ? mediaTypesOf(kind) : MEDIA_TYPES;
   return types.find((type) => type.extension === ext) ?? types.find((type) => type.extensions.includes(ext));
 }
 
@@ -124,5 +129,5 @@ export function savedExtension(type: MediaType, preferred?: string): string {
 
 /** The types of one kind, in the table's order. */
 export function mediaTypesOf(kind: MediaKind): readonly MediaType[] {
-  return TYPES.filter((type) => type.kind === kind);
+  return MEDIA_TYPES.filter((type) => type.kind === kind);
 }

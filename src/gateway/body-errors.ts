@@ -1,4 +1,4 @@
-import { ServiceError, seconds } from './errors.js';
+import { cancelledError, ServiceError, seconds } from './errors.js';
 
 /**
  * Failures while reading a streamed body, after the headers arrived (audio, transcripts, video
@@ -15,9 +15,7 @@ export function bodyReadError(
   signal?: AbortSignal,
 ): ServiceError {
   if (error instanceof ServiceError) return error;
-  if (signal?.aborted) {
-    return new ServiceError({ kind: 'aborted', message: 'The request was cancelled', maybeDelivered: true });
-  }
+  if (signal?.aborted) return cancelledError();
   const err = error as { code?: string; message?: string; cause?: { code?: string } };
   const code = err.code ?? err.cause?.code;
   if (code === 'UND_ERR_BODY_TIMEOUT') {

@@ -9,7 +9,7 @@ import { withoutCredentials } from '../lib/urls.js';
 import { sleep, withDeadline } from './deadline.js';
 import { createDispatchers, type Dispatchers } from './dispatchers.js';
 import { UNRESOLVED_CODES } from './error-advice.js';
-import { parseErrorBody, ServiceError, seconds } from './errors.js';
+import { cancelledError, parseErrorBody, ServiceError, seconds, unreadableAnswer } from './errors.js';
 import {
   discardBody,
   flattenHeaders,
@@ -39,14 +39,6 @@ export interface ServiceClientOptions {
   allowPrivateUrls?: readonly string[];
   /** HTTPS_PROXY / HTTP_PROXY / NO_PROXY, for the gateway and for downloads (see dispatchers.ts). */
   proxy?: ProxySettings;
-}
-
-export interface DownloadOptions {
-  /**
-   * Send the gateway key when a hop is on the gateway's own origin (default true). False for URLs
-   * an agent typed: the key then never goes anywhere with them, not even to the gateway.
-   */
-  sendKey?: boolean;
 }
 
 /** `safe`: free and repeatable, retried on 429/502/503/504, connection failures, and any answer
@@ -120,15 +112,6 @@ const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
 /** Answers that say the request was refused before any work: rate limited, no account free. */
 const NOT_ACCEPTED_STATUS = new Set([429, 503]);
 
-/**
- * Whether a billed request was refused before any work. 9router answers a chat or Responses
- * failure with 503 after its upstream was called, tagging the message with that provider: then
- * the upstream was reached, and sending again could bill twice.
- */
-function notAccepted(error: ServiceError): boolean {
-  if (!NOT_ACCEPTED_STATUS.has(error.status ?? 0)) return false;
-  return error.serviceMessage === undefined || readUpstreamFailure(error.serviceMessage) === undefined;
-}
 const MAX_JSON_BYTES = 64 * 1024 * 1024;
 const MAX_ERROR_BYTES = 64 * 1024;
 const REDIRECT_STATUS = new Set([301, 302, 303, 307, 308]);
@@ -205,9 +188,10 @@ export class ServiceClient {
   /**
    * Streams a file from an absolute URL (a finished video, an audio file). The key is sent only
    * when the URL is on the service's own origin, never to third-party hosts; hosts other than
-   * the gateway are reached only on public addresses (see url-guard.ts).
+   * the gateway are reached only on public addresses (see url-guard.ts). `sendKey: false` for URLs
+   * an agent typed: the key then never goes anywhere with them, not even to the gateway.
    */
-  async download(url: string, signal?: AbortSignal, options: DownloadOptions = {}): Promise<ServiceResponse> {
+  async download(url: string, signal?: AbortSignal, { sendKey = true } = {}): Promise<ServiceResponse> {
     const ownOrigin = new URL(this.baseUrl).origin;
     let target = new URL(url);
     // The key goes only along a chain that has stayed on the gateway's origin from its start: a
@@ -217,7 +201,7 @@ export class ServiceClient {
     // again on every hop.
     for (let hop = 0; ; hop++) {
       onGateway &&= target.origin === ownOrigin;
-      const auth = onGateway && options.sendKey !== false;
+      const auth = onGateway && sendKey;
       const guarded = this.urlGuard.classify(target) === 'guarded';
       if (guarded) this.urlGuard.assertPublicLiteral(target);
       const req: ServiceRequest = { method: 'GET', path: target.pathname, signal, retry: 'safe' };
@@ -233,15 +217,13 @@ export class ServiceClient {
       discardBody(res.body);
       const next = location ? safeUrl(location, target) : undefined;
       if (!next || hop >= MAX_REDIRECTS) {
-        throw new ServiceError({
-          kind: 'malformed',
-          message: this.scrub(
+        throw unreadableAnswer(
+          this.scrub(
             next
               ? `The download of ${url} redirected more than ${MAX_REDIRECTS} times`
               : `The download of ${at} answered ${res.status} without a usable http(s) location`,
           ),
-          maybeDelivered: true,
-        });
+        );
       }
       target = next;
     }
@@ -385,20 +367,13 @@ export class ServiceClient {
   private url(req: ServiceRequest): string {
     if (!req.query) return this.baseUrl + req.path;
     const url = new URL(this.baseUrl + req.path);
-    for (const [k, v] of Object.entries(req.query ?? {}))
-      if (v !== undefined) url.searchParams.set(k, String(v));
+    for (const [k, v] of Object.entries(req.query)) if (v !== undefined) url.searchParams.set(k, String(v));
     return url.toString();
   }
 
   private toServiceError(raw: unknown, req: ServiceRequest, timeoutMs: number): ServiceError {
     if (raw instanceof ServiceError) return raw;
-    if (req.signal?.aborted) {
-      return new ServiceError({
-        kind: 'aborted',
-        message: 'The request was cancelled',
-        maybeDelivered: true,
-      });
-    }
+    if (req.signal?.aborted) return cancelledError();
     const err = raw as { name?: string; code?: string; message?: string; cause?: { code?: string } };
     const code = err.code ?? err.cause?.code;
     const timedOut =
@@ -429,6 +404,16 @@ export class ServiceClient {
       maybeDelivered: !neverSent,
     });
   }
+}
+
+/**
+ * Whether a billed request was refused before any work. 9router answers a chat or Responses
+ * failure with 503 after its upstream was called, tagging the message with that provider: then
+ * the upstream was reached, and sending again could bill twice.
+ */
+function notAccepted(error: ServiceError): boolean {
+  if (!NOT_ACCEPTED_STATUS.has(error.status ?? 0)) return false;
+  return error.serviceMessage === undefined || readUpstreamFailure(error.serviceMessage) === undefined;
 }
 
 /** A download's failure at a host other than the gateway, told as that host's, not "the service"'s. */

@@ -1,4 +1,4 @@
-import { ServiceError } from './errors.js';
+import { cancelledError } from './errors.js';
 
 /**
  * Cancellation and time limits for calls to the service, on the platform's AbortSignal: the one
@@ -47,10 +47,10 @@ export function withDeadline(parent: AbortSignal | undefined, ms: number): Deadl
 /** Waits `ms`, or rejects as cancelled when `signal` aborts. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(abortError());
+    if (signal?.aborted) return reject(cancelledError());
     const onAbort = () => {
       clearTimeout(timer);
-      reject(abortError());
+      reject(cancelledError());
     };
     signal?.addEventListener('abort', onAbort, { once: true });
     const timer = setTimeout(() => {
@@ -60,18 +60,14 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-function abortError(): ServiceError {
-  return new ServiceError({ kind: 'aborted', message: 'The request was cancelled', maybeDelivered: true });
-}
-
 /**
  * Waits for `work` unless `signal` aborts first, then rejects as cancelled. The work itself goes
  * on (for shared loads, such as a page other callers also wait for).
  */
 export function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(abortError());
+  if (signal.aborted) return Promise.reject(cancelledError());
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortError());
+    const onAbort = () => reject(cancelledError());
     signal.addEventListener('abort', onAbort, { once: true });
     work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });

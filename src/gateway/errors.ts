@@ -33,6 +33,16 @@ export class ServiceError extends Error {
   }
 }
 
+/** The caller cancelled the request (which may have reached the service already). */
+export function cancelledError(): ServiceError {
+  return new ServiceError({ kind: 'aborted', message: 'The request was cancelled', maybeDelivered: true });
+}
+
+/** The service answered, but with nothing that can be read as the answer asked for. */
+export function unreadableAnswer(message: string, host?: string): ServiceError {
+  return new ServiceError({ kind: 'malformed', message, maybeDelivered: true, host });
+}
+
 /**
  * Reads whatever error body the service sent: `{"error":{"message"}}`, `{"error":"..."}`,
  * `{"message":"..."}`, a numeric code, plain text, or an HTML page from a proxy.

@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { MAX_JSON_DEPTH, nestsTooDeep } from '../lib/json-depth.js';
-import { ServiceError } from './errors.js';
+import { ServiceError, unreadableAnswer } from './errors.js';
 
 // Reading what the service sent: bodies, headers, redirect targets, Retry-After.
 
@@ -16,11 +16,9 @@ export function parseJsonBody<T>(text: string, scrub: (t: string) => string = (t
 /** Refuses an answer nested too deep to parse in bounded time (json-depth.ts). */
 export function assertParsable(text: string): void {
   if (!nestsTooDeep(text)) return;
-  throw new ServiceError({
-    kind: 'malformed',
-    message: `The service sent JSON nested deeper than ${MAX_JSON_DEPTH} levels (${text.length} bytes), which no answer is; it was not read`,
-    maybeDelivered: true,
-  });
+  throw unreadableAnswer(
+    `The service sent JSON nested deeper than ${MAX_JSON_DEPTH} levels (${text.length} bytes), which no answer is; it was not read`,
+  );
 }
 
 function parseJson<T>(cleaned: string, scrub: (t: string) => string): T {
@@ -30,11 +28,9 @@ function parseJson<T>(cleaned: string, scrub: (t: string) => string): T {
   } catch {
     // Scrubbed whole, then cut: a cut first could leave part of a secret that scrub no longer knows.
     const preview = scrub(cleaned).replace(/\s+/g, ' ').slice(0, 80);
-    throw new ServiceError({
-      kind: 'malformed',
-      message: `The service sent a body that is not valid JSON (${cleaned.length} bytes, starting "${preview}")`,
-      maybeDelivered: true,
-    });
+    throw unreadableAnswer(
+      `The service sent a body that is not valid JSON (${cleaned.length} bytes, starting "${preview}")`,
+    );
   }
 }
 
@@ -62,13 +58,7 @@ export function readText(
       if (signal?.aborted) return stop(signal.reason ?? new Error('aborted'));
       size += chunk.length;
       if (size > limit) {
-        return stop(
-          new ServiceError({
-            kind: 'malformed',
-            message: `The service answer exceeded ${Math.round(limit / 1024)} KiB`,
-            maybeDelivered: true,
-          }),
-        );
+        return stop(unreadableAnswer(`The service answer exceeded ${Math.round(limit / 1024)} KiB`));
       }
       chunks.push(chunk);
     };

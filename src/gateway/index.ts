@@ -3,9 +3,6 @@ import { VERSION } from '../version.js';
 import { ServiceClient } from './client.js';
 import { ModelCatalog } from './endpoints/models.js';
 
-export { ServiceClient } from './client.js';
-export { ServiceError } from './errors.js';
-
 /** The service client and the shared model catalog, one pair per process. */
 export interface Service {
   client: ServiceClient;

@@ -19,12 +19,6 @@ let nonPublic: BlockList | undefined;
 function nonPublicRanges(): BlockList {
   if (nonPublic) return nonPublic;
   const list = new (net().BlockList)();
-  addRanges(list);
-  nonPublic = list;
-  return list;
-}
-
-function addRanges(list: BlockList): void {
   for (const [network, prefix] of [
     ['0.0.0.0', 8], // "this network"
     ['10.0.0.0', 8],
@@ -56,6 +50,8 @@ function addRanges(list: BlockList): void {
   ] as const) {
     list.addSubnet(network, prefix, 'ipv6');
   }
+  nonPublic = list;
+  return list;
 }
 
 /** True for an IP address no public web host has (IPv4-mapped, NAT64 and 6to4 forms included). */

@@ -17,7 +17,7 @@ export interface CallParts {
   log: Logger;
   workspace(): Promise<Workspace>;
   savedFile(path: string, mimeType: string, description: string, bytes?: number): ResourceLink;
-  confirm(call: BilledCall): Promise<string | null>;
+  confirm(call: BilledCall): Promise<void>;
 }
 
 export class ClientConnection {

@@ -1,5 +1,6 @@
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../lib/log.js';
+import { UserError } from '../tools/results.js';
 import type { GatewayServer, RequestExtra } from './server.js';
 
 /** The kinds of billed call GATEWAY_CONFIRM can ask the user about. */
@@ -35,7 +36,7 @@ export const CONFIRM_TIMEOUT_MS = 10 * 60_000;
  * Asks the user, through the client's elicitation form, before a billed call is sent: opt-in per
  * kind (GATEWAY_CONFIRM). A client without elicitation (or a stateless HTTP server, which cannot
  * get the answer back) gets the call as without the setting. Declined, dismissed, unanswered or
- * failed: nothing is sent, and the returned sentence says so; null means go ahead.
+ * failed: nothing is sent, and the refusal thrown (a UserError) says so.
  */
 export class Confirmations {
   constructor(
@@ -44,7 +45,13 @@ export class Confirmations {
     private readonly canAsk: boolean,
   ) {}
 
-  async ask(call: BilledCall, extra: RequestExtra, log: Logger): Promise<string | null> {
+  async ask(call: BilledCall, extra: RequestExtra, log: Logger): Promise<void> {
+    const refusal = await this.refusalFor(call, extra, log);
+    if (refusal !== null) throw new UserError(refusal);
+  }
+
+  /** Null to go ahead; otherwise the sentence that says why nothing was sent. */
+  private async refusalFor(call: BilledCall, extra: RequestExtra, log: Logger): Promise<string | null> {
     if (!this.kinds.includes(call.kind)) return null;
     if (!this.canAsk || !this.server.getClientCapabilities()?.elicitation?.form) {
       log.debug(`${call.action}: not confirmed (the client cannot ask its user)`);

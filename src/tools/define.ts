@@ -1,5 +1,5 @@
 import type { CallToolResult, ResourceLink, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { ToolGroup } from '../config/tool-groups.js';
 import type { Workspace } from '../files/workspace.js';
 import type { Logger } from '../lib/log.js';
@@ -32,10 +32,23 @@ export interface ToolContext {
   savedFile(path: string, mimeType: string, description: string, bytes?: number): ResourceLink;
   /**
    * Before a billed call is sent: asks the user when GATEWAY_CONFIRM names its kind and the client
-   * can ask. Null to go ahead; otherwise the sentence for the result (nothing may be sent).
+   * can ask. Returns to go ahead; throws the refusal (a UserError) when nothing may be sent.
    */
-  confirm(call: BilledCall): Promise<string | null>;
+  confirm(call: BilledCall): Promise<void>;
 }
+
+/**
+ * The MCP annotations a tool is listed with: the tools come in three kinds. Every tool reaches
+ * the world beyond this server (the gateway and its providers), and none deletes anything.
+ */
+export const ANNOTATIONS = {
+  /** Reads only, and the same call again has no further effect (searches, reads, status checks). */
+  lookup: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  /** Reads only, but each call is a new answer, billed again (a model's). */
+  answer: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  /** Each call makes something new, billed again: a saved file, a video job. */
+  create: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+} as const satisfies Record<string, ToolAnnotations>;
 
 /** One tool, as data. The registry is the only code that hands these to the SDK. */
 export interface ToolDefinition<
@@ -70,4 +83,13 @@ export function defineTool<In extends z.ZodRawShape, Out extends z.ZodRawShape>(
   tool: ToolDefinition<In, Out>,
 ): AnyToolDefinition {
   return tool as unknown as AnyToolDefinition;
+}
+
+/** A trimmed text argument of 1 to `max` characters, whose sentences name the argument. */
+export function textArgument(field: string, max: number): z.ZodString {
+  return z
+    .string()
+    .trim()
+    .min(1, `${field} must not be empty`)
+    .max(max, `${field} must be at most ${max} characters`);
 }

@@ -16,8 +16,7 @@ export async function runStdio(runtime: Runtime): Promise<void> {
     closing = true;
     runtime.log.debug(`shutting down (${reason})`);
     // Let a response already written reach the pipe before the process ends.
-    const forceExit = setTimeout(() => process.exit(0), 2_000);
-    forceExit.unref();
+    setTimeout(() => process.exit(0), 2_000).unref();
     await server.close().catch(() => undefined);
     await closeRuntime(runtime);
     process.exit(0);

@@ -1,12 +1,12 @@
 import { Readable } from 'node:stream';
 import { nestsTooDeep } from '../../lib/json-depth.js';
 import { guardedBody } from '../body-errors.js';
-import type { ServiceClient, ServiceResponse } from '../client.js';
-import { ServiceError } from '../errors.js';
+import type { ServiceClient } from '../client.js';
+import { type ServiceError, unreadableAnswer } from '../errors.js';
 import { readText } from '../http-body.js';
 import { asObject, asString } from '../normalize.js';
 
-// Transcription lives beside speech; re-exported so `service/audio` stays the one audio import.
+// Transcription lives beside speech; re-exported so this module stays the one audio import.
 export * from './transcriptions.js';
 
 export type SpeechFormat = 'mp3' | 'wav' | 'opus' | 'aac' | 'flac' | 'pcm';
@@ -25,24 +25,6 @@ export interface SpeechRequest {
  * who lowers the timeout sees a hung gateway reported sooner here too.
  */
 export const SPEECH_TIMEOUT_FACTOR = 2;
-
-/** Returns the open audio response; the format travels in the query string. */
-export function speech(
-  client: ServiceClient,
-  req: SpeechRequest,
-  format: SpeechFormat,
-  signal?: AbortSignal,
-): Promise<ServiceResponse> {
-  return client.stream({
-    method: 'POST',
-    path: '/v1/audio/speech',
-    query: { response_format: format },
-    json: req,
-    signal,
-    retry: 'billed',
-    timeoutMs: client.timeoutMs * SPEECH_TIMEOUT_FACTOR,
-  });
-}
 
 /**
  * The audio as the service answered it, with what the service said it is: the Content-Type of
@@ -69,7 +51,16 @@ export async function speechAudio(
   format: SpeechFormat,
   signal?: AbortSignal,
 ): Promise<SpeechAudio> {
-  const res = await speech(client, req, format, signal);
+  const timeoutMs = client.timeoutMs * SPEECH_TIMEOUT_FACTOR;
+  const res = await client.stream({
+    method: 'POST',
+    path: '/v1/audio/speech',
+    query: { response_format: format },
+    json: req,
+    signal,
+    retry: 'billed',
+    timeoutMs,
+  });
   const contentType = res.headers['content-type'];
   const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
   if (/json/.test(type)) {
@@ -81,18 +72,13 @@ export async function speechAudio(
     void res.body.dump().catch(() => undefined);
     throw notAudio(type);
   }
-  const timeoutMs = client.timeoutMs * SPEECH_TIMEOUT_FACTOR;
   const body = guardedBody(res.body, 'the audio', timeoutMs, (t) => client.scrub(t), signal);
   return { contentType, format: undefined, body };
 }
 
 /** The answer to a speech request held no audio. */
 export function notAudio(what: string): ServiceError {
-  return new ServiceError({
-    kind: 'malformed',
-    message: `The service answered the speech request with ${what} instead of audio`,
-    maybeDelivered: true,
-  });
+  return unreadableAnswer(`The service answered the speech request with ${what} instead of audio`);
 }
 
 /** The `?response_format=json` shape: `{"audio":"<base64>","format":"mp3"}`. */

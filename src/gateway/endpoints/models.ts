@@ -12,17 +12,21 @@ export interface ModelEntry {
   kind: string | null;
 }
 
+/** Where the service lists one kind of model. */
+export function modelListPath(kind: ModelListKind): string {
+  return kind === 'chat' ? '/v1/models' : `/v1/models/${kind}`;
+}
+
 /** Lists one kind of model; `null` when the service has no such list (404). */
 export async function listModels(
   client: ServiceClient,
   kind: ModelListKind,
   signal?: AbortSignal,
 ): Promise<ModelEntry[] | null> {
-  const path = kind === 'chat' ? '/v1/models' : `/v1/models/${kind}`;
   try {
     const { data } = await client.json<unknown>({
       method: 'GET',
-      path,
+      path: modelListPath(kind),
       signal,
       retry: 'safe',
       controlsKept: true,

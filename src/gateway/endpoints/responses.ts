@@ -1,5 +1,5 @@
 import type { ServiceClient } from '../client.js';
-import { ServiceError, seconds } from '../errors.js';
+import { cancelledError, ServiceError, seconds, unreadableAnswer } from '../errors.js';
 import { parseJsonBody } from '../http-body.js';
 import { shownValue } from '../normalize.js';
 import { answerFromResponse, type ModelAnswer, ResponseStreamReader } from './responses-stream.js';
@@ -128,11 +128,7 @@ function looksLikeSse(text: string): boolean {
 }
 
 function tooLarge(limit: number): ServiceError {
-  return new ServiceError({
-    kind: 'malformed',
-    message: `The model answer exceeded ${limit / 1024 / 1024} MiB`,
-    maybeDelivered: true,
-  });
+  return unreadableAnswer(`The model answer exceeded ${limit / 1024 / 1024} MiB`);
 }
 
 /** An error while reading the body: cancellation, a stalled stream, or a dropped connection. */
@@ -144,9 +140,7 @@ function streamFailure(
 ): ServiceError {
   if (error instanceof ServiceError) return error;
   const after = `after ${received} characters`;
-  if (signal?.aborted) {
-    return new ServiceError({ kind: 'aborted', message: 'The request was cancelled', maybeDelivered: true });
-  }
+  if (signal?.aborted) return cancelledError();
   // Checked by code, not class: undici is loaded lazily (see client.ts).
   if ((error as { code?: string }).code === 'UND_ERR_BODY_TIMEOUT') {
     return new ServiceError({

@@ -26,7 +26,6 @@ export interface SearchResponse {
   query: string;
   results: SearchHit[];
   answer: string | null;
-  costUsd: number | null;
 }
 
 export async function search(
@@ -52,13 +51,11 @@ export async function search(
       published_at: asString(r.published_at) ?? null,
     };
   });
-  const usage = asObject(body.usage);
   return {
     provider: asString(body.provider) ?? req.model,
     query: asString(body.query) ?? req.query,
     results: results.filter((r) => r.url),
     answer: readAnswer(body.answer),
-    costUsd: typeof usage.search_cost_usd === 'number' ? usage.search_cost_usd : null,
   };
 }
 

@@ -1,6 +1,6 @@
 import { guardedBody } from '../body-errors.js';
 import type { ServiceClient } from '../client.js';
-import { ServiceError } from '../errors.js';
+import { type ServiceError, unreadableAnswer } from '../errors.js';
 import { discardBody } from '../http-body.js';
 import { asNumber, asObject, asString } from '../normalize.js';
 
@@ -65,13 +65,7 @@ export async function submitVideo(
   });
   const obj = asObject(data);
   const requestId = idOf(obj.request_id) ?? idOf(obj.id) ?? idOf(asObject(obj.data).id);
-  if (!requestId) {
-    throw new ServiceError({
-      kind: 'malformed',
-      message: 'The service accepted the video job but returned no request_id',
-      maybeDelivered: true,
-    });
-  }
+  if (!requestId) throw unreadableAnswer('The service accepted the video job but returned no request_id');
   return { requestId, connectionId: headers['x-9router-connection-id']?.trim() || null };
 }
 
@@ -201,12 +195,11 @@ export async function openVideoDownload(
   if (contentType && NOT_A_VIDEO.test(contentType)) {
     // An error page or an API answer (a host may redirect to one): never saved as "the video".
     discardBody(response.body);
-    throw new ServiceError({
-      kind: 'malformed',
-      message: `The video URL (${new URL(response.url ?? url).host}) answered ${contentType}, not a video, so nothing was saved`,
-      maybeDelivered: true,
-      host: new URL(response.url ?? url).host,
-    });
+    const host = new URL(response.url ?? url).host;
+    throw unreadableAnswer(
+      `The video URL (${host}) answered ${contentType}, not a video, so nothing was saved`,
+      host,
+    );
   }
   return {
     body: guardedBody(response.body, 'the video', client.timeoutMs, (t) => client.scrub(t), signal),

@@ -79,14 +79,12 @@ export async function chooseSpeechModel(
 ): Promise<SpeechChoice> {
   const requested = await requestedModel('speech', model, ctx);
   if (!requested.ok) return requested;
-  const { list } = await listed('speech', ctx);
-  const ids = list?.map((m) => m.id) ?? null;
+  const ids = requested.list?.map((m) => m.id) ?? null;
   const resolved = resolveSpeechId(requested.model, voice, ids);
   if (resolved) return { ok: true, checked: ids !== null, ...resolved };
   const asked = voice ? `${requested.model} with voice ${voice}` : requested.model;
   const hint = await otherCapabilityHint('speech', requested.model, ctx);
-  const why = hint || refusedSpeechHint(requested.model, voice, ids ?? []);
-  return refusal('speech', asked, requested.from, list ?? [], why);
+  return refusal('speech', asked, requested, hint || refusedSpeechHint(requested.model, voice, ids ?? []));
 }
 
 export async function chooseTranscriptionModel(
@@ -95,25 +93,26 @@ export async function chooseTranscriptionModel(
 ): Promise<ModelChoice> {
   const requested = await requestedModel('transcription', model, ctx);
   if (!requested.ok) return requested;
-  const { list } = await listed('transcription', ctx);
-  if (!list) return { ok: true, checked: false, model: requested.model, notes: [] };
-  if (list.some((m) => m.id === requested.model)) {
-    return { ok: true, checked: true, model: requested.model, notes: [] };
+  const { list } = requested;
+  if (!list || list.some((m) => m.id === requested.model)) {
+    return { ok: true, checked: list !== null, model: requested.model, notes: [] };
   }
   const hint = await otherCapabilityHint('transcription', requested.model, ctx);
-  return refusal('transcription', requested.model, requested.from, list, hint);
+  return refusal('transcription', requested.model, requested, hint);
 }
 
-type Requested = { ok: true; model: string; from: string } | { ok: false; message: string };
+/** The model asked for (or the default), where it came from, and the list to check it against. */
+type Requested =
+  | { ok: true; model: string; from: string; list: ModelEntry[] | null }
+  | { ok: false; message: string };
 
 async function requestedModel(
   capability: AudioCapability,
   model: string | undefined,
   ctx: ToolContext,
 ): Promise<Requested> {
-  if (model) return { ok: true, model, from: '`model`' };
-  const fallback = await defaultAudioModel(capability, ctx);
-  if (fallback) return { ok: true, model: fallback.model, from: fallback.from };
+  const chosen = model ? { model, from: '`model`' } : await defaultAudioModel(capability, ctx);
+  if (chosen) return { ok: true, ...chosen, list: (await listed(capability, ctx)).list };
   const kind = LIST_OF[capability];
   const { list, error } = await listed(capability, ctx);
   const why = error
@@ -161,14 +160,13 @@ async function otherCapabilityHint(
 function refusal(
   capability: AudioCapability,
   asked: string,
-  from: string,
-  list: readonly ModelEntry[],
+  { from, list }: { from: string; list: readonly ModelEntry[] | null },
   hint: string,
 ): { ok: false; message: string } {
   const kind = LIST_OF[capability];
   const source = from === '`model`' ? '' : ` (from ${from})`;
   const head = `${asked}${source} is not a ${capability} model on this gateway (not in /v1/models/${kind}), so nothing was sent.${hint}`;
-  if (list.length === 0) {
+  if (!list?.length) {
     return {
       ok: false,
       message: `${head} The gateway lists no ${capability} models: add a ${capability} provider to the gateway.`,

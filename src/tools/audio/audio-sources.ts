@@ -220,21 +220,16 @@ const UNPRINTABLE = /[\u0000-\u0008\u000e-\u001f\u007f\uFFFD]/g;
 
 async function readHead(path: string): Promise<Buffer> {
   const handle = await open(path, 'r');
-  try {
-    const buffer = Buffer.alloc(HEAD_BYTES);
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    return buffer.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
-  }
+  return readUpTo(handle, HEAD_BYTES).finally(() => handle.close());
 }
 
+/** A URL's file name, decoded (as it came when it does not decode), safe for messages and uploads. */
 function decodeName(name: string): string {
+  let decoded = name;
   try {
-    return decodeURIComponent(name)
-      .replace(/[^\w.+-]+/g, '_')
-      .slice(-100);
+    decoded = decodeURIComponent(name);
   } catch {
-    return name.replace(/[^\w.+-]+/g, '_').slice(-100);
+    // a malformed escape: the name as it came
   }
+  return decoded.replace(/[^\w.+-]+/g, '_').slice(-100);
 }

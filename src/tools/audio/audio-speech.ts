@@ -7,7 +7,7 @@ import { prepareOutputDir, type SavedFile, saveStream } from '../../files/output
 import { notAudio, type SpeechFormat, speechAudio } from '../../gateway/endpoints/audio.js';
 import { formatCount } from '../../lib/text.js';
 import { excerpt } from '../../mcp/confirm.js';
-import { defineTool, type ToolContext } from '../define.js';
+import { ANNOTATIONS, defineTool, type ToolContext } from '../define.js';
 import { failure, nextStep, success, UserError } from '../results.js';
 import { audioFailure, chooseSpeechModel, type SpeechChoice } from './audio-models.js';
 import { declaredAudio, deliveredAudio, peekHead } from './speech-format.js';
@@ -76,13 +76,13 @@ export const audioSpeech = defineTool({
     'call once per text. Models: list_models speech.',
   inputSchema,
   outputSchema,
-  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  annotations: ANNOTATIONS.create,
   async run(args, ctx) {
     let choice: SpeechChoice | undefined;
     try {
       choice = await chooseSpeechModel(args.model, args.voice, ctx);
       if (!choice.ok) return failure(choice.message);
-      const stopped = await ctx.confirm({
+      await ctx.confirm({
         kind: 'speech',
         action: 'Turn text into speech',
         model: choice.id,
@@ -91,7 +91,6 @@ export const audioSpeech = defineTool({
           ['Format', args.format],
         ],
       });
-      if (stopped) return failure(stopped);
       const saved = await synthesize(choice, args.text, args.format, args.return_audio, ctx);
       const structured = {
         file_path: saved.path,

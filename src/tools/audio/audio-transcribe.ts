@@ -6,7 +6,7 @@ import { saveText as saveOutputText } from '../../files/output-files.js';
 import { savedFileMime } from '../../files/saved-files.js';
 import { type TranscriptFormat, transcribe } from '../../gateway/endpoints/audio.js';
 import { isHttpUrl } from '../../lib/urls.js';
-import { defineTool, type ToolContext } from '../define.js';
+import { ANNOTATIONS, defineTool, type ToolContext } from '../define.js';
 import { pageOf, pagingInput, pagingOutput } from '../paging.js';
 import { failure, nextStep, success } from '../results.js';
 import { audioFailure, chooseTranscriptionModel, type ModelChoice } from './audio-models.js';
@@ -74,7 +74,7 @@ export const audioTranscribe = defineTool({
     'transcripts come in parts (start_index=N) and are saved as a file. Models: list_models transcription.',
   inputSchema,
   outputSchema,
-  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  annotations: ANNOTATIONS.create,
   async run(args, ctx) {
     let choice: ModelChoice | undefined;
     try {
@@ -90,7 +90,7 @@ export const audioTranscribe = defineTool({
       ]);
       const cached = ctx.runtime.transcripts.get(key);
       if (!cached) {
-        const stopped = await ctx.confirm({
+        await ctx.confirm({
           kind: 'transcription',
           action: 'Transcribe audio',
           model: choice.model,
@@ -100,7 +100,6 @@ export const audioTranscribe = defineTool({
             ['Format', args.response_format],
           ],
         });
-        if (stopped) return failure(stopped);
       }
       const transcript = cached ?? (await transcribeSource(source, choice.model, args, ctx));
       if (!cached) ctx.runtime.transcripts.set(key, transcript);

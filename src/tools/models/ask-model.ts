@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { modelIdSchema } from '../../config/model-ids.js';
 import { excerpt } from '../../mcp/confirm.js';
 import { capped, RESULT_BUDGET } from '../../mcp/result-budget.js';
-import { defineTool } from '../define.js';
+import { ANNOTATIONS, defineTool } from '../define.js';
 import { failure, nextStep, success } from '../results.js';
-import { askWithProgress, incompleteNote, usageLine } from './ask.js';
+import { confirmAndAsk, incompleteNote, usageLine } from './ask.js';
 import { defaultModel, MODEL_SETTING } from './default-models.js';
 
 export const MAX_PROMPT_CHARS = 200_000;
@@ -52,7 +52,7 @@ export const askModel = defineTool({
     'Models: list_models chat.',
   inputSchema,
   outputSchema,
-  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  annotations: ANNOTATIONS.answer,
   async run(args, ctx) {
     const model = args.model ?? (await defaultModel('chat', ctx.runtime, ctx.signal)).id;
     if (!model) {
@@ -61,20 +61,17 @@ export const askModel = defineTool({
           `or set ${MODEL_SETTING.chat}.`,
       );
     }
-    const stopped = await ctx.confirm({
-      kind: 'chat',
-      action: 'Ask a model',
-      model,
-      details: [
-        ['Prompt', excerpt(args.prompt)],
-        ['Instructions', args.instructions && excerpt(args.instructions, 120)],
-        ['Most output tokens', args.max_output_tokens],
-        ['Reasoning effort', args.reasoning_effort],
-      ],
-    });
-    if (stopped) return failure(stopped);
-    const answer = await askWithProgress(
+    const answer = await confirmAndAsk(
       ctx,
+      {
+        action: 'Ask a model',
+        details: [
+          ['Prompt', excerpt(args.prompt)],
+          ['Instructions', args.instructions && excerpt(args.instructions, 120)],
+          ['Most output tokens', args.max_output_tokens],
+          ['Reasoning effort', args.reasoning_effort],
+        ],
+      },
       {
         model,
         input: args.prompt,

@@ -4,20 +4,25 @@ import {
   type ResponsesRequest,
 } from '../../gateway/endpoints/responses.js';
 import { formatCount } from '../../lib/text.js';
+import type { BilledCall } from '../../mcp/confirm.js';
 import type { ToolContext } from '../define.js';
 
 /** Progress while text streams in: at most one notification per interval (the first at once). */
 const PROGRESS_INTERVAL_MS = 250;
 
 /**
- * Asks a model through the service, relaying progress notifications while the answer streams
- * (message: characters received so far) and aborting the stream when the call is cancelled.
+ * Asks a model through the service, once the user has confirmed the billed call (when
+ * GATEWAY_CONFIRM names chat): every question a tool puts to a model goes through here. Relays
+ * progress notifications while the answer streams (message: characters received so far) and
+ * aborts the stream when the call is cancelled.
  */
-export async function askWithProgress(
+export async function confirmAndAsk(
   ctx: ToolContext,
+  call: Pick<BilledCall, 'action' | 'details'>,
   req: ResponsesRequest,
   startMessage: string,
 ): Promise<ModelAnswer> {
+  await ctx.confirm({ kind: 'chat', model: req.model, ...call });
   // Progress values must increase: 0 for the start, then the character count (at least 1).
   await ctx.progress({ progress: 0, message: startMessage });
   let lastSent = 0;

@@ -4,7 +4,13 @@
 
 import type { Config } from '../../config/config.js';
 import { FIXED_DEFAULT_MODELS } from '../../config/model-ids.js';
-import { bareProviderId, type ModelEntry, type ModelListKind } from '../../gateway/endpoints/models.js';
+import { SETTINGS } from '../../config/settings.js';
+import {
+  bareProviderId,
+  type ModelEntry,
+  type ModelListKind,
+  modelListPath,
+} from '../../gateway/endpoints/models.js';
 import type { Service } from '../../gateway/index.js';
 
 export type Capability = 'chat' | 'search' | 'fetch' | 'speech' | 'transcription' | 'video';
@@ -20,26 +26,26 @@ export const CAPABILITIES: readonly Capability[] = [
 /** A capability, or `summary`: the small chat model that answers web_fetch prompts. */
 export type ModelRole = Capability | 'summary';
 
-/** The setting that overrides each default. */
-export const MODEL_SETTING: Record<ModelRole, string> = {
-  chat: 'GATEWAY_CHAT_MODEL',
-  summary: 'GATEWAY_SUMMARY_MODEL',
-  search: 'GATEWAY_SEARCH_MODEL',
-  fetch: 'GATEWAY_FETCH_MODEL',
-  speech: 'GATEWAY_SPEECH_MODEL',
-  transcription: 'GATEWAY_TRANSCRIBE_MODEL',
-  video: 'GATEWAY_VIDEO_MODEL',
-};
+/** The setting that overrides each role's default, as the settings table names it. */
+const SETTING_KEY = {
+  chat: 'chatModel',
+  summary: 'summaryModel',
+  search: 'searchModel',
+  fetch: 'fetchModel',
+  speech: 'speechModel',
+  transcription: 'transcribeModel',
+  video: 'videoModel',
+} as const satisfies Record<ModelRole, keyof Config>;
 
-/** Where each capability's list comes from. Video has none: the service does not list it. */
-export const LIST_PATH: Record<Capability, string | null> = {
-  chat: '/v1/models',
-  search: '/v1/models/web',
-  fetch: '/v1/models/web',
-  speech: '/v1/models/tts',
-  transcription: '/v1/models/stt',
-  video: null,
-};
+/** The variable of the setting that overrides each default: GATEWAY_CHAT_MODEL, ... */
+export const MODEL_SETTING = Object.fromEntries(
+  Object.entries(SETTING_KEY).map(([role, key]) => [role, SETTINGS.find((s) => s.key === key)!.env]),
+) as Record<ModelRole, string>;
+
+/** Where each capability's list comes from; null for video, which the service does not list. */
+export function listPath(capability: Capability): string | null {
+  return capability === 'video' ? null : modelListPath(LIST_KIND[capability]);
+}
 
 const LIST_KIND: Record<Exclude<Capability, 'video'>, ModelListKind> = {
   chat: 'chat',
@@ -139,22 +145,8 @@ export function configuredModel(role: ModelRole, config: Config): { id: string; 
 }
 
 function settingFor(role: ModelRole, config: Config): string | undefined {
-  switch (role) {
-    case 'chat':
-      return config.chatModel;
-    case 'summary':
-      return config.summaryModel;
-    case 'search':
-      return config.searchModel && bareProviderId(config.searchModel, 'search');
-    case 'fetch':
-      return config.fetchModel && bareProviderId(config.fetchModel, 'fetch');
-    case 'speech':
-      return config.speechModel;
-    case 'transcription':
-      return config.transcribeModel;
-    case 'video':
-      return config.videoModel;
-  }
+  const value = config[SETTING_KEY[role]];
+  return value && (role === 'search' || role === 'fetch') ? bareProviderId(value, role) : value;
 }
 
 /** Names that mark a small, cheap model: right for answering a question about one page. */

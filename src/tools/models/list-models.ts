@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ServiceError } from '../../gateway/errors.js';
 import { capped, cappedOrNull, RESULT_BUDGET } from '../../mcp/result-budget.js';
 import { resolveSpeechId, voiceAloneHelp, voiceHelp } from '../audio/speech-ids.js';
-import { defineTool, type ToolContext } from '../define.js';
+import { ANNOTATIONS, defineTool, type ToolContext } from '../define.js';
 import { nextStep, success } from '../results.js';
 import {
   CAPABILITIES,
@@ -10,7 +10,7 @@ import {
   type CapabilityModel,
   configuredModel,
   defaultModel,
-  LIST_PATH,
+  listPath,
   modelsFor,
 } from './default-models.js';
 
@@ -50,7 +50,7 @@ export const listModels = defineTool({
     'or provider to a tool.',
   inputSchema,
   outputSchema,
-  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  annotations: ANNOTATIONS.lookup,
   async run(args, ctx) {
     const wanted = args.capability ? [args.capability] : [...CAPABILITIES];
     const sections = await Promise.all(wanted.map((c) => section(c, ctx)));
@@ -100,29 +100,23 @@ async function section(capability: Capability, ctx: ToolContext): Promise<Sectio
 
 function reasonOf(s: Section, ctx: ToolContext): string {
   if (s.error) return capped(ctx.runtime.scrub(s.error.describe()), RESULT_BUDGET.answer);
-  return `the gateway has no list (${LIST_PATH[s.capability]} answered 404)`;
+  return `the gateway has no list (${listPath(s.capability)} answered 404)`;
 }
 
 /**
- * Which tool takes each capability's ids, under the configured tool prefix. web_search and
- * web_fetch are "this server's": some clients have tools of their own by those names.
+ * Each capability's heading: which tool takes its ids, under the configured tool prefix.
+ * web_search and web_fetch are "this server's": some clients have tools of their own by those names.
  */
-function heading(capability: Capability, tool: (name: string) => string): string {
-  switch (capability) {
-    case 'chat':
-      return `chat (${tool('ask_model')} \`model\`)`;
-    case 'search':
-      return `search (this server's ${tool('web_search')} \`provider\`, bare ids)`;
-    case 'fetch':
-      return `fetch (this server's ${tool('web_fetch')} \`provider\`, bare ids)`;
-    case 'speech':
-      return `speech (${tool('audio_speech')} \`model\` as provider/model with \`voice\`, or provider/model/voice)`;
-    case 'transcription':
-      return `transcription (${tool('audio_transcribe')} \`model\`)`;
-    case 'video':
-      return `video (${tool('video_generate')} \`model\`; the gateway has no list, these are the known ids)`;
-  }
-}
+const HEADING: Record<Capability, (tool: (name: string) => string) => string> = {
+  chat: (tool) => `chat (${tool('ask_model')} \`model\`)`,
+  search: (tool) => `search (this server's ${tool('web_search')} \`provider\`, bare ids)`,
+  fetch: (tool) => `fetch (this server's ${tool('web_fetch')} \`provider\`, bare ids)`,
+  speech: (tool) =>
+    `speech (${tool('audio_speech')} \`model\` as provider/model with \`voice\`, or provider/model/voice)`,
+  transcription: (tool) => `transcription (${tool('audio_transcribe')} \`model\`)`,
+  video: (tool) =>
+    `video (${tool('video_generate')} \`model\`; the gateway has no list, these are the known ids)`,
+};
 
 /** How voices are given (when speech is listed), and which lists were cut to the budget. */
 function nextOf(sections: Section[]): string {
@@ -142,7 +136,7 @@ function formatSections(sections: Section[], ctx: ToolContext, next: string): st
   for (const s of sections) {
     const models = s.models;
     const count = models ? ` — ${models.length}` : '';
-    lines.push(`## ${heading(s.capability, ctx.toolName)}${count}`);
+    lines.push(`## ${HEADING[s.capability](ctx.toolName)}${count}`);
     if (!models) lines.push(`Not available: ${reasonOf(s, ctx)}`);
     else if (models.length === 0) lines.push('None listed.');
     else {

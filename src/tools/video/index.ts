@@ -5,7 +5,13 @@
 import { z } from 'zod';
 import { FIXED_DEFAULT_MODELS, MODEL_ID, notAnIdSentence } from '../../config/model-ids.js';
 import type { VideoSubmitRequest } from '../../gateway/endpoints/videos.js';
-import { type AnyToolDefinition, defineTool, type ToolContext } from '../define.js';
+import {
+  ANNOTATIONS,
+  type AnyToolDefinition,
+  defineTool,
+  type ToolContext,
+  textArgument,
+} from '../define.js';
 import { FailedStep } from '../results.js';
 import { resolveImage, resolveStartingVideo } from './video-inputs.js';
 import { videoOutputSchema } from './video-results.js';
@@ -19,12 +25,7 @@ const RESOLUTIONS = ['480p', '720p', '1080p'] as const;
 const BILLING = 'Each call starts a NEW billed generation: follow the job_id with video_status.';
 
 const common = {
-  prompt: z
-    .string()
-    .trim()
-    .min(1, 'prompt must not be empty')
-    .max(4000, 'prompt must be at most 4000 characters'),
-
+  prompt: textArgument('prompt', 4000),
   model: z
     .string()
     .trim()
@@ -44,12 +45,6 @@ const common = {
 };
 const duration = z.number().int('duration must be a whole number of seconds').min(1).max(60).optional();
 const video = z.string().trim().min(1).max(4096).describe('A finished job_id or a video URL');
-const annotations = {
-  readOnlyHint: false,
-  destructiveHint: false,
-  idempotentHint: false,
-  openWorldHint: true,
-};
 
 export const videoGenerate = defineTool({
   name: 'video_generate',
@@ -65,7 +60,7 @@ export const videoGenerate = defineTool({
     image_path: z.string().trim().min(1).max(4096).optional().describe('Local image under the input roots'),
   },
   outputSchema: videoOutputSchema,
-  annotations,
+  annotations: ANNOTATIONS.create,
   async run(args, ctx) {
     const started = Date.now();
     const image = await resolveImage(args.image_url, args.image_path, ctx);
@@ -98,7 +93,7 @@ export const videoEdit = defineTool({
   description: `Start editing a video as the prompt says; returns a job_id. ${BILLING}`,
   inputSchema: { ...common, video },
   outputSchema: videoOutputSchema,
-  annotations,
+  annotations: ANNOTATIONS.create,
   run: (args, ctx) => startFromVideo('edits', 'video_edit', args, undefined, ctx),
 });
 
@@ -109,21 +104,14 @@ export const videoExtend = defineTool({
   description: `Start continuing a video past its end; returns a job_id. ${BILLING}`,
   inputSchema: { ...common, video, duration: duration.describe('Seconds to add') },
   outputSchema: videoOutputSchema,
-  annotations,
+  annotations: ANNOTATIONS.create,
   run: (args, ctx) => startFromVideo('extensions', 'video_extend', args, args.duration, ctx),
 });
 
 async function startFromVideo(
   kind: 'edits' | 'extensions',
   tool: string,
-  args: {
-    prompt: string;
-    video: string;
-    model?: string | undefined;
-    resolution?: string | undefined;
-    wait_seconds: number;
-    idempotency_key?: string | undefined;
-  },
+  args: z.output<z.ZodObject<typeof common & { video: typeof video }>>,
   seconds: number | undefined,
   ctx: ToolContext,
 ) {

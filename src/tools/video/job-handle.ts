@@ -76,9 +76,6 @@ export function canEncode(ref: JobRef): boolean {
   return (
     ref.requestId.length <= MAX_REQUEST_ID &&
     SAFE_REQUEST_ID.test(ref.requestId) &&
-    // "." and ".." would survive encoding and turn the poll URL into another route of the gateway.
-    ref.requestId !== '.' &&
-    ref.requestId !== '..' &&
     (ref.connectionId === null ||
       (ref.connectionId.length <= MAX_CONNECTION_ID && SAFE_CONNECTION_ID.test(ref.connectionId)))
   );

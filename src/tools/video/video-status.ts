@@ -2,7 +2,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { VideoJobState } from '../../gateway/endpoints/videos.js';
 import { ServiceError } from '../../gateway/errors.js';
-import { defineTool, type ToolContext } from '../define.js';
+import { ANNOTATIONS, defineTool, type ToolContext, textArgument } from '../define.js';
 import { failure, failureSentence, UserError } from '../results.js';
 import { decodeJobHandle, type JobRef } from './job-handle.js';
 import { followJob, saveVideo } from './video-follow.js';
@@ -12,12 +12,7 @@ import { MAX_WAIT_SECONDS, risingProgress, type WaitOutcome, waitDeadline } from
 export const DEFAULT_STATUS_WAIT_SECONDS = 30;
 
 const inputSchema = {
-  job_id: z
-    .string()
-    .trim()
-    .min(1, 'job_id must not be empty')
-    .max(2000, 'job_id must be at most 2000 characters'),
-
+  job_id: textArgument('job_id', 2000),
   wait_seconds: z
     .number()
     .min(0)
@@ -37,7 +32,7 @@ export const videoStatus = defineTool({
     'video URL. Free: call again with the same job_id while it runs.',
   inputSchema,
   outputSchema: videoOutputSchema,
-  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  annotations: ANNOTATIONS.lookup,
   async run(args, ctx) {
     const started = Date.now();
     const ref = decodeJobHandle(args.job_id);

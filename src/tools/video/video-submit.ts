@@ -34,22 +34,18 @@ export interface SubmitOptions {
 /** How often a submit still waiting for the gateway's answer reports progress. */
 const SUBMIT_HEARTBEAT_MS = 5_000;
 
-const WHAT: Record<VideoSubmitKind, string> = {
-  generations: 'video generation',
-  edits: 'video edit',
-  extensions: 'video extension',
-};
-const ACTION: Record<VideoSubmitKind, string> = {
-  generations: 'Generate a video',
-  edits: 'Edit a video',
-  extensions: 'Extend a video',
+/** Each kind of submit, as messages name it and as the user is asked to confirm it. */
+const KINDS: Record<VideoSubmitKind, { what: string; action: string }> = {
+  generations: { what: 'video generation', action: 'Generate a video' },
+  edits: { what: 'video edit', action: 'Edit a video' },
+  extensions: { what: 'video extension', action: 'Extend a video' },
 };
 
 export async function submitAndFollow(options: SubmitOptions, ctx: ToolContext): Promise<CallToolResult> {
   const { kind, tool, body } = options;
-  const stopped = await ctx.confirm({
+  await ctx.confirm({
     kind: 'video',
-    action: ACTION[kind],
+    action: KINDS[kind].action,
     model: body.model ?? ctx.runtime.config.videoModel,
     details: [
       ['Prompt', excerpt(body.prompt)],
@@ -63,7 +59,6 @@ export async function submitAndFollow(options: SubmitOptions, ctx: ToolContext):
       ['Starting video', body.video && excerpt(body.video.url, 120)],
     ],
   });
-  if (stopped) return failure(stopped);
   const key = options.idempotencyKey ?? `gtm-${randomUUID()}`;
   const { client } = ctx.runtime.service;
   const report = risingProgress((update) => ctx.progress(update));
@@ -73,7 +68,7 @@ export async function submitAndFollow(options: SubmitOptions, ctx: ToolContext):
   const sent = Date.now();
   const heartbeat = setInterval(() => {
     const waited = Math.floor((Date.now() - sent) / 1000);
-    void report(0, undefined, `waiting for the gateway to accept the ${WHAT[kind]} (${waited} s)`);
+    void report(0, undefined, `waiting for the gateway to accept the ${KINDS[kind].what} (${waited} s)`);
   }, SUBMIT_HEARTBEAT_MS);
   let ref: JobRef;
   try {
@@ -88,7 +83,7 @@ export async function submitAndFollow(options: SubmitOptions, ctx: ToolContext):
     ctx.log.warn(`${tool}: accepted job has unusable ids ${JSON.stringify(ref)}`);
     return failure(
       ctx.runtime.scrub(
-        `The service accepted the ${WHAT[kind]} (so it is billed) but answered with a job id this server cannot follow (request_id ${JSON.stringify(ref.requestId.slice(0, 80))}). Do not submit again; look the job up in the gateway.`,
+        `The service accepted the ${KINDS[kind].what} (so it is billed) but answered with a job id this server cannot follow (request_id ${JSON.stringify(ref.requestId.slice(0, 80))}). Do not submit again; look the job up in the gateway.`,
       ),
     );
   }
@@ -124,7 +119,7 @@ function submitFailure(
   ctx: ToolContext,
 ): CallToolResult {
   const { tool, kind, key } = options;
-  const what = WHAT[kind];
+  const what = KINDS[kind].what;
   if (!(error instanceof ServiceError)) throw new FailedStep(`Starting the ${what}`, error);
   const reason = failureSentence(error, ctx.runtime.scrub);
   const retryAdvice =

@@ -15,27 +15,24 @@ export interface WebProvider {
 
 /**
  * Which provider serves web search or fetch: the call's `provider`, then the setting, then the
- * first one the service lists at /v1/models/web. Null when there is none.
+ * first one the service lists at /v1/models/web. Refused when there is none.
  */
 export async function resolveWebProvider(
   kind: WebKind,
   explicit: string | undefined,
   ctx: ToolContext,
-): Promise<WebProvider | null> {
+): Promise<WebProvider> {
   if (explicit) return { id: bareProviderId(explicit, kind), setting: null };
   // Asked on every call: a configured provider is answered without building the full choice.
   const configured = configuredModel(kind, ctx.runtime.config);
   if (configured) return { id: configured.id, setting: configured.setting };
   const { id } = await defaultModel(kind, ctx.runtime, ctx.signal);
-  return id ? { id, setting: null } : null;
-}
-
-export function noProviderMessage(kind: WebKind): string {
+  if (id) return { id, setting: null };
   const variable = kind === 'search' ? 'GATEWAY_SEARCH_MODEL' : 'GATEWAY_FETCH_MODEL';
   const example = kind === 'search' ? 'tavily' : 'jina-reader';
-  return (
+  throw new UserError(
     `No web ${kind} provider is available: the service lists none at /v1/models/web. ` +
-    `Set ${variable} (for example ${variable}=${example}), pass \`provider\`, or add a web ${kind} provider to the gateway.`
+      `Set ${variable} (for example ${variable}=${example}), pass \`provider\`, or add a web ${kind} provider to the gateway.`,
   );
 }
 

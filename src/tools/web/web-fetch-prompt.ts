@@ -3,7 +3,7 @@ import { formatCount, oneLine } from '../../lib/text.js';
 import { excerpt } from '../../mcp/confirm.js';
 import { capped, RESULT_BUDGET } from '../../mcp/result-budget.js';
 import type { ToolContext } from '../define.js';
-import { askWithProgress, incompleteNote } from '../models/ask.js';
+import { confirmAndAsk, incompleteNote } from '../models/ask.js';
 import { MODEL_SETTING } from '../models/default-models.js';
 import { pageOf } from '../paging.js';
 import { failure, success } from '../results.js';
@@ -49,18 +49,15 @@ export async function answerFromPage(
     ? `${INSTRUCTIONS} Only part of the page is included; when the answer may be in the part not shown, say so.`
     : INSTRUCTIONS;
 
-  const stopped = await ctx.confirm({
-    kind: 'chat',
-    action: 'Ask a model about a web page',
-    model,
-    details: [
-      ['Question', excerpt(args.prompt)],
-      ['Page', `${page.url} (${formatCount(window.end_index - window.start_index)} characters sent)`],
-    ],
-  });
-  if (stopped) return failure(stopped);
-  const answer = await askWithProgress(
+  const answer = await confirmAndAsk(
     ctx,
+    {
+      action: 'Ask a model about a web page',
+      details: [
+        ['Question', excerpt(args.prompt)],
+        ['Page', `${page.url} (${formatCount(window.end_index - window.start_index)} characters sent)`],
+      ],
+    },
     { model, input, instructions, max_output_tokens: ANSWER_MAX_TOKENS },
     `read ${formatCount(page.text.length)} characters; asking ${model}`,
   );

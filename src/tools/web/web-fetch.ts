@@ -6,12 +6,12 @@ import { ServiceError } from '../../gateway/errors.js';
 import { formatCount, oneLine } from '../../lib/text.js';
 import { isHttpUrl } from '../../lib/urls.js';
 import { capped, cappedOrNull, RESULT_BUDGET } from '../../mcp/result-budget.js';
-import { defineTool, type ToolContext } from '../define.js';
+import { ANNOTATIONS, defineTool, type ToolContext, textArgument } from '../define.js';
 import { defaultModel } from '../models/default-models.js';
 import { type Page, pageOf, pagingInput, pagingOutput, rangeText } from '../paging.js';
 import { failure, nextStep, success, UserError } from '../results.js';
 import { type CachedPage, PageCache } from './page-cache.js';
-import { noProviderMessage, resolveWebProvider, withProviderNamed } from './providers.js';
+import { resolveWebProvider, withProviderNamed } from './providers.js';
 import { answerFromPage, MAX_PAGE_PROMPT_CHARS, noSummaryModelMessage } from './web-fetch-prompt.js';
 
 /** Pages longer than this are cut (and say so): enough for any document worth paging through. */
@@ -28,11 +28,7 @@ const inputSchema = {
   provider: modelIdSchema({ field: 'provider', example: 'jina-reader', max: 100 })
     .optional()
     .describe('e.g. jina-reader'),
-  prompt: z
-    .string()
-    .trim()
-    .min(1, 'prompt must not be empty')
-    .max(MAX_PAGE_PROMPT_CHARS, `prompt must be at most ${MAX_PAGE_PROMPT_CHARS} characters`)
+  prompt: textArgument('prompt', MAX_PAGE_PROMPT_CHARS)
     .optional()
     .describe('A question a small model answers from the page alone'),
 };
@@ -56,10 +52,9 @@ export const webFetch = defineTool({
     'second fetch). With prompt, a small model answers from the page instead (billed).',
   inputSchema,
   outputSchema,
-  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  annotations: ANNOTATIONS.lookup,
   async run(args, ctx) {
     const provider = await resolveWebProvider('fetch', args.provider, ctx);
-    if (!provider) return failure(noProviderMessage('fetch'));
     // The answering model is chosen before the fetch, so a missing one costs nothing.
     const summary = args.prompt ? await defaultModel('summary', ctx.runtime, ctx.signal) : null;
     if (summary && !summary.id) return failure(noSummaryModelMessage());

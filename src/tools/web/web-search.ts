@@ -3,9 +3,9 @@ import { modelIdSchema } from '../../config/model-ids.js';
 import { type SearchResponse, search } from '../../gateway/endpoints/search.js';
 import { displayDate, oneLine, withoutControlChars } from '../../lib/text.js';
 import { capped, cappedOrNull, RESULT_BUDGET } from '../../mcp/result-budget.js';
-import { defineTool } from '../define.js';
-import { failure, success } from '../results.js';
-import { noProviderMessage, resolveWebProvider, withProviderNamed } from './providers.js';
+import { ANNOTATIONS, defineTool } from '../define.js';
+import { success } from '../results.js';
+import { resolveWebProvider, withProviderNamed } from './providers.js';
 
 const domain = z
   .string()
@@ -62,10 +62,9 @@ export const webSearch = defineTool({
     "One paid query per call: prefer one precise query. Read a result with this server's web_fetch.",
   inputSchema,
   outputSchema,
-  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  annotations: ANNOTATIONS.lookup,
   async run(args, ctx) {
     const provider = await resolveWebProvider('search', args.provider, ctx);
-    if (!provider) return failure(noProviderMessage('search'));
     const domains = [...(args.include_domains ?? []), ...(args.exclude_domains ?? []).map((d) => `-${d}`)];
     const found = await withProviderNamed('search', provider, ctx, () =>
       search(

@@ -83,10 +83,6 @@ export class RequestGuard {
     this.tokenDigest = settings.mcpToken ? sha256(settings.mcpToken) : undefined;
   }
 
-  get requiresToken(): boolean {
-    return this.tokenDigest !== undefined;
-  }
-
   /** Why the Host header is refused, or undefined when it is fine. */
   hostProblem(req: IncomingMessage): string | undefined {
     const header = req.headers.host;

@@ -23,6 +23,18 @@ export interface HttpSession<T extends Transport = Transport> {
 
 export type EndReason = 'idle' | 'unused' | 'evicted';
 
+/** How a client that names a session too late, or at the other transport's path, is told. */
+const SESSION_WORDS: Record<HttpSessionKind, { gone: string; uses: string }> = {
+  streamable: {
+    gone: 'it expired, was closed, or belongs to another server; start a new session with initialize',
+    uses: 'Streamable HTTP (POST /mcp)',
+  },
+  sse: {
+    gone: 'the SSE stream was closed or expired; open a new one with GET /sse',
+    uses: 'the legacy SSE transport (POST /messages)',
+  },
+};
+
 /**
  * The open sessions of both transports, bounded in number. Most clients never end their sessions
  * (a health check, `mcp list`, a client that is simply closed), so sessions end by themselves:
@@ -52,8 +64,16 @@ export class SessionRegistry {
     return this.sessions.size;
   }
 
-  get(id: string): HttpSession | undefined {
-    return this.sessions.get(id);
+  /**
+   * The open session of `kind` with this id; otherwise undefined, with the request answered: 404
+   * when there is no such session, 400 when it is the other transport's.
+   */
+  find(id: string, kind: HttpSessionKind, res: ServerResponse): HttpSession | undefined {
+    const session = this.sessions.get(id);
+    if (session?.kind === kind) return session;
+    if (session) sendRpcError(res, 400, `Bad Request: this session uses ${SESSION_WORDS[session.kind].uses}`);
+    else sendRpcError(res, 404, `Session not found: ${SESSION_WORDS[kind].gone}`, RPC.sessionNotFound);
+    return undefined;
   }
 
   /** Claims room for one more session, ending an idle one if need be; undefined when none can end. */
@@ -70,12 +90,19 @@ export class SessionRegistry {
     };
   }
 
-  add(session: HttpSession): void {
+  /** Adds a new session, with `res` (the request that opened it) counted as open. */
+  open(
+    parts: Pick<HttpSession, 'id' | 'kind' | 'transport' | 'server' | 'calls'>,
+    res: ServerResponse,
+  ): void {
+    const session: HttpSession = { ...parts, open: 0, lastActive: Date.now(), used: false };
     this.sessions.set(session.id, session);
+    this.track(session, res);
   }
 
-  delete(id: string): void {
-    this.sessions.delete(id);
+  /** Forgets a session; false when it was not open (ended already, or never added). */
+  delete(id: string): boolean {
+    return this.sessions.delete(id);
   }
 
   /** Counts `res` as open for the session until it closes; marks the session active (and used, for a tool call). */

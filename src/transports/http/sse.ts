@@ -3,7 +3,7 @@ import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { watchCalls } from './calls.js';
 import { NO_BODY, RPC, readBodyOrReply, sendRpcError } from './io.js';
-import { type HttpContext, type HttpSession, tooManySessions } from './sessions.js';
+import { type HttpContext, tooManySessions } from './sessions.js';
 
 /** How often an idle legacy SSE stream gets a comment line, so dead peers are noticed. */
 const SSE_KEEPALIVE_MS = 15_000;
@@ -26,26 +26,13 @@ export async function openSseSession(ctx: HttpContext, res: ServerResponse): Pro
   res.once('close', () => clearInterval(keepalive));
   transport.onclose = () => {
     clearInterval(keepalive);
-    if (ctx.sessions.get(id)) {
-      ctx.sessions.delete(id);
+    if (ctx.sessions.delete(id))
       ctx.runtime.log.debug(`session ${id} closed (SSE); ${ctx.sessions.size} open`);
-    }
   };
   try {
     await server.connect(transport);
     const calls = watchCalls(transport, ctx.inFlight);
-    const session: HttpSession = {
-      id,
-      kind: 'sse',
-      transport,
-      server,
-      calls,
-      open: 0,
-      lastActive: Date.now(),
-      used: false,
-    };
-    ctx.sessions.add(session);
-    ctx.sessions.track(session, res);
+    ctx.sessions.open({ id, kind: 'sse', transport, server, calls }, res);
     ctx.runtime.log.debug(`session ${id} opened (legacy SSE); ${ctx.sessions.size} open`);
   } finally {
     reservation.release();
@@ -59,18 +46,8 @@ export async function handleSseMessage(
   sessionId: string | null,
 ): Promise<void> {
   if (!sessionId) return sendRpcError(res, 400, 'Bad Request: the sessionId query parameter is required');
-  const session = ctx.sessions.get(sessionId);
-  if (!session) {
-    return sendRpcError(
-      res,
-      404,
-      'Session not found: the SSE stream was closed or expired; open a new one with GET /sse',
-      RPC.sessionNotFound,
-    );
-  }
-  if (session.kind !== 'sse') {
-    return sendRpcError(res, 400, 'Bad Request: this session uses Streamable HTTP (POST /mcp)');
-  }
+  const session = ctx.sessions.find(sessionId, 'sse', res);
+  if (!session) return;
   const body = await readBodyOrReply(req, res);
   if (body === NO_BODY) return;
   if (!JSONRPCMessageSchema.safeParse(body).success) {

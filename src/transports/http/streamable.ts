@@ -4,7 +4,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { requestIds, type WatchedCalls, watchCalls } from './calls.js';
 import { NO_BODY, RPC, readBodyOrReply, sendRpcError } from './io.js';
-import { type HttpContext, type HttpSession, tooManySessions } from './sessions.js';
+import { type HttpContext, tooManySessions } from './sessions.js';
 
 /**
  * Streamable HTTP at /mcp, after the SDK's simpleStreamableHttp example: one transport and one
@@ -15,22 +15,8 @@ export async function handleMcp(ctx: HttpContext, req: IncomingMessage, res: Ser
   if (ctx.runtime.config.stateless) return handleStateless(ctx, req, res);
   const sessionId = headerValue(req, 'mcp-session-id');
   if (sessionId !== undefined) {
-    const session = ctx.sessions.get(sessionId);
-    if (!session) {
-      return sendRpcError(
-        res,
-        404,
-        'Session not found: it expired, was closed, or belongs to another server; start a new session with initialize',
-        RPC.sessionNotFound,
-      );
-    }
-    if (session.kind !== 'streamable') {
-      return sendRpcError(
-        res,
-        400,
-        'Bad Request: this session uses the legacy SSE transport (POST /messages)',
-      );
-    }
+    const session = ctx.sessions.find(sessionId, 'streamable', res);
+    if (!session) return;
     const body = req.method === 'POST' ? await readBodyOrReply(req, res) : undefined;
     if (body === NO_BODY) return;
     ctx.sessions.track(session, res, body);
@@ -66,28 +52,15 @@ async function openSession(
   const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
     sessionIdGenerator: () => randomUUID(),
     onsessioninitialized: (id) => {
-      const session: HttpSession = {
-        id,
-        kind: 'streamable',
-        transport,
-        server,
-        calls: calls as WatchedCalls,
-        open: 0,
-        lastActive: Date.now(),
-        used: false,
-      };
-      ctx.sessions.add(session);
+      ctx.sessions.open({ id, kind: 'streamable', transport, server, calls: calls as WatchedCalls }, res);
       reservation.release();
-      ctx.sessions.track(session, res);
       ctx.runtime.log.debug(`session ${id} opened (Streamable HTTP); ${ctx.sessions.size} open`);
     },
   });
   transport.onclose = () => {
     const id = transport.sessionId;
-    if (id && ctx.sessions.get(id)) {
-      ctx.sessions.delete(id);
+    if (id && ctx.sessions.delete(id))
       ctx.runtime.log.debug(`session ${id} closed; ${ctx.sessions.size} open`);
-    }
   };
   try {
     await server.connect(transport);
