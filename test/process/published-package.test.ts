@@ -4,12 +4,14 @@ import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROJECT_ROOT, tempDir } from '../harness/harness.js';
+import { ensureClaudeCode } from '../cached-packages.js';
+import { PROJECT_ROOT, SERVER_NODE, tempDir } from '../harness/harness.js';
 import { type Registry, startRegistry } from '../registry/verdaccio.js';
 
 // The package as users get it: packed from a clean checkout (the tracked files, no dist/), published
 // to a real registry on loopback, and started by `npx -y gateway-tools-mcp` with nothing installed
-// but what the package itself depends on.
+// but what the package itself depends on — by hand, and as Claude Code starts the plugin of the
+// repository's marketplace. npx runs on SERVER_NODE when it is set (see harness.ts).
 const { version } = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8'));
 
 describe('the published package, through npx from a registry', () => {
@@ -17,11 +19,12 @@ describe('the published package, through npx from a registry', () => {
   let work: string;
   let env: Record<string, string>;
   let dryRunFiles: string[];
+  let checkout: string;
 
   beforeAll(async () => {
     registry = await startRegistry();
     work = tempDir('gtm-publish-');
-    const checkout = join(work, 'checkout');
+    checkout = join(work, 'checkout');
     const tracked = execFileSync('git', ['ls-files', '-z'], { cwd: PROJECT_ROOT, encoding: 'utf8' })
       .split('\0')
       .filter(Boolean);
@@ -32,7 +35,7 @@ describe('the published package, through npx from a registry', () => {
     // The build tools a clean clone gets from `npm ci`.
     symlinkSync(join(PROJECT_ROOT, 'node_modules'), join(checkout, 'node_modules'));
     env = {
-      PATH: process.env.PATH ?? '',
+      PATH: [dirname(SERVER_NODE), process.env.PATH].join(':'),
       HOME: work,
       npm_config_userconfig: registry.npmrc,
       npm_config_cache: join(work, 'npm-cache'),
@@ -115,4 +118,45 @@ describe('the published package, through npx from a registry', () => {
     );
     expect(installs).toEqual([['gateway-tools-mcp', 'undici']]);
   }, 180_000);
+
+  it("installs as the Claude Code plugin of the repository's marketplace, keeps the key secret, and connects", async () => {
+    const claude = await ensureClaudeCode();
+    const home = tempDir('gtm-claude-');
+    const key = 'plugin-test-key-0123456789';
+    const claudeEnv = {
+      ...env,
+      HOME: home,
+      DISABLE_AUTOUPDATER: '1',
+      DISABLE_TELEMETRY: '1',
+      DISABLE_ERROR_REPORTING: '1',
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    };
+    const run = (args: string[]) =>
+      execFileSync(claude, args, {
+        cwd: home,
+        env: claudeEnv,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+        timeout: 120_000,
+      });
+    expect(run(['plugin', 'validate', '--strict', checkout])).toContain('Validation passed');
+    expect(run(['plugin', 'validate', '--strict', join(checkout, 'plugin')])).toContain('Validation passed');
+    run(['plugin', 'marketplace', 'add', checkout]);
+    run([
+      'plugin',
+      'install',
+      'gateway-tools@gateway-tools',
+      '--config',
+      `gateway_api_key=${key}`,
+      '--config',
+      'gateway_base_url=http://127.0.0.1:9',
+    ]);
+    // The key went to Claude Code's secret store, not into its settings.
+    const settings = readFileSync(join(home, '.claude', 'settings.json'), 'utf8');
+    expect(settings).toContain('http://127.0.0.1:9');
+    expect(settings).not.toContain(key);
+    expect(run(['mcp', 'list'])).toMatch(
+      /plugin:gateway-tools:gateway-tools: npx -y gateway-tools-mcp - [✓✔] Connected/,
+    );
+  }, 600_000);
 });

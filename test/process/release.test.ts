@@ -10,7 +10,7 @@ import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { differences } from '../../scripts/release/server-json.mjs';
-import { PROJECT_ROOT, structuredOf, tempDir, textOf } from '../harness/harness.js';
+import { PROJECT_ROOT, SERVER_NODE, structuredOf, tempDir, textOf } from '../harness/harness.js';
 import { type ReferenceService, startReferenceService } from '../reference-service/index.js';
 
 // `npm run release` end to end: the script runs as users run it (into a temporary directory), and
@@ -150,7 +150,7 @@ describe('the MCP bundle (.mcpb)', () => {
     const client = new Client({ name: 'host', version: '1.0.0' });
     await client.connect(
       new StdioClientTransport({
-        command: process.execPath, // the host's own Node.js
+        command: SERVER_NODE, // the host's own Node.js
         args: config!.args ?? [],
         env: { PATH: process.env.PATH ?? '', ...config!.env },
         cwd: tempDir(),

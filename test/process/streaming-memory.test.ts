@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open, rm, stat, statfs } from 'node:fs/promises';
@@ -5,7 +6,14 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectStdio, type Spawned, structuredOf, tempDir, textOf } from '../harness/harness.js';
+import {
+  connectStdio,
+  SERVER_NODE,
+  type Spawned,
+  structuredOf,
+  tempDir,
+  textOf,
+} from '../harness/harness.js';
 import { formatMiB, MiB, sampleResident, settledResident } from '../harness/load.js';
 import {
   type RecordedFile,
@@ -19,6 +27,9 @@ import {
 // Its own file, so its own process; the server is the built CLI over stdio, so neither this
 // process nor the reference service (which runs in this process) is in what is measured.
 const BIG = 500 * MiB;
+const SERVER_NODE_MAJOR = Number(
+  execFileSync(SERVER_NODE, ['-p', 'process.versions.node.split(".")[0]'], { encoding: 'utf8' }),
+);
 /**
  * The warm-up transfer. It must be large enough for V8 to finish compiling the hot code of the
  * transfer path (undici's WebAssembly HTTP parser and the stream code tier up after some tens of
@@ -34,8 +45,10 @@ const MAX_GROWTH = 16 * MiB;
  * GC pacing in src/gateway/transfer-gc.ts up to 32 MiB of dead buffers sit there, and this
  * measured +39 to +44 MiB. RSS before the first transfer itself varies by about 10 MiB between
  * runs (malloc arenas of V8's worker threads), so a regression there fails most runs, not all.
+ * Node 24's one-time costs are larger (measured +34 to +36 MiB): there the bound only keeps them
+ * in check, and the missing-pacing regression is caught on Node 20, which runs the whole suite.
  */
-const MAX_ABOVE_IDLE = 30 * MiB;
+const MAX_ABOVE_IDLE = (SERVER_NODE_MAJOR >= 22 ? 40 : 30) * MiB;
 const SAMPLE_EVERY_MS = 25;
 const CALL_TIMEOUT_MS = 120_000;
 

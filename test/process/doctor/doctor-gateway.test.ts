@@ -15,6 +15,7 @@ import {
   PROJECT_ROOT,
   type RunResult,
   runCli,
+  SERVER_NODE,
   tempDir,
   textOf,
 } from '../../harness/harness.js';
@@ -389,7 +390,7 @@ describe('the gateway guide doctor points to', () => {
 /** Runs doctor from `entry` (a copy of dist/cli.js, or a link to one) and returns its report. */
 async function runInstalled(entry: string, env: Record<string, string>): Promise<string> {
   const { spawnSync } = await import('node:child_process');
-  const run = spawnSync(process.execPath, [entry, 'doctor'], {
+  const run = spawnSync(SERVER_NODE, [entry, 'doctor'], {
     env: { PATH: process.env.PATH ?? '', ...env },
     cwd: tempDir('gtm-doctor-'),
     encoding: 'utf8',

