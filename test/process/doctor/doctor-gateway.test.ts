@@ -358,6 +358,8 @@ describe('the gateway guide doctor points to', () => {
     const root = tempDir('gtm-installed-');
     const pkg = join(root, 'node_modules', 'gateway-tools-mcp');
     cpSync(join(PROJECT_ROOT, 'dist'), join(pkg, 'dist'), { recursive: true });
+    // Its package.json says the bundle is an ES module, as every install and bundle has it.
+    cpSync(join(PROJECT_ROOT, 'package.json'), join(pkg, 'package.json'));
     mkdirSync(join(pkg, 'docs'));
     writeFileSync(join(pkg, 'docs', 'gateway.md'), '# Getting a gateway\n');
     symlinkSync(join(PROJECT_ROOT, 'node_modules', 'undici'), join(root, 'node_modules', 'undici'));
@@ -375,6 +377,7 @@ describe('the gateway guide doctor points to', () => {
     // A bundle without the guide beside it names where the guide is instead.
     const alone = tempDir('gtm-bundle-');
     cpSync(join(PROJECT_ROOT, 'dist'), join(alone, 'dist'), { recursive: true });
+    cpSync(join(PROJECT_ROOT, 'package.json'), join(alone, 'package.json'));
     symlinkSync(join(PROJECT_ROOT, 'node_modules'), join(alone, 'node_modules'));
     expect(await runInstalled(join(alone, 'dist', 'cli.js'), env)).toContain(
       'No gateway yet? docs/gateway.md in the gateway-tools-mcp package shows how to set one up.',
