@@ -13,7 +13,6 @@ import {
   resultData,
   resultText,
   savedFileUrl,
-  seconds,
 } from './view-common.js';
 
 const root = document.getElementById('view') as HTMLElement;
@@ -52,9 +51,6 @@ async function show(result: CallToolResult): Promise<void> {
   try {
     const audio = player('audio', await savedFileUrl(app, path, String(data.mime_type)), () => {
       note.textContent = 'This browser cannot play this audio format; the file is saved.';
-    });
-    audio.addEventListener('loadedmetadata', () => {
-      if (Number.isFinite(audio.duration)) note.textContent = seconds(audio.duration);
     });
     stage.replaceChildren(audio);
   } catch (error) {

@@ -22,7 +22,7 @@ import {
 
 const VIDEO_TOOLS = ['video_generate', 'video_edit', 'video_extend', 'video_status'] as const;
 /** How long one video_status call waits for the job: short, so the bar moves between calls. */
-const POLL_WAIT_SECONDS = 5;
+const POLL_WAIT_SECONDS = 3;
 
 const root = document.getElementById('view') as HTMLElement;
 const title = el('h1', { text: 'Video job' });
