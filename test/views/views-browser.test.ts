@@ -10,12 +10,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UI_EXTENSION, VIEW_MIME } from '../../src/views/ui-extension.js';
 import { useReferenceService } from '../harness/gateway.js';
 import { type Connected, connectInMemory, tempDir } from '../harness/harness.js';
-import { CLIP_SECONDS, HAS_CHROMIUM, ViewHost } from './view-host.js';
+import { CHROMIUM, CLIP_SECONDS, HAS_CHROMIUM, ViewHost } from './view-host.js';
 
 if (!HAS_CHROMIUM) {
   console.warn(
-    'Not run: the browser tests of the views (test/views/views-browser.test.ts) need Chromium at /usr/bin/chromium. ' +
-      'Install it with: sudo apt-get install -y chromium',
+    `Not run: the browser tests of the views (test/views/views-browser.test.ts) need Chromium at ${CHROMIUM}. ` +
+      'Install it (Debian, as root) with: apt-get update && apt-get install -y chromium',
   );
 }
 

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LEGACY_VIEW_KEY, UI_EXTENSION, VIEW_MIME } from '../../src/views/ui-extension.js';
 import { VIEW_DATA_KEY } from '../../src/views/view-data.js';
 import { useReferenceService } from '../harness/gateway.js';
-import { type Connected, connectInMemory, PROJECT_ROOT, tempDir } from '../harness/harness.js';
+import { type Connected, connectInMemory, connectStdio, PROJECT_ROOT, tempDir } from '../harness/harness.js';
 
 const SNAPSHOTS = join(PROJECT_ROOT, 'test/mcp/__snapshots__');
 const VIDEO_VIEW = 'ui://gateway-tools/video.html';
@@ -204,6 +204,20 @@ describe('views (MCP Apps)', () => {
       expect(timeless(rest)).toBe(timeless(theirs));
       expect(_meta?.[VIEW_DATA_KEY]).toMatchObject({ model: 'openai/tts-1/alloy', requested_format: 'wav' });
     });
+  });
+
+  it('serves the same views from the bundle (dist/cli.js) as from source', async () => {
+    const fromSource = await connect([], client());
+    const bundle = await connectStdio({ ...ref.env, GATEWAY_LOG_LEVEL: 'error' }, [], client());
+    try {
+      for (const uri of [VIDEO_VIEW, AUDIO_VIEW]) {
+        const [built] = (await bundle.client.readResource({ uri })).contents;
+        const [source] = (await fromSource.client.readResource({ uri })).contents;
+        expect((built as { text: string }).text).toBe((source as { text: string }).text);
+      }
+    } finally {
+      await bundle.close();
+    }
   });
 
   it('shows no view and declares no extension with GATEWAY_VIEWS=off', async () => {
