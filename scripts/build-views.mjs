@@ -15,11 +15,19 @@ const ZOD_LOCALES = BUNDLE_STUBS.filter((stub) => stub.path === '../locales/inde
 
 /** Every view's HTML, by its resource name. */
 export async function buildViews() {
+  return (await buildViewsWithInputs()).pages;
+}
+
+/** The pages, and the esbuild metafile of their scripts (for the third-party notices). */
+export async function buildViewsWithInputs() {
   const css = await readFile(`${APP_DIR}view.css`, 'utf8');
-  const pages = await Promise.all(
-    Object.entries(VIEW_SCRIPTS).map(async ([name, entry]) => [name, page(await script(entry), css)]),
+  const built = await Promise.all(
+    Object.entries(VIEW_SCRIPTS).map(async ([name, entry]) => [name, await script(entry)]),
   );
-  return Object.fromEntries(pages);
+  return {
+    pages: Object.fromEntries(built.map(([name, { js }]) => [name, page(js, css)])),
+    metafile: { outputs: Object.assign({}, ...built.map(([, { metafile }]) => metafile.outputs)) },
+  };
 }
 
 async function script(entry) {
@@ -34,9 +42,11 @@ async function script(entry) {
     legalComments: 'none',
     logLevel: 'warning',
     plugins: [bundleStubs(ZOD_LOCALES)],
+    metafile: true,
+    outdir: 'views',
   });
   // A literal "</script" inside the code would end the element early.
-  return result.outputFiles[0].text.replaceAll('</script', '<\\/script');
+  return { js: result.outputFiles[0].text.replaceAll('</script', '<\\/script'), metafile: result.metafile };
 }
 
 function page(js, css) {
