@@ -31,8 +31,9 @@ const status = el('div', { class: 'status', role: 'status', text: 'Waiting for t
 const bar = el('div', { class: 'bar', hidden: '' }, el('div'));
 const stage = el('div');
 const actions = el('div', { class: 'row' });
+const saved = el('div', { class: 'note saved' });
 const note = el('div', { class: 'note' });
-root.append(title, about, status, bar, stage, actions, note);
+root.append(title, about, status, bar, stage, actions, saved, note);
 
 let input: Data = {};
 let jobId: string | undefined;
@@ -144,8 +145,9 @@ async function saveVideo(button: HTMLButtonElement): Promise<void> {
 }
 
 async function playSaved(path: string): Promise<void> {
-  note.textContent = `Saved as ${fileName(path)}`;
-  note.title = path;
+  saved.textContent = `Saved as ${fileName(path)}`;
+  saved.title = path;
+  note.textContent = '';
   try {
     const src = await savedFileUrl(app, path, 'video/mp4');
     stage.replaceChildren(
