@@ -150,11 +150,14 @@ async function playSaved(path: string): Promise<void> {
   note.textContent = '';
   try {
     const src = await savedFileUrl(app, path, 'video/mp4');
-    stage.replaceChildren(
-      player('video', src, () => {
-        note.textContent = `${fileName(path)} is saved, but this browser cannot play it.`;
-      }),
-    );
+    const video = player('video', src, () => {
+      note.textContent = `${fileName(path)} is saved, but this browser cannot play it.`;
+    });
+    // The file's own length, once known, over what the service said it would be.
+    video.addEventListener('loadedmetadata', () => {
+      if (Number.isFinite(video.duration)) setStatus('done', `Done · ${seconds(video.duration)}`);
+    });
+    stage.replaceChildren(video);
   } catch (error) {
     note.textContent = `Saved to ${path}; it cannot be shown here: ${message(error)}`;
   }
