@@ -6,6 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { chmod, readFile, rm } from 'node:fs/promises';
 import { build } from 'esbuild';
+import { buildViewsWithInputs } from './build-views.mjs';
 import { bundleStubs } from './bundle-stubs.mjs';
 import { writeThirdPartyNotices } from './third-party-notices.mjs';
 
@@ -14,6 +15,10 @@ const { version } = JSON.parse(await readFile('package.json', 'utf8'));
 const toolSchemas = execFileSync(process.execPath, ['--import', 'tsx', 'scripts/tool-schemas.ts'], {
   encoding: 'utf8',
 });
+// The views' HTML (MCP Apps), embedded in the chunk that serves them: read on the first view read.
+// A string, parsed where it is read: esbuild inlines a string where it is used, where it would
+// move an object into a chunk shared with start-up.
+const views = await buildViewsWithInputs();
 await rm('dist', { recursive: true, force: true });
 const { metafile } = await build({
   entryPoints: ['src/cli.ts'],
@@ -30,7 +35,11 @@ const { metafile } = await build({
   // Less source text to read and compile at every start-up.
   minify: true,
   plugins: [bundleStubs()],
-  define: { __GATEWAY_TOOLS_VERSION__: JSON.stringify(version), __GATEWAY_TOOL_SCHEMAS__: toolSchemas },
+  define: {
+    __GATEWAY_TOOLS_VERSION__: JSON.stringify(version),
+    __GATEWAY_TOOL_SCHEMAS__: toolSchemas,
+    __GATEWAY_VIEWS__: JSON.stringify(JSON.stringify(views.pages)),
+  },
   logLevel: 'warning',
   metafile: true,
   // Bundled CommonJS dependencies (content-type) call require(); give them one in this ES module.
@@ -39,4 +48,8 @@ const { metafile } = await build({
   },
 });
 await chmod('dist/cli.js', 0o755);
-await writeThirdPartyNotices(metafile, 'dist/THIRD-PARTY-NOTICES.md');
+// The view pages carry code of their own packages (the extension's App class and what it uses).
+await writeThirdPartyNotices(
+  { outputs: { ...metafile.outputs, ...views.metafile.outputs } },
+  'dist/THIRD-PARTY-NOTICES.md',
+);

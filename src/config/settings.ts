@@ -182,6 +182,14 @@ const SETTING_TABLE = {
         'what results carry: auto (chosen per client, see the README), text (markdown only, no output ' +
         'schemas) or structured (structuredContent and text)',
     }),
+    views: setting({
+      env: 'GATEWAY_VIEWS',
+      schema: z.enum(['on', 'off'], { error: 'must be on or off' }),
+      default: 'on',
+      help:
+        "players inside the client (MCP Apps): a video view with the job's progress and an audio view, " +
+        'for clients that declare the extension (docs/views.md); off: no view, no extension declared',
+    }),
     confirm: setting({
       env: 'GATEWAY_CONFIRM',
       schema: list

@@ -14,6 +14,7 @@ import {
 import type { Runtime } from '../runtime.js';
 import type { AnyToolDefinition } from '../tools/define.js';
 import { SERVER_NAME, VERSION } from '../version.js';
+import { showsViews, UI_EXTENSION } from '../views/ui-extension.js';
 import { ClientConnection } from './client-connection.js';
 import { selectTools, serverInstructions, toolHandlers } from './registry.js';
 import { resourceHandlers } from './resources.js';
@@ -27,7 +28,13 @@ export function createServer(
   const server = new GatewayServer(
     { name: SERVER_NAME, title: 'Gateway tools', version: VERSION },
     {
-      capabilities: { tools: { listChanged: false }, resources: { listChanged: true }, logging: {} },
+      capabilities: {
+        tools: { listChanged: false },
+        resources: { listChanged: true },
+        logging: {},
+        // MCP Apps: views for the video and speech tools, shown by clients that declare it too.
+        ...(runtime.config.views === 'on' ? { extensions: { [UI_EXTENSION]: {} } } : {}),
+      },
       instructions: serverInstructions(runtime.config, tools),
     },
     runtime.log,
@@ -55,6 +62,10 @@ export function createServer(
   const resources = resourceHandlers(
     connection.files,
     async (extra) => (await connection.workspaceFor(extra)).outputDir,
+    {
+      shown: () => runtime.config.views === 'on' && showsViews(server.getClientCapabilities()),
+      gatewayUrl: runtime.config.baseUrl,
+    },
   );
   server.setRequestHandler(ListResourcesRequestSchema, resources.list);
   server.setRequestHandler(ListResourceTemplatesRequestSchema, resources.templates);

@@ -11,6 +11,8 @@ import { checked } from '../lib/schema-sentences.js';
 import type { AnyToolDefinition, ToolContext } from '../tools/define.js';
 import { ALL_TOOLS } from '../tools/index.js';
 import { FailedStep, failure, failureSentence, isBug } from '../tools/results.js';
+import { showsViews, viewOf, viewToolMeta } from '../views/ui-extension.js';
+import { withViewData } from '../views/view-data.js';
 import type { ClientConnection } from './client-connection.js';
 import { progressGate } from './progress-gate.js';
 import { boundResult } from './result-budget.js';
@@ -98,6 +100,14 @@ export function toolHandlers(connection: ClientConnection, tools: readonly AnyTo
   // tools/list is served from entries converted once per process (tool-listing.ts).
   const listing = tools.map((tool) => listedTool(tool, toolName(tool.name), toolMeta(tool)));
   const textListing = listing.map(withoutOutputSchema);
+  // For a client that shows views (MCP Apps): the same entries, each view's tools naming it.
+  const withViews = (entries: Tool[]): Tool[] =>
+    entries.map((entry, index) => {
+      const tool = tools[index] as AnyToolDefinition;
+      const linked = viewOf(tool.name);
+      return linked ? { ...entry, _meta: { ...entry._meta, ...viewToolMeta(tool.name, linked) } } : entry;
+    });
+  let viewListings: { structured: Tool[]; text: Tool[] } | undefined;
   const byName = new Map(tools.map((tool) => [toolName(tool.name), tool]));
   let known: ResultView | undefined;
   const view = (): ResultView => {
@@ -108,8 +118,15 @@ export function toolHandlers(connection: ClientConnection, tools: readonly AnyTo
     if (client) known = chosen;
     return chosen;
   };
+  const viewsShown = (): boolean =>
+    runtime.config.views === 'on' && showsViews(server.getClientCapabilities());
   return {
-    list: (): ListToolsResult => ({ tools: view().structured ? listing : textListing }),
+    list: (): ListToolsResult => {
+      const { structured } = view();
+      if (!viewsShown()) return { tools: structured ? listing : textListing };
+      viewListings ??= { structured: withViews(listing), text: withViews(textListing) };
+      return { tools: structured ? viewListings.structured : viewListings.text };
+    },
     call,
   };
 
@@ -133,7 +150,8 @@ export function toolHandlers(connection: ClientConnection, tools: readonly AnyTo
     const result = await callTool(tool, schemas, args.data, toolContext(connection, extra, toolName, gate));
     // The last progress notification is on its way before the result follows it.
     await gate.settle();
-    return boundResult(shaped(result, view()));
+    const sent = boundResult(shaped(result, view()));
+    return viewsShown() && viewOf(tool.name) ? withViewData(result, sent) : sent;
   }
 
   async function callTool(

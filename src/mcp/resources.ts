@@ -15,6 +15,7 @@ import {
   savedFileMime,
   savedFileName,
 } from '../files/saved-files.js';
+import { isViewUri, readView, viewResources } from '../views/view-resources.js';
 import { type RequestExtra, RpcError } from './server.js';
 
 /** Resource not found, as MCP names it. */
@@ -59,15 +60,28 @@ export class SavedFiles {
   }
 }
 
+/** Whether this connection's client shows views, and the gateway a view may play a video from. */
+export interface ViewAccess {
+  shown(): boolean;
+  gatewayUrl: string;
+}
+
 /**
  * resources/list, resources/templates/list and resources/read, for create-server.ts to attach: a
  * client reads the files its tool calls saved through the protocol, wherever it runs. Nothing
  * outside the output directory is ever read, and in it only files named as the tools name theirs
  * (see saved-files.ts). A file not among `files` is looked for in `outputDirFor`'s directory.
+ * A client that shows views also finds them here (views/view-resources.ts); no other client does.
  */
-export function resourceHandlers(files: SavedFiles, outputDirFor: (extra: RequestExtra) => Promise<string>) {
+export function resourceHandlers(
+  files: SavedFiles,
+  outputDirFor: (extra: RequestExtra) => Promise<string>,
+  views: ViewAccess,
+) {
   return {
-    list: (): ListResourcesResult => ({ resources: files.list() }),
+    list: (): ListResourcesResult => ({
+      resources: views.shown() ? [...viewResources(), ...files.list()] : files.list(),
+    }),
     templates: (): ListResourceTemplatesResult => ({
       resourceTemplates: [
         {
@@ -81,6 +95,7 @@ export function resourceHandlers(files: SavedFiles, outputDirFor: (extra: Reques
     }),
     read: async (request: ReadResourceRequest, extra: RequestExtra): Promise<ReadResourceResult> => {
       const { uri } = request.params;
+      if (isViewUri(uri) && views.shown()) return readView(uri, views.gatewayUrl);
       const name = savedFileName(uri);
       if (name === null) {
         throw notFound(

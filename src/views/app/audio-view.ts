@@ -1,0 +1,59 @@
+// The audio view: a player for the speech audio_speech saved (read through the host with
+// resources/read), with the text, model, voice and the file's name. It calls no tool.
+
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  connectView,
+  type Data,
+  el,
+  facts,
+  fileName,
+  message,
+  player,
+  resultData,
+  resultText,
+  savedFileUrl,
+} from './view-common.js';
+
+const root = document.getElementById('view') as HTMLElement;
+const title = el('h1', { text: 'Speech' });
+const text = el('p', { class: 'text' });
+const about = el('div');
+const stage = el('div');
+const note = el('div', { class: 'note' });
+root.append(title, text, stage, about, note);
+
+let input: Data = {};
+
+const app = await connectView('gateway-tools audio view', (view) => {
+  view.ontoolinput = ({ arguments: args }) => {
+    input = args ?? {};
+    text.textContent = typeof input.text === 'string' ? input.text : '';
+  };
+  view.ontoolresult = (result) => void show(result as CallToolResult);
+});
+
+async function show(result: CallToolResult): Promise<void> {
+  const data = resultData(result);
+  if (result.isError || !data || typeof data.file_path !== 'string') {
+    note.textContent = resultText(result) || 'No speech was made.';
+    return;
+  }
+  const path = data.file_path;
+  about.replaceChildren(
+    facts([
+      ['Model', String(data.model)],
+      ['Voice', typeof data.voice === 'string' ? data.voice : "the provider's default"],
+      ['File', fileName(path)],
+    ]),
+  );
+  about.title = path;
+  try {
+    const audio = player('audio', await savedFileUrl(app, path, String(data.mime_type)), () => {
+      note.textContent = 'This browser cannot play this audio format; the file is saved.';
+    });
+    stage.replaceChildren(audio);
+  } catch (error) {
+    note.textContent = `Saved to ${path}; it cannot be played here: ${message(error)}`;
+  }
+}

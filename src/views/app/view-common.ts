@@ -1,0 +1,118 @@
+// What both views share: connecting to the host (the extension's App), the host's theme, reading
+// a result's data, playing a saved file read through the host (resources/read), and small DOM
+// helpers. Runs in the host's sandboxed frame; bundled into each view by build-views.ts.
+
+import {
+  App,
+  applyDocumentTheme,
+  applyHostFonts,
+  applyHostStyleVariables,
+} from '@modelcontextprotocol/ext-apps';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { VIEW_DATA_KEY } from '../view-data.js';
+
+export type Data = Record<string, unknown>;
+type HostContext = ReturnType<App['getHostContext']>;
+
+/** Connects a view to its host, following the host's theme from the start and as it changes. */
+export async function connectView(name: string, setup: (app: App) => void): Promise<App> {
+  const app = new App({ name, version: '1.0.0' }, {});
+  app.onhostcontextchanged = (context) => applyTheme(context);
+  setup(app);
+  await app.connect();
+  applyTheme(app.getHostContext());
+  return app;
+}
+
+function applyTheme(context: HostContext): void {
+  if (context?.theme) applyDocumentTheme(context.theme);
+  if (context?.styles?.variables) applyHostStyleVariables(context.styles.variables);
+  if (context?.styles?.css?.fonts) applyHostFonts(context.styles.css.fonts);
+}
+
+/** A result's structured content, from the result or, for a client whose model reads text alone, its `_meta`. */
+export function resultData(result: CallToolResult): Data | undefined {
+  const data = result.structuredContent ?? result._meta?.[VIEW_DATA_KEY];
+  return data && typeof data === 'object' ? (data as Data) : undefined;
+}
+
+/** The text of a result (what a failed call says). */
+export function resultText(result: CallToolResult): string {
+  return result.content
+    .flatMap((item) => (item.type === 'text' ? [item.text] : []))
+    .join(' ')
+    .trim();
+}
+
+/**
+ * The public name of one of this server's tools: the name the host called the view's tool by,
+ * with its base name swapped (a server may be run with a tool-name prefix).
+ */
+export function toolName(app: App, base: string, own: readonly string[]): string {
+  const called = app.getHostContext()?.toolInfo?.tool.name;
+  const ownName = own.find((name) => called?.endsWith(name));
+  return called && ownName ? `${called.slice(0, called.length - ownName.length)}${base}` : base;
+}
+
+/** The resource URI the server gives a saved file (files/saved-files.ts), from its path. */
+export function savedFileUri(path: string): string {
+  const name = path.slice(Math.max(path.lastIndexOf('/'), path.lastIndexOf('\\')) + 1);
+  return `gateway-tools://output/${encodeURIComponent(name)}`;
+}
+
+export function fileName(path: string): string {
+  return path.slice(Math.max(path.lastIndexOf('/'), path.lastIndexOf('\\')) + 1);
+}
+
+/** A saved file read through the host, as a URL the page can play (a blob: URL, nothing fetched). */
+export async function savedFileUrl(app: App, path: string, fallbackType: string): Promise<string> {
+  const read = await app.readServerResource({ uri: savedFileUri(path) });
+  const content = read.contents[0];
+  if (!content || !('blob' in content)) throw new Error('the server sent no media for this file');
+  const bytes = Uint8Array.from(atob(content.blob), (c) => c.charCodeAt(0));
+  return URL.createObjectURL(new Blob([bytes], { type: content.mimeType ?? fallbackType }));
+}
+
+/** An element with attributes (a `text` attribute sets its text) and children. */
+export function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attributes: Record<string, string> = {},
+  ...children: (Node | string)[]
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attributes)) {
+    if (key === 'text') node.textContent = value;
+    else node.setAttribute(key, value);
+  }
+  node.append(...children);
+  return node;
+}
+
+/** A definition list of the facts given (empty values left out). */
+export function facts(rows: [string, string | undefined][]): HTMLDListElement {
+  const list = el('dl', { class: 'meta' });
+  for (const [term, value] of rows) {
+    if (value) list.append(el('dt', { text: term }), el('dd', { text: value }));
+  }
+  return list;
+}
+
+export function seconds(value: number): string {
+  const whole = Math.round(value);
+  return `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, '0')}`;
+}
+
+/** A player that says when it knows its media's length (data-duration, for people and tests). */
+export function player(kind: 'video' | 'audio', src: string, onError: () => void): HTMLMediaElement {
+  const media = el(kind, { controls: '', preload: 'metadata' });
+  media.addEventListener('loadedmetadata', () => {
+    media.dataset.duration = String(media.duration);
+  });
+  media.addEventListener('error', onError, { once: true });
+  media.src = src;
+  return media;
+}
+
+export function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,74 @@
+// The MCP Apps extension (`io.modelcontextprotocol/ui`) as this server speaks it: which clients
+// get views, which tool shows which view, and the `_meta` that says so. A client that does not
+// declare the extension, with the HTML profile, sees none of it: its tools/list, results and
+// resources are the same bytes as without views. The names are the extension's own (the package
+// @modelcontextprotocol/ext-apps exports them; test/views checks they still match), written here
+// so that start-up does not load the package's server helpers.
+
+import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
+
+export const UI_EXTENSION = 'io.modelcontextprotocol/ui';
+/** The MIME type of a view: HTML in the MCP Apps profile. */
+export const VIEW_MIME = 'text/html;profile=mcp-app';
+/** The flat key older hosts read a tool's view from, beside `_meta.ui.resourceUri`. */
+export const LEGACY_VIEW_KEY = 'ui/resourceUri';
+
+export interface ViewEntry {
+  uri: string;
+  name: string;
+  title: string;
+  description: string;
+  /** The tools whose results the view shows. */
+  tools: readonly string[];
+  /** Tools the view may call through the host (beside the model): only free ones. */
+  appTools: readonly string[];
+  /** The view may play a URL on the gateway's origin (its content policy names that origin). */
+  playsGatewayUrls: boolean;
+}
+
+export const VIDEO_VIEW: ViewEntry = {
+  uri: 'ui://gateway-tools/video.html',
+  name: 'video-view',
+  title: 'Video job',
+  description: 'A video job: its prompt, model and progress while it runs, then a player and a Save button.',
+  tools: ['video_generate', 'video_edit', 'video_extend', 'video_status'],
+  appTools: ['video_status'],
+  playsGatewayUrls: true,
+};
+
+export const AUDIO_VIEW: ViewEntry = {
+  uri: 'ui://gateway-tools/audio.html',
+  name: 'audio-view',
+  title: 'Speech',
+  description: 'A player for generated speech, with its text, model, voice and file name.',
+  tools: ['audio_speech'],
+  appTools: [],
+  playsGatewayUrls: false,
+};
+
+export const VIEWS: readonly ViewEntry[] = [VIDEO_VIEW, AUDIO_VIEW];
+
+/** True when the client declares the extension with the HTML profile (capabilities.extensions). */
+export function showsViews(capabilities: ClientCapabilities | undefined): boolean {
+  const extensions = (capabilities as { extensions?: Record<string, unknown> } | undefined)?.extensions;
+  const ui = extensions?.[UI_EXTENSION] as { mimeTypes?: unknown } | undefined;
+  return Array.isArray(ui?.mimeTypes) && ui.mimeTypes.includes(VIEW_MIME);
+}
+
+/** The view a tool (by its base name) shows its results in, if any. */
+export function viewOf(toolName: string): ViewEntry | undefined {
+  return VIEWS.find((view) => view.tools.includes(toolName));
+}
+
+/**
+ * A tool's `_meta` for a client with views: the view's URI under both keys hosts read, and, for
+ * a tool the view must not call (every billed one), visibility to the model alone, so that a host
+ * refuses that call from the view.
+ */
+export function viewToolMeta(toolName: string, view: ViewEntry): Record<string, unknown> {
+  const appCallable = view.appTools.includes(toolName);
+  return {
+    ui: { resourceUri: view.uri, ...(appCallable ? {} : { visibility: ['model'] }) },
+    [LEGACY_VIEW_KEY]: view.uri,
+  };
+}

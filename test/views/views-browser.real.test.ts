@@ -1,0 +1,78 @@
+// The views in Chromium on the real gateway, 9router (with its fake providers): the view gets the
+// real tool result, follows a real running job to done through video_status calls, and Save saves
+// the file. 9router's fake providers send bytes that are not decodable media, so the players here
+// are checked to say so; views-browser.test.ts plays real media on the reference service.
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { UI_EXTENSION, VIEW_MIME } from '../../src/views/ui-extension.js';
+import { type Connected, connectInMemory, tempDir } from '../harness/harness.js';
+import { realGatewayEnv, unique } from '../nine-router/use.js';
+import { HAS_CHROMIUM, ViewHost } from './view-host.js';
+
+describe.skipIf(!HAS_CHROMIUM)('the views in Chromium, on 9router', () => {
+  const host = new ViewHost();
+  let conn: Connected;
+  let tools: Tool[];
+  const tool = (name: string) => tools.find((t) => t.name === name) as Tool;
+  const call = async (name: string, args: Record<string, unknown>) =>
+    (await conn.client.callTool({ name, arguments: args })) as CallToolResult;
+
+  beforeAll(async () => {
+    await host.start();
+    const client = new Client(
+      { name: 'view-test-host', version: '1.0.0' },
+      { capabilities: { extensions: { [UI_EXTENSION]: { mimeTypes: [VIEW_MIME] } } } },
+    );
+    conn = await connectInMemory(
+      { ...realGatewayEnv(inject('realGateway')), GATEWAY_OUTPUT_DIR: join(tempDir('gtm-views-9r-'), 'out') },
+      [],
+      client,
+    );
+    host.client = conn.client;
+    tools = (await conn.client.listTools()).tools;
+  }, 60_000);
+  afterAll(async () => {
+    await host.stop();
+    await conn?.close();
+  });
+
+  it('shows the saved speech with its model, voice and file name', async () => {
+    const args = { text: `Hello from 9router ${unique()}`, model: 'openai/tts-1/alloy' };
+    const result = await call('audio_speech', args);
+    expect(result.isError).toBeFalsy();
+    const saved = result.structuredContent as { file_path: string };
+    await host.show(tool('audio_speech'), args, result);
+    const main = host.frame.locator('main');
+    await host.frame.locator('audio').waitFor({ timeout: 15_000 });
+    const shown = await main.innerText();
+    expect(shown).toContain('openai/tts-1/alloy');
+    expect(shown).toContain('alloy');
+    expect(shown).toContain(saved.file_path.split('/').at(-1));
+    expect(host.forwarded.map((f) => f.method)).toEqual(['resources/read']);
+  }, 60_000);
+
+  it('follows a running job to done through video_status and saves the file', async () => {
+    host.forwarded.length = 0;
+    const args = { prompt: `A kite ${unique()} polls-3 video-bytes-6000`, duration: 6, wait_seconds: 0 };
+    const result = await call('video_generate', args);
+    expect((result.structuredContent as { status: string }).status).toBe('running');
+    await host.show(tool('video_generate'), args, result);
+    await host.frame.locator('.status[data-state="done"]').waitFor({ timeout: 60_000 });
+    const polls = host.forwarded.filter((f) => f.method === 'tools/call');
+    expect(polls.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(polls.map((f) => f.params.name))).toEqual(new Set(['video_status']));
+    await host.frame.getByRole('button', { name: 'Save' }).click();
+    await host.frame.getByText(/^Saved as video-/).waitFor({ timeout: 20_000 });
+    // The fake provider's bytes are no video: the view says it is saved but cannot be played.
+    await host.frame.getByText(/is saved, but this browser cannot play it/).waitFor({ timeout: 10_000 });
+    const download = host.forwarded.filter((f) => f.method === 'tools/call').at(-1);
+    expect(download?.params.arguments).toMatchObject({ download: true });
+    const name =
+      (await host.frame.locator('.saved').innerText()).replace(/^Saved as /, '').split('\n')[0] ?? '';
+    const path = join(conn.runtime.config.outputDir, name);
+    expect(existsSync(path) && statSync(path).size).toBe(6000);
+  }, 120_000);
+});

@@ -1,0 +1,131 @@
+// The views in a real browser: headless Chromium frames each view through the extension's host
+// bridge (view-host.ts), the view gets a real tool result from the server on the reference service,
+// plays the real media (loadedmetadata with its real duration), follows a running video job to
+// done through real video_status calls and saves it. Screenshots go to test-output/views/.
+// Without Chromium these tests are skipped, and the run says so and how to install it.
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UI_EXTENSION, VIEW_MIME } from '../../src/views/ui-extension.js';
+import { useReferenceService } from '../harness/gateway.js';
+import { type Connected, connectInMemory, tempDir } from '../harness/harness.js';
+import { CHROMIUM, CLIP_SECONDS, HAS_CHROMIUM, ViewHost } from './view-host.js';
+
+if (!HAS_CHROMIUM) {
+  console.warn(
+    `Not run: the browser tests of the views (test/views/views-browser.test.ts) need Chromium at ${CHROMIUM}. ` +
+      'Install it (Debian, as root) with: apt-get update && apt-get install -y chromium',
+  );
+}
+
+interface Seekable {
+  currentTime: number;
+  addEventListener(type: 'seeked', listener: (value: unknown) => void, options: { once: boolean }): void;
+}
+
+describe.skipIf(!HAS_CHROMIUM)('the views in Chromium', () => {
+  const ref = useReferenceService();
+  const host = new ViewHost();
+  let conn: Connected;
+  let tools: Tool[];
+  const tool = (name: string) => tools.find((t) => t.name === name) as Tool;
+  const call = async (name: string, args: Record<string, unknown>) =>
+    (await conn.client.callTool({ name, arguments: args })) as CallToolResult;
+
+  beforeAll(async () => {
+    await host.start();
+    const client = new Client(
+      { name: 'view-test-host', version: '1.0.0' },
+      { capabilities: { extensions: { [UI_EXTENSION]: { mimeTypes: [VIEW_MIME] } } } },
+    );
+    conn = await connectInMemory(
+      {
+        ...ref.env,
+        GATEWAY_OUTPUT_DIR: join(tempDir('gtm-views-browser-'), 'out'),
+        GATEWAY_ALLOW_PRIVATE_URLS: new URL(host.url).host,
+      },
+      [],
+      client,
+    );
+    host.client = conn.client;
+    tools = (await conn.client.listTools()).tools;
+  }, 60_000);
+  afterAll(async () => {
+    await host.stop();
+    await conn?.close();
+  });
+
+  it('plays the saved speech with its real duration, beside its text, model, voice and file name', async () => {
+    const args = { text: 'Hello from the audio view.', model: 'selfhosted-tts/kokoro', format: 'wav' };
+    const result = await call('audio_speech', args);
+    const saved = result.structuredContent as { file_path: string; bytes: number };
+    await host.show(tool('audio_speech'), args, result);
+    const audio = host.frame.locator('audio[data-duration]');
+    await audio.waitFor({ timeout: 15_000 });
+    // 24 kHz, 16-bit mono: 48,000 bytes a second after the 44-byte header.
+    expect(Number(await audio.getAttribute('data-duration'))).toBeCloseTo((saved.bytes - 44) / 48_000, 2);
+    const shown = await host.frame.locator('main').innerText();
+    expect(shown).toContain(args.text);
+    expect(shown).toContain('selfhosted-tts/kokoro');
+    expect(shown).toContain(saved.file_path.split('/').at(-1));
+    await host.screenshot('audio');
+    expect(host.forwarded.map((f) => f.method)).toEqual(['resources/read']);
+  }, 60_000);
+
+  it('follows a running job to done through video_status, then saves and plays it', async () => {
+    host.forwarded.length = 0;
+    ref.service.setVideoTiming({ pollsUntilDone: 12, redirectVideoTo: host.url });
+    const args = { prompt: 'A red kite over green hills at dawn', wait_seconds: 0 };
+    const result = await call('video_generate', args);
+    expect((result.structuredContent as { status: string }).status).toBe('running');
+    await host.show(tool('video_generate'), args, result);
+    const bar = host.frame.locator('.bar');
+    const seen = new Set<string>();
+    const status = host.frame.locator('.status');
+    for (let i = 0; i < 200 && (await status.getAttribute('data-state')) !== 'done'; i += 1) {
+      const progress = await bar.getAttribute('data-progress');
+      if (progress) seen.add(progress);
+      if (seen.size === 1 && i % 10 === 0) await host.screenshot('video-running');
+      await host.page.waitForTimeout(100);
+    }
+    expect(await status.getAttribute('data-state')).toBe('done');
+    expect([...seen].map(Number)).toEqual([...seen].map(Number).sort((a, b) => a - b));
+    expect(seen.size).toBeGreaterThanOrEqual(2);
+    const polls = host.forwarded.filter((f) => f.method === 'tools/call');
+    expect(polls.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(polls.map((f) => f.params.name))).toEqual(new Set(['video_status']));
+    // The gateway's URL redirects to an origin the view's policy does not name: Save plays it here.
+    const save = host.frame.getByRole('button', { name: 'Save' });
+    await save.waitFor();
+    await save.click();
+    const video = host.frame.locator('video[data-duration]');
+    await video.waitFor({ timeout: 20_000 });
+    expect(Number(await video.getAttribute('data-duration'))).toBeCloseTo(CLIP_SECONDS, 1);
+    const download = host.forwarded.filter((f) => f.method === 'tools/call').at(-1);
+    expect(download?.params.arguments).toMatchObject({ download: true });
+    expect(await host.frame.locator('main').innerText()).toContain(args.prompt);
+    await host.frame.locator('video').evaluate((v: Seekable) => {
+      v.currentTime = 1;
+      return new Promise((resolve) => v.addEventListener('seeked', resolve, { once: true }));
+    });
+    await host.screenshot('video');
+    // Nothing the view did started a generation.
+    expect(ref.service.counters['videos.generations']).toBe(1);
+  }, 90_000);
+
+  it("shows a failed job's reason", async () => {
+    ref.service.setVideoTiming({
+      pollsUntilDone: 1,
+      failWith: { code: 'moderated', message: 'The prompt was refused' },
+    });
+    const job = await call('video_generate', { prompt: 'Something refused', wait_seconds: 0 });
+    const jobId = (job.structuredContent as { job_id: string }).job_id;
+    const args = { job_id: jobId, wait_seconds: 5 };
+    const result = await call('video_status', args);
+    await host.show(tool('video_status'), args, result);
+    const status = host.frame.locator('.status[data-state="failed"]');
+    await status.waitFor({ timeout: 10_000 });
+    expect(await status.innerText()).toContain('refused');
+  }, 60_000);
+});
