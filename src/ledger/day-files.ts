@@ -7,7 +7,6 @@ import {
   close,
   closeSync,
   fdatasync,
-  fstatSync,
   fsync,
   open,
   openSync,
@@ -24,6 +23,9 @@ const fsyncAsync = promisify(fsync);
 const closeAsync = promisify(close);
 const openAsync = promisify(open);
 
+/** Day files whose directory entry this process has synced. */
+const namesSynced = new Set<string>();
+
 /** An append made, not yet on disk: `durable()` syncs it (and the new file's entry) and closes. */
 export interface Appended {
   durable(): Promise<void>;
@@ -33,13 +35,12 @@ export interface Appended {
 
 /** Appends `lines` (whole lines, newline-terminated) to the day's file in one write(). */
 export function appendLines(dir: string, day: string, lines: Buffer): Appended {
-  const fd = openSync(join(dir, dayFileName(day)), 'a', 0o600);
-  let created: boolean;
+  const path = join(dir, dayFileName(day));
+  const fd = openSync(path, 'a', 0o600);
   try {
     const written = writeSync(fd, lines);
     // A short write (a full disk) leaves a torn line, which readers skip; the call must not go on.
     if (written !== lines.length) throw new Error(`only ${written} of ${lines.length} bytes were written`);
-    created = fstatSync(fd).size === lines.length;
   } catch (error) {
     closeSync(fd);
     throw error;
@@ -51,8 +52,12 @@ export function appendLines(dir: string, day: string, lines: Buffer): Appended {
       } finally {
         await closeAsync(fd);
       }
-      // The first line of a new file: its name must reach the disk too, or the file may vanish.
-      if (created) await syncDirectory(dir);
+      // A new file's name must reach the disk too, or the file may vanish in a crash: the first
+      // sync of each day file by this process syncs its directory as well (once a day).
+      if (!namesSynced.has(path)) {
+        await syncDirectory(dir);
+        namesSynced.add(path);
+      }
     },
     drop() {
       closeSync(fd);

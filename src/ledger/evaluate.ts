@@ -61,28 +61,38 @@ export interface LimitRefusal {
 
 const EPSILON = 1e-9;
 
-/** The counted calls within a limit's period, oldest first, with each one's estimated cost. */
-function counted(view: View, limit: Limit): { at: number; cost: number | null }[] {
+/**
+ * Tallies the counted calls within a limit's period: calls, or for `cost` their estimated cost.
+ * `each` receives every counted call (for working out when the limit frees up). A plain loop:
+ * this runs under the lock, over every call of the last day.
+ */
+function tally(
+  view: View,
+  limit: Limit,
+  each?: (at: number, cost: number | null) => void,
+): { used: number; unpriced: number } {
   const since = limit.period === 'session' ? -Infinity : view.now - PERIOD_MS[limit.period];
-  const calls: { at: number; cost: number | null }[] = [];
+  const isCost = limit.subject === 'cost';
+  let used = 0;
+  let unpriced = 0;
   for (const entry of view.entries.values()) {
     const begin = entry.begin;
-    if (!begin) continue;
-    if (limit.subject !== 'cost' && begin.kind !== limit.subject) continue;
-    if (limit.period === 'session' ? begin.session !== view.sessionId : Date.parse(begin.at) <= since)
-      continue;
+    if (!begin || (!isCost && begin.kind !== limit.subject)) continue;
+    if (limit.period === 'session' ? begin.session !== view.sessionId : !(entry.beganAt > since)) continue;
     if (!counts(view.stateOf(entry))) continue;
-    const amount = entry.end?.amount ?? begin.expected;
-    const cost = limit.subject === 'cost' ? costOf(view.prices, begin.kind, begin.model, amount) : null;
-    calls.push({ at: Date.parse(begin.at), cost });
+    let cost: number | null = null;
+    if (isCost) {
+      cost = costOf(view.prices, begin.kind, begin.model, entry.end?.amount ?? begin.expected);
+      if (cost === null) unpriced++;
+      else used += cost;
+    } else used++;
+    each?.(entry.beganAt, cost);
   }
-  return calls.sort((a, b) => a.at - b.at);
+  return { used, unpriced };
 }
 
 export function limitUse(view: View, limit: Limit): LimitUse {
-  const calls = counted(view, limit);
-  const used = limit.subject === 'cost' ? calls.reduce((sum, c) => sum + (c.cost ?? 0), 0) : calls.length;
-  const unpriced = limit.subject === 'cost' ? calls.filter((c) => c.cost === null).length : 0;
+  const { used, unpriced } = tally(view, limit);
   return { limit, used, left: Math.max(0, limit.max - used), unpriced };
 }
 
@@ -101,25 +111,30 @@ export function refusal(view: View, limits: readonly Limit[], call: Proposed): L
 }
 
 function countRefusal(view: View, limit: Limit): LimitRefusal | null {
-  const calls = counted(view, limit);
-  if (calls.length + 1 <= limit.max) return null;
+  const { used } = tally(view, limit);
+  if (used + 1 <= limit.max) return null;
   // The call fits once enough of the oldest counted calls have left the window.
-  const leaving = calls[calls.length - limit.max];
+  const times: number[] = [];
+  tally(view, limit, (at) => times.push(at));
+  times.sort((a, b) => a - b);
+  const leaving = times[used - limit.max];
   const nextAt =
-    limit.period === 'session' || limit.max === 0 || !leaving
+    limit.period === 'session' || limit.max === 0 || leaving === undefined
       ? null
-      : new Date(leaving.at + PERIOD_MS[limit.period]).toISOString();
-  return { setting: 'GATEWAY_LIMITS', limit, used: calls.length, nextAt, sent: false };
+      : new Date(leaving + PERIOD_MS[limit.period]).toISOString();
+  return { setting: 'GATEWAY_LIMITS', limit, used, nextAt, sent: false };
 }
 
 function costRefusal(view: View, limit: Limit, call: Proposed): LimitRefusal | null {
-  const calls = counted(view, limit);
   const thisCost = costOf(view.prices, call.kind, call.model, call.expected) ?? 0;
-  const used = calls.reduce((sum, c) => sum + (c.cost ?? 0), 0);
+  const { used } = tally(view, limit);
   const fits = (spent: number) => spent < limit.max - EPSILON && spent + thisCost <= limit.max + EPSILON;
   if (fits(used)) return null;
   let nextAt: string | null = null;
   if (limit.period !== 'session' && thisCost <= limit.max + EPSILON) {
+    const calls: { at: number; cost: number | null }[] = [];
+    tally(view, limit, (at, cost) => calls.push({ at, cost }));
+    calls.sort((a, b) => a.at - b.at);
     let spent = used;
     for (const c of calls) {
       spent -= c.cost ?? 0;

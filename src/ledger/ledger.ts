@@ -36,6 +36,7 @@ import {
   dayOf,
   type EndRecord,
   MAX_JOB_ID_BYTES,
+  MAX_LINE_BYTES,
   type Outcome,
   recordLine,
   type StatusRecord,
@@ -321,9 +322,10 @@ export class Ledger {
       ...(file ? { file } : {}),
     };
     try {
-      const appended = appendLines(this.dir, dayOf(now), recordLine(record));
-      // An accepted job's id must survive a crash: it is how the job is found again.
-      if (result.outcome === 'accepted') await appended.durable();
+      const appended = appendLines(this.dir, dayOf(now), endLine(record));
+      // A job's id must survive a crash: it is how the job is found again. Any other end lost
+      // in a crash leaves the begin, which reads as unknown and counts: the safe side.
+      if (job !== undefined) await appended.durable();
       else appended.drop();
     } catch (error) {
       this.options.log.warn(
@@ -363,7 +365,7 @@ export class Ledger {
     let found: CallEntry | undefined;
     for (const entry of this.index.entries.values()) {
       const begin = entry.begin;
-      if (!begin || begin.hash !== hash || Date.parse(begin.at) <= since) continue;
+      if (!begin || begin.hash !== hash || !(entry.beganAt > since)) continue;
       if (this.stateOf(entry) !== 'accepted') continue;
       if (!found || begin.at > (found.begin as BeginRecord).at) found = entry;
     }
@@ -461,7 +463,7 @@ export class Ledger {
     let found: CallEntry | undefined;
     for (const entry of this.index.entries.values()) {
       const begin = entry.begin;
-      if (!begin || begin.hash !== hash || Date.parse(begin.at) <= now - windowMs) continue;
+      if (!begin || begin.hash !== hash || !(entry.beganAt > now - windowMs)) continue;
       // A retry with the same idempotency key is how an unknown outcome is resolved safely.
       if (key !== undefined && begin.key === key) continue;
       if (!counts(this.stateOf(entry))) continue;
@@ -475,7 +477,7 @@ export class Ledger {
     const begin = entry.begin;
     if (!begin) return 'unknown';
     if (begin.session === this.sessionId) return this.inFlight.has(entry.id) ? 'pending' : 'unknown';
-    if (this.now() - Date.parse(begin.at) > this.settings.pendingBoundMs) return 'unknown';
+    if (this.now() - entry.beganAt > this.settings.pendingBoundMs) return 'unknown';
     if (begin.host === this.host && !processAlive(begin.pid)) return 'unknown';
     return 'pending';
   };
@@ -500,7 +502,11 @@ export class Ledger {
     if (this.warned.has(key)) return;
     if (this.warned.size > 10_000) this.warned.clear();
     this.warned.add(key);
-    this.options.log.warn(`ledger: skipped a damaged line in ${file} at byte ${offset} (${why})`);
+    this.options.log.warn(
+      offset < 0
+        ? `ledger: ${file} ${why}`
+        : `ledger: skipped a damaged line in ${file} at byte ${offset} (${why})`,
+    );
   };
 
   private inTurn<T>(run: () => Promise<T>): Promise<T> {
@@ -508,6 +514,16 @@ export class Ledger {
     this.turn = next.catch(() => undefined);
     return next;
   }
+}
+
+/** The end as one line: the job id comes first, so what else does not fit is left out. */
+function endLine(record: EndRecord): Buffer {
+  const fitted = { ...record };
+  for (const optional of ['file', 'reason', 'status'] as const) {
+    if (Buffer.byteLength(JSON.stringify(fitted)) < MAX_LINE_BYTES) break;
+    delete fitted[optional];
+  }
+  return recordLine(fitted);
 }
 
 function codeOf(error: unknown): string {

@@ -39,7 +39,7 @@ export function parseLimits(text: string): Parsed<Limit[]> {
         error: `"${entry}": unknown kind ${subject}; kinds are ${BILLED_KINDS.join(', ')} and cost`,
       };
     if (!(PERIODS as readonly string[]).includes(period))
-      return { ok: false, error: `"${entry}": the period must be ${PERIODS.join(', ')}` };
+      return { ok: false, error: `"${entry}": the period must be hour, day or session` };
     const max = Number(amount);
     if (subject !== 'cost' && !Number.isInteger(max))
       return { ok: false, error: `"${entry}": the count must be a whole number of calls` };

@@ -14,7 +14,7 @@
 // syscalls) is removed by the same rules.
 
 import { randomBytes } from 'node:crypto';
-import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 
 export interface LockOptions {
   /** A lock file older than this is taken over even if its holder seems alive. */
@@ -52,7 +52,8 @@ export class FileLock {
     const content = this.holderText();
     const deadline = Date.now() + this.options.waitMs;
     for (let attempt = 0; ; attempt++) {
-      if (createExclusive(this.path, content)) return () => this.release(content);
+      const fd = createExclusive(this.path, content);
+      if (fd !== null) return () => this.release(fd);
       const found = read(this.path);
       if (found && this.isStale(found)) {
         this.breakStale(found);
@@ -77,9 +78,16 @@ export class FileLock {
     return `${JSON.stringify(holder)}\n`;
   }
 
-  private release(content: string): void {
+  private release(fd: number): void {
     // Only our own file: after a takeover (we were stalled past the bound) it is someone else's.
-    if (read(this.path)?.text === content) unlinkQuietly(this.path);
+    // The descriptor held open pins our file's inode, so no new file can have its number.
+    try {
+      const ours = fstatSync(fd);
+      const there = statSync(this.path, { throwIfNoEntry: false });
+      if (ours.nlink > 0 && there?.ino === ours.ino && there.dev === ours.dev) unlinkQuietly(this.path);
+    } finally {
+      closeSync(fd);
+    }
   }
 
   private isStale(found: Found): boolean {
@@ -90,7 +98,8 @@ export class FileLock {
   }
 
   private breakStale(stale: Found): void {
-    if (!createExclusive(this.breakPath, this.holderText())) {
+    const breaker = createExclusive(this.breakPath, this.holderText());
+    if (breaker === null) {
       const breaker = read(this.breakPath);
       if (breaker && this.isStale(breaker)) unlinkQuietly(this.breakPath);
       return;
@@ -102,25 +111,29 @@ export class FileLock {
         this.options.onTakeover?.(describe(stale));
       }
     } finally {
+      closeSync(breaker);
       unlinkQuietly(this.breakPath);
     }
   }
 }
 
-function createExclusive(path: string, content: string): boolean {
+/** Creates the file if it does not exist, and returns its descriptor (kept open); null if it does. */
+function createExclusive(path: string, content: string): number | null {
   let fd: number;
   try {
     fd = openSync(path, 'wx', 0o600);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return null;
     throw error;
   }
   try {
     writeSync(fd, content);
-  } finally {
+  } catch (error) {
     closeSync(fd);
+    unlinkQuietly(path);
+    throw error;
   }
-  return true;
+  return fd;
 }
 
 function read(path: string): Found | null {
@@ -167,9 +180,12 @@ function unlinkQuietly(path: string): void {
   }
 }
 
-/** Short waits first (holds last well under a millisecond), then up to 5 ms, with jitter. */
+/**
+ * Holds last a fraction of a millisecond, so a waiter tries again at once a couple of times, then
+ * every millisecond (the timer's finest step) for the first 50, then every few.
+ */
 function pause(attempt: number): Promise<void> {
-  if (attempt < 3) return new Promise((resolve) => setImmediate(resolve));
-  const ms = Math.min(5, 1 + attempt / 8) * (0.5 + Math.random());
+  if (attempt < 2) return new Promise((resolve) => setImmediate(resolve));
+  const ms = attempt < 50 ? 1 : 2 + 3 * Math.random();
   return new Promise((resolve) => setTimeout(resolve, ms));
 }

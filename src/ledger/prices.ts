@@ -40,7 +40,7 @@ const UNITS: Readonly<Record<string, { measure: Measure; per: number }>> = {
   '1m-tokens': { measure: 'tokens', per: 1_000_000 },
 };
 const UNIT_NAMES = Object.keys(UNITS).join(', ');
-const ENTRY = /^(?:([a-z]+):)?([^\s=,]+)\s*=\s*([0-9]*\.?[0-9]+)\s*\/\s*([a-z0-9-]+?)s?$/i;
+const ENTRY = /^(?:([a-z]+):)?([^\s=,]+)\s*=\s*([0-9]*\.?[0-9]+)\s*\/\s*([a-z0-9-]+)$/i;
 const SHAPE = 'each price is [kind:]model=price/unit, e.g. openai/tts-1=0.015/1k-chars';
 
 export function parsePrices(text: string): Parsed<Price[]> {
@@ -51,7 +51,7 @@ export function parsePrices(text: string): Parsed<Price[]> {
     const match = ENTRY.exec(entry);
     if (!match) return { ok: false, error: `"${entry}" is not a price: ${SHAPE}` };
     const [, kind, model = '', amount = '', unitName = ''] = match;
-    const unit = UNITS[unitName.toLowerCase()] ?? UNITS[`${unitName.toLowerCase()}s`];
+    const unit = UNITS[unitName.toLowerCase()] ?? UNITS[unitName.toLowerCase().replace(/s$/, '')];
     if (!unit) return { ok: false, error: `"${entry}": unknown unit ${unitName}; units are ${UNIT_NAMES}` };
     if (kind !== undefined && !isBilledKind(kind.toLowerCase()))
       return { ok: false, error: `"${entry}": unknown kind ${kind}; kinds are ${BILLED_KINDS.join(', ')}` };

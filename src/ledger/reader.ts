@@ -3,7 +3,7 @@
 // Damaged lines are skipped with a warning (through the caller), never a crash; a last line
 // without its newline is kept back until it is complete (another process may be writing it).
 
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   type BeginRecord,
@@ -15,7 +15,7 @@ import {
   type StatusRecord,
 } from './records.js';
 
-/** A damaged line: the file, the byte it starts at, what is wrong. */
+/** A damaged line: the file, the byte it starts at (-1: the whole file), what is wrong. */
 export type DamageReport = (file: string, offset: number, why: string) => void;
 
 /** One billed call as the files tell it so far: its begin, and its end once written. */
@@ -23,6 +23,8 @@ export interface CallEntry {
   id: string;
   begin?: BeginRecord;
   end?: EndRecord;
+  /** When it was begun, in ms (the begin's `at`, parsed once). */
+  beganAt: number;
   /** The day file its earliest record came from. */
   day: string;
 }
@@ -45,21 +47,17 @@ export class DayCursor {
 
   /** Parses what has been appended since the last read; a missing file has no records. */
   readNew(onRecord: (record: LedgerRecord) => void): void {
-    let fd: number;
-    try {
-      fd = openSync(this.path, 'r');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw error;
+    // One stat when nothing is new (the common case), and no exception for a missing file.
+    const size = statSync(this.path, { throwIfNoEntry: false })?.size ?? 0;
+    if (size === this.readTo) return;
+    if (size < this.readTo) {
+      // Truncated or replaced by hand: read it again (records merge by id, so none counts twice).
+      this.damaged(this.path, -1, 'shrank (edited by hand?); it is read again from the start');
+      this.readTo = 0;
+      this.fragment = Buffer.alloc(0);
     }
+    const fd = openSync(this.path, 'r');
     try {
-      const size = fstatSync(fd).size;
-      if (size < this.readTo) {
-        // Truncated or replaced by hand: read it again (records merge by id, so none counts twice).
-        this.damaged(this.path, size, 'the file shrank; read again from the start');
-        this.readTo = 0;
-        this.fragment = Buffer.alloc(0);
-      }
       while (this.readTo < size) {
         const chunk = Buffer.allocUnsafe(Math.min(size - this.readTo, READ_CHUNK));
         const got = readSync(fd, chunk, 0, chunk.length, this.readTo);
@@ -149,9 +147,11 @@ export function addRecord(
   }
   let entry = entries.get(record.id);
   if (!entry) {
-    entry = { id: record.id, day };
+    entry = { id: record.id, day, beganAt: Number.NaN };
     entries.set(record.id, entry);
   }
-  if (record.type === 'begin') entry.begin = record;
-  else entry.end = record;
+  if (record.type === 'begin') {
+    entry.begin = record;
+    entry.beganAt = Date.parse(record.at);
+  } else entry.end = record;
 }

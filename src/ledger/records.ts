@@ -10,8 +10,7 @@
 // and the first words. Every line fits one write() of under 4 KiB, so appends from several
 // processes never interleave.
 
-import { z } from 'zod';
-import { BILLED_KINDS } from './kinds.js';
+import { BILLED_KINDS, type BilledKind, type Measure } from './kinds.js';
 
 /** A line's largest size, newline included: appends of up to this many bytes are never split. */
 export const MAX_LINE_BYTES = 4095;
@@ -22,53 +21,123 @@ const MAX_FILE_BYTES = 1024;
 export const OUTCOMES = ['accepted', 'refused', 'unknown', 'declined'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
-const text = (max: number) => z.string().max(max);
-const time = z.iso.datetime({ offset: true });
+export interface BeginRecord {
+  type: 'begin';
+  id: string;
+  /** ISO time, UTC. */
+  at: string;
+  pid: number;
+  host: string;
+  /** The server process's random session id (pids are reused). */
+  session: string;
+  kind: BilledKind;
+  tool: string;
+  model: string;
+  /** callHash() of the purchase: how a duplicate is recognised. */
+  hash: string;
+  /** The prompt's or text's first words. */
+  words: string;
+  /** The Idempotency-Key of a video submit. */
+  key?: string;
+  /** The amount expected, when known before sending. */
+  expected?: number;
+  unit: Measure;
+}
 
-const beginSchema = z.object({
-  type: z.literal('begin'),
-  id: text(64).min(1),
-  at: time,
-  pid: z.number().int().nonnegative(),
-  host: text(255),
-  session: text(64),
-  kind: z.enum(BILLED_KINDS),
-  tool: text(64),
-  model: text(256),
-  hash: text(128),
-  words: text(256),
-  key: text(256).optional(),
-  expected: z.number().nonnegative().optional(),
-  unit: text(16),
-});
+export interface EndRecord {
+  type: 'end';
+  id: string;
+  at: string;
+  outcome: Outcome;
+  job?: string;
+  /** As the gateway reported it. */
+  amount?: number;
+  unit?: Measure;
+  reason?: string;
+  status?: string;
+  file?: string;
+}
 
-const endSchema = z.object({
-  type: z.literal('end'),
-  id: text(64).min(1),
-  at: time,
-  outcome: z.enum(OUTCOMES),
-  job: text(MAX_JOB_ID_BYTES).optional(),
-  amount: z.number().nonnegative().optional(),
-  unit: text(16).optional(),
-  reason: text(200).optional(),
-  status: text(64).optional(),
-  file: text(MAX_FILE_BYTES).optional(),
-});
+export interface StatusRecord {
+  type: 'status';
+  at: string;
+  job: string;
+  status: string;
+}
 
-const statusSchema = z.object({
-  type: z.literal('status'),
-  at: time,
-  job: text(MAX_JOB_ID_BYTES).min(1),
-  status: text(64),
-});
-
-export type BeginRecord = z.infer<typeof beginSchema>;
-export type EndRecord = z.infer<typeof endSchema>;
-export type StatusRecord = z.infer<typeof statusSchema>;
 export type LedgerRecord = BeginRecord | EndRecord | StatusRecord;
 
-const recordSchema = z.discriminatedUnion('type', [beginSchema, endSchema, statusSchema]);
-const KNOWN_TYPES = new Set(['begin', 'end', 'status']);
+/** What each field of a record must be: a string of at most n characters, a number, one of a list, a time. */
+type Field =
+  | { text: number; min?: number }
+  | { number: 'int' | 'any' }
+  | { oneOf: readonly string[] }
+  | 'time';
+type Shape = Record<string, { field: Field; optional?: true }>;
+
+const need = (field: Field) => ({ field });
+const may = (field: Field) => ({ field, optional: true as const });
+const MEASURES: readonly Measure[] = ['seconds', 'chars', 'tokens', 'calls'];
+
+// Checked by hand rather than with a schema library: this runs for every line every process
+// appends, under the lock, and a generic validator costs several times the rest of a check.
+const SHAPES: Record<LedgerRecord['type'], Shape> = {
+  begin: {
+    id: need({ text: 64, min: 1 }),
+    at: need('time'),
+    pid: need({ number: 'int' }),
+    host: need({ text: 255 }),
+    session: need({ text: 64 }),
+    kind: need({ oneOf: BILLED_KINDS }),
+    tool: need({ text: 64 }),
+    model: need({ text: 256 }),
+    hash: need({ text: 128 }),
+    words: need({ text: 256 }),
+    key: may({ text: 256 }),
+    expected: may({ number: 'any' }),
+    unit: need({ oneOf: MEASURES }),
+  },
+  end: {
+    id: need({ text: 64, min: 1 }),
+    at: need('time'),
+    outcome: need({ oneOf: OUTCOMES }),
+    job: may({ text: MAX_JOB_ID_BYTES }),
+    amount: may({ number: 'any' }),
+    unit: may({ oneOf: MEASURES }),
+    reason: may({ text: 200 }),
+    status: may({ text: 64 }),
+    file: may({ text: MAX_FILE_BYTES }),
+  },
+  status: {
+    at: need('time'),
+    job: need({ text: MAX_JOB_ID_BYTES, min: 1 }),
+    status: need({ text: 64 }),
+  },
+};
+
+const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
+function fits(value: unknown, field: Field): boolean {
+  if (field === 'time')
+    return typeof value === 'string' && TIME.test(value) && !Number.isNaN(Date.parse(value));
+  if ('text' in field)
+    return typeof value === 'string' && value.length <= field.text && value.length >= (field.min ?? 0);
+  if ('oneOf' in field) return typeof value === 'string' && field.oneOf.includes(value);
+  return (
+    typeof value === 'number' &&
+    Number.isFinite(value) &&
+    value >= 0 &&
+    (field.number === 'any' || Number.isInteger(value))
+  );
+}
+
+function isRecord(value: Record<string, unknown>, shape: Shape): boolean {
+  for (const [name, { field, optional }] of Object.entries(shape)) {
+    const v = value[name];
+    if (v === undefined ? !optional : !fits(v, field)) return false;
+  }
+  return true;
+}
 
 /** A record as one line, newline included; throws if it would not fit one atomic append. */
 export function recordLine(record: LedgerRecord): Buffer {
@@ -109,11 +178,13 @@ function parseRecord(line: string): LedgerRecord | null | 'damaged' {
   } catch {
     return 'damaged';
   }
-  const type = (value as { type?: unknown } | null)?.type;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'damaged';
+  const type = (value as { type?: unknown }).type;
+  if (typeof type !== 'string') return 'damaged';
+  const shape = SHAPES[type as LedgerRecord['type']];
   // A newer version's record type: not damage, just not this version's business.
-  if (typeof type === 'string' && !KNOWN_TYPES.has(type)) return null;
-  const parsed = recordSchema.safeParse(value);
-  return parsed.success ? parsed.data : 'damaged';
+  if (!Object.hasOwn(SHAPES, type) || !shape) return null;
+  return isRecord(value as Record<string, unknown>, shape) ? (value as LedgerRecord) : 'damaged';
 }
 
 /** The UTC day a time falls on, as day files are named: `2026-11-24`. */

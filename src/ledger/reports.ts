@@ -122,7 +122,7 @@ export function recentJobsOf(
       thisSession: call.thisSession,
     });
   }
-  return jobs.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0)).slice(0, limit);
+  return newestFirst(jobs).slice(0, limit);
 }
 
 export interface KindUsage {
@@ -186,7 +186,7 @@ export function usageOf(
       if (within) addTo(periods[period], call);
     }
   }
-  calls.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
+  const latest = newestFirst(calls).slice(0, latestCount);
   return {
     dir: ctx.dir,
     at: new Date(ctx.now).toISOString(),
@@ -201,8 +201,16 @@ export function usageOf(
       left: use.left,
       unpriced: use.unpriced,
     })),
-    latest: calls.slice(0, latestCount),
+    latest,
   };
+}
+
+/** Newest first; calls begun in the same millisecond, the one read last first. */
+function newestFirst<T extends { at: string }>(items: T[]): T[] {
+  return items
+    .map((item, order) => ({ item, order }))
+    .sort((a, b) => (a.item.at < b.item.at ? 1 : a.item.at > b.item.at ? -1 : b.order - a.order))
+    .map(({ item }) => item);
 }
 
 function emptyPeriod(pricesSet: boolean): PeriodUsage {
