@@ -50,7 +50,7 @@ export function appendLines(dir: string, day: string, lines: Buffer): Appended {
       try {
         await fdatasyncAsync(fd);
       } finally {
-        await closeAsync(fd);
+        closeSync(fd);
       }
       // A new file's name must reach the disk too, or the file may vanish in a crash: the first
       // sync of each day file by this process syncs its directory as well (once a day).

@@ -27,7 +27,7 @@ import {
 import { type CallFingerprint, callHash, firstWords } from './fingerprint.js';
 import { type BilledKind, LONGEST_WINDOW_MS, MEASURE } from './kinds.js';
 import type { Limit } from './limits.js';
-import { FileLock, LockTimeout, processAlive } from './lock.js';
+import { FileLock, LockTimeout, processAlive, removeDeadHolders } from './lock.js';
 import type { Price } from './prices.js';
 import { addRecord, type CallEntry, DayCursor, LedgerIndex } from './reader.js';
 import {
@@ -187,27 +187,28 @@ export class Ledger {
    */
   async begin(call: BillableCall): Promise<BeginResult> {
     const hash = callHash(call);
-    const { result, appended } = await this.inTurn(() => this.beginLocked(call, hash)).catch((error) => {
+    const begun = await this.inTurn(() => this.beginLocked(call, hash)).catch((error) => {
       // A file system error (unreadable file, no space): the call cannot be recorded, so not sent.
       throw (error as NodeJS.ErrnoException).code ? unavailable(this.dir, error) : error;
     });
-    if (!appended) return result;
+    if (!('appended' in begun)) return begun.result;
     try {
-      await appended.durable();
+      await begun.appended.durable();
     } catch (error) {
-      this.inFlight.delete((result as { id: string }).id);
-      await this.end((result as { id: string }).id, { outcome: 'declined', reason: 'ledger not synced' });
+      await this.end(begun.result.id, { outcome: 'declined', reason: 'ledger not synced' });
       throw new LedgerUnavailable(
         `Not sent, and nothing billed: the ledger of billed calls in ${this.dir} cannot be written to disk (${codeOf(error)}).`,
       );
     }
-    return result;
+    return begun.result;
   }
 
   private async beginLocked(
     call: BillableCall,
     hash: string,
-  ): Promise<{ result: BeginResult; appended?: Appended }> {
+  ): Promise<
+    { result: BeginResult } | { result: Extract<BeginResult, { status: 'go' }>; appended: Appended }
+  > {
     this.refresh(); // the bulk of what is new, read before waiting for the lock
     let release: () => void;
     try {
@@ -338,17 +339,17 @@ export class Ledger {
 
   /** Records a video job's state as last seen (a poll), for recentJobs(). Never throws. */
   async noteJobStatus(jobId: string, status: string): Promise<void> {
-    this.refresh();
-    if (this.index.statuses.get(jobId)?.status === status) return;
-    if (Buffer.byteLength(jobId) > MAX_JOB_ID_BYTES) return;
-    const now = this.now();
-    const record: StatusRecord = {
-      type: 'status',
-      at: new Date(now).toISOString(),
-      job: jobId,
-      status: status.slice(0, 64),
-    };
     try {
+      this.refresh();
+      if (this.index.statuses.get(jobId)?.status === status) return;
+      if (Buffer.byteLength(jobId) > MAX_JOB_ID_BYTES) return;
+      const now = this.now();
+      const record: StatusRecord = {
+        type: 'status',
+        at: new Date(now).toISOString(),
+        job: jobId,
+        status: status.slice(0, 64),
+      };
       appendLines(this.dir, dayOf(now), recordLine(record)).drop();
     } catch (error) {
       this.options.log.warn(`ledger: could not record the status of job ${jobId} (${codeOf(error)})`);
@@ -360,7 +361,7 @@ export class Ledger {
     hash: string,
     windowSeconds = this.settings.duplicateWindowSeconds,
   ): Promise<LedgerCall | null> {
-    this.refresh();
+    this.readForReport();
     const since = this.now() - windowSeconds * 1000;
     let found: CallEntry | undefined;
     for (const entry of this.index.entries.values()) {
@@ -381,7 +382,7 @@ export class Ledger {
     model: string,
     expected?: number,
   ): Promise<{ ok: true } | { ok: false; refusal: LimitRefusal; sentence: string }> {
-    this.refresh();
+    this.readForReport();
     const now = this.now();
     const held = refusal(this.view(now), this.limits, {
       kind,
@@ -393,7 +394,7 @@ export class Ledger {
 
   /** Video submits of every process, newest first, reading older day files only as far as needed. */
   async recentJobs(limit = 20): Promise<RecentJob[]> {
-    this.refresh();
+    this.readForReport();
     const entries = new Map([...this.index.entries].map(([id, entry]) => [id, { ...entry }]));
     const statuses = new Map(this.index.statuses);
     const context = this.reportContext();
@@ -412,7 +413,7 @@ export class Ledger {
 
   /** Calls per kind in the last hour, day and this session; the limits; the latest calls. */
   async usage(latest = 10): Promise<UsageReport> {
-    this.refresh();
+    this.readForReport();
     const now = this.now();
     const view = this.view(now);
     return usageOf(
@@ -429,9 +430,22 @@ export class Ledger {
     );
   }
 
-  /** Waits for begins under way (their lines synced). */
+  /** Waits for begins under way (their lines synced) and removes this process's lock holder file. */
   async close(): Promise<void> {
     await this.turn;
+    this.lock.close();
+  }
+
+  /** refresh(), with a file system error said as LedgerUnavailable. */
+  private readForReport(): void {
+    try {
+      this.refresh();
+    } catch (error) {
+      if (!(error as NodeJS.ErrnoException).code) throw error;
+      throw new LedgerUnavailable(
+        `The ledger of billed calls in ${this.dir} cannot be read (${codeOf(error)}); check GATEWAY_LEDGER_DIR.`,
+      );
+    }
   }
 
   private refresh(): void {
@@ -443,8 +457,9 @@ export class Ledger {
         const removed = removeOldDayFiles(this.dir, now, this.settings.retentionDays);
         if (removed.length)
           this.options.log.debug(`ledger: removed ${removed.join(', ')} (older than retention)`);
+        removeDeadHolders(this.dir, this.host);
       } catch (error) {
-        this.options.log.warn(`ledger: could not remove old day files (${codeOf(error)})`);
+        this.options.log.warn(`ledger: could not remove old day files or dead lock holders (${codeOf(error)})`);
       }
     }
     this.index.refresh(this.followedDays(now), (entry) => entry.begin?.session === this.sessionId);

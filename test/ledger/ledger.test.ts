@@ -353,12 +353,11 @@ describe('bounds', () => {
     writeFileSync(join(dir, 'notes.txt'), 'mine');
     const { ledger } = setup({ dir });
     await go(ledger, chat('today'));
-    expect(readdirSync(dir).sort()).toEqual([
-      '2026-10-25.jsonl',
-      '2026-11-23.jsonl',
-      '2026-11-24.jsonl',
-      'notes.txt',
-    ]);
+    expect(
+      readdirSync(dir)
+        .filter((n) => !n.startsWith('.'))
+        .sort(),
+    ).toEqual(['2026-10-25.jsonl', '2026-11-23.jsonl', '2026-11-24.jsonl', 'notes.txt']);
   });
 
   it('stops billed calls when the day file is full, and still records the ends of calls under way', async () => {

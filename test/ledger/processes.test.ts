@@ -2,7 +2,7 @@
 // with a call in flight, appends at once that must never interleave, a lock left by a dead holder.
 
 import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { linkSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -125,6 +125,18 @@ describe('the ledger across processes', () => {
     }
   });
 
+  it('lets exactly ten of sixty submits through video=10/day, in a longer race', async () => {
+    for (let round = 0; round < 2; round++) {
+      const dir = tempDir('gtm-ledger-');
+      const { results } = await runTogether(
+        ['a', 'b', 'c'].map((name) => ({ dir, action: 'race', calls: 20, name, limits: 'video=10/day' })),
+      );
+      const outcomes = results.flatMap((r) => r.outcomes as string[]);
+      expect(outcomes.filter((o) => o === 'go')).toHaveLength(10);
+      expect(outcomes.filter((o) => o === 'limited')).toHaveLength(50);
+    }
+  });
+
   it('lists a submit whose process was killed mid-call as unknown, with its idempotency key, and counts it', async () => {
     const dir = tempDir('gtm-ledger-');
     const worker = startWorker({ dir, action: 'hang', name: 'killed' });
@@ -193,11 +205,13 @@ describe('the ledger across processes', () => {
   it('takes the lock over from a holder that died holding it', async () => {
     const dir = tempDir('gtm-ledger-');
     const pid = deadPid();
-    const lock = join(dir, '.lock');
+    // As a process leaves it when killed holding the lock: its holder file, linked as the lock.
+    const holderFile = join(dir, `.holder.${pid}.n1`);
     writeFileSync(
-      lock,
+      holderFile,
       `${JSON.stringify({ pid, host: hostname(), nonce: 'n1', at: new Date().toISOString() })}\n`,
     );
+    linkSync(holderFile, join(dir, '.lock'));
     const log = collectingLogger();
     const ledger = Ledger.open({ dir, log, lockWaitMs: 2_000 });
     const started = Date.now();
@@ -212,7 +226,32 @@ describe('the ledger across processes', () => {
     expect(log.warnings).toEqual([
       `ledger: took over the lock of ${dir} from process ${pid} on ${hostname()}`,
     ]);
-    expect(readdirSync(dir).filter((n) => n.startsWith('.lock'))).toEqual([]);
+    // The lock is free again, and the dead holder's file is swept away; ours goes on close.
+    expect(
+      readdirSync(dir)
+        .filter((n) => n.startsWith('.'))
+        .map((n) => n.replace(/\.[^.]+$/, '')),
+    ).toEqual([`.holder.${process.pid}`]);
+    await ledger.close();
+    expect(readdirSync(dir).filter((n) => n.startsWith('.'))).toEqual([]);
+  });
+
+  it("lets exactly two through when three processes race to take over a dead holder's lock", async () => {
+    for (let round = 0; round < 2; round++) {
+      const dir = tempDir('gtm-ledger-');
+      const holder = { pid: deadPid(), host: hostname(), nonce: 'gone', at: new Date().toISOString() };
+      writeFileSync(join(dir, '.lock'), `${JSON.stringify(holder)}\n`);
+      // A taker that died mid-takeover, too.
+      if (round === 1)
+        writeFileSync(join(dir, '.lock.break'), `${JSON.stringify({ ...holder, pid: deadPid() })}\n`);
+      const { results, stderr } = await runTogether(
+        ['a', 'b', 'c'].map((name) => ({ dir, action: 'race', calls: 2, name, limits: 'video=2/day' })),
+      );
+      expect(results.flatMap((r) => r.outcomes as string[]).filter((o) => o === 'go')).toHaveLength(2);
+      const takeovers = stderr.join('').match(/took over the lock/g) ?? [];
+      expect(takeovers).toHaveLength(1);
+      expect(readdirSync(dir).filter((n) => n.startsWith('.lock'))).toEqual([]);
+    }
   });
 
   it('waits for a live holder, and takes over a lock held past the bound', async () => {
@@ -229,11 +268,11 @@ describe('the ledger across processes', () => {
       const waiting = Ledger.open({ dir, log, lockWaitMs: 300 });
       await expect(waiting.begin(call)).rejects.toThrow(/ledger of billed calls is busy.*process \d+/);
       expect(allLines(dir)).toEqual([]);
-      // A hold this long is no real hold (a stopped process, a clock jump): it is taken over.
-      const old = new Date(Date.now() - 60_000);
-      utimesSync(lock, old, old);
-      const patient = Ledger.open({ dir, log, lockWaitMs: 2_000, lockStaleMs: 10_000 });
+      // A hold longer than the bound is no real hold (a stopped process): it is taken over.
+      const patient = Ledger.open({ dir, log, lockWaitMs: 5_000, lockStaleMs: 1_000 });
+      const started = Date.now();
       expect((await patient.begin(call)).status).toBe('go');
+      expect(Date.now() - started).toBeGreaterThan(500);
       expect(log.warnings).toEqual([
         `ledger: took over the lock of ${dir} from process ${holder.pid} on ${hostname()}`,
       ]);
