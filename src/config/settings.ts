@@ -3,6 +3,7 @@
 // docs/configuration.md (scripts/configuration-doc.ts) are all made from it, so none can drift.
 import { z } from 'zod';
 import { parseHostEntry } from '../gateway/url-guard.js';
+import { DEFAULT_DUPLICATE_WINDOW_SECONDS, RETENTION_DAYS } from '../ledger/kinds.js';
 import { parseLimits } from '../ledger/limits.js';
 import { parsePrices } from '../ledger/prices.js';
 import { LOG_LEVELS } from '../lib/log.js';
@@ -249,7 +250,7 @@ const SETTING_TABLE = {
       'ledger in the per-user data directory (~/.local/share/gateway-tools-mcp/ledger on Linux)',
     help:
       'where billed calls are recorded, before each is sent and with its outcome: JSON Lines, one file ' +
-      'per UTC day, kept 30 days; every server process of the user shares it, so give them all the same one',
+      `per UTC day, kept ${RETENTION_DAYS} days; every server process of the user shares it, so give them all the same one`,
   }),
   limits: setting({
     group: 'ledger',
@@ -278,7 +279,7 @@ const SETTING_TABLE = {
     env: 'GATEWAY_DUPLICATE_WINDOW_SECONDS',
     flag: '--duplicate-window-seconds',
     schema: intIn(0, 86_400),
-    default: 600,
+    default: DEFAULT_DUPLICATE_WINDOW_SECONDS,
     help:
       'a billed call identical to one accepted this recently (same tool, model, prompt or text, inputs ' +
       'and options) is answered from the ledger instead of sent again; 0 turns the guard off',

@@ -32,3 +32,7 @@ export const PERIOD_MS: Readonly<Record<Exclude<Period, 'session'>, number>> = {
 
 /** The longest rolling window anything looks back over: limits and the duplicate guard. */
 export const LONGEST_WINDOW_MS = PERIOD_MS.day;
+
+/** How long day files are kept, and the duplicate window unless set: the settings show these. */
+export const RETENTION_DAYS = 30;
+export const DEFAULT_DUPLICATE_WINDOW_SECONDS = 600;

@@ -25,7 +25,13 @@ import {
   type View,
 } from './evaluate.js';
 import { type CallFingerprint, callHash, firstWords } from './fingerprint.js';
-import { type BilledKind, LONGEST_WINDOW_MS, MEASURE } from './kinds.js';
+import {
+  type BilledKind,
+  DEFAULT_DUPLICATE_WINDOW_SECONDS,
+  LONGEST_WINDOW_MS,
+  MEASURE,
+  RETENTION_DAYS,
+} from './kinds.js';
 import type { Limit } from './limits.js';
 import { FileLock, LockTimeout, processAlive, removeDeadHolders } from './lock.js';
 import type { Price } from './prices.js';
@@ -73,8 +79,8 @@ export interface LedgerOptions {
 }
 
 export const LEDGER_DEFAULTS = {
-  duplicateWindowSeconds: 600,
-  retentionDays: 30,
+  duplicateWindowSeconds: DEFAULT_DUPLICATE_WINDOW_SECONDS,
+  retentionDays: RETENTION_DAYS,
   maxDayFileBytes: 16 * 1024 * 1024,
   pendingBoundMs: 2 * 3_600_000,
   lockStaleMs: 10_000,
@@ -247,6 +253,7 @@ export class Ledger {
       } catch (error) {
         throw unavailable(this.dir, error);
       }
+      this.index.add(begin, day);
       this.inFlight.set(begin.id, call.kind);
       return { result: { status: 'go', id: begin.id, hash }, appended };
     } finally {
@@ -288,6 +295,8 @@ export class Ledger {
     if (this.index.sizeOf(day) + lines.length > this.settings.maxDayFileBytes) return;
     try {
       appendLines(this.dir, day, lines).drop();
+      this.index.add(begin, day);
+      this.index.add(end, day);
     } catch (error) {
       this.options.log.warn(`ledger: could not record a refused call (${codeOf(error)})`);
     }
@@ -324,6 +333,7 @@ export class Ledger {
     };
     try {
       const appended = appendLines(this.dir, dayOf(now), endLine(record));
+      this.index.add(record, dayOf(now));
       // A job's id must survive a crash: it is how the job is found again. Any other end lost
       // in a crash leaves the begin, which reads as unknown and counts: the safe side.
       if (job !== undefined) await appended.durable();
@@ -351,6 +361,7 @@ export class Ledger {
         status: status.slice(0, 64),
       };
       appendLines(this.dir, dayOf(now), recordLine(record)).drop();
+      this.index.add(record, dayOf(now));
     } catch (error) {
       this.options.log.warn(`ledger: could not record the status of job ${jobId} (${codeOf(error)})`);
     }
@@ -459,7 +470,9 @@ export class Ledger {
           this.options.log.debug(`ledger: removed ${removed.join(', ')} (older than retention)`);
         removeDeadHolders(this.dir, this.host);
       } catch (error) {
-        this.options.log.warn(`ledger: could not remove old day files or dead lock holders (${codeOf(error)})`);
+        this.options.log.warn(
+          `ledger: could not remove old day files or dead lock holders (${codeOf(error)})`,
+        );
       }
     }
     this.index.refresh(this.followedDays(now), (entry) => entry.begin?.session === this.sessionId);

@@ -127,6 +127,14 @@ export class LedgerIndex {
     }
   }
 
+  /**
+   * Adds a record this process has just appended: known at once, however soon its day stops being
+   * followed. Read back from the file later, it merges into the same entry.
+   */
+  add(record: LedgerRecord, day: string): void {
+    addRecord(this.entries, this.statuses, record, day);
+  }
+
   /** How many bytes a followed day's file holds, as last read. */
   sizeOf(day: string): number {
     return this.cursors.get(day)?.size ?? 0;

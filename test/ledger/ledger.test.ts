@@ -209,6 +209,36 @@ describe('limits', () => {
     );
   });
 
+  it("looks back across midnight into yesterday's file, and forgets older days but not its session", async () => {
+    const { ledger, clock, dir } = setup({
+      limits: 'video=1/day,speech=1/session',
+      start: Date.parse('2026-11-23T23:30:00.000Z'),
+    });
+    await go(ledger, video('before midnight'));
+    await go(ledger, { kind: 'speech', tool: 'audio_speech', model: 'openai/tts-1', text: 'mine' });
+    clock.now = Date.parse('2026-11-24T00:30:00.000Z');
+    const refused = await ledger.begin(video('after midnight'));
+    expect(refused.status === 'limited' && refused.refusal.nextAt).toBe('2026-11-24T23:30:00.000Z');
+    expect(
+      readdirSync(dir)
+        .filter((n) => n.endsWith('.jsonl'))
+        .sort(),
+    ).toEqual(['2026-11-23.jsonl', '2026-11-24.jsonl']);
+    clock.now = Date.parse('2026-11-24T23:30:00.001Z');
+    await go(ledger, video('a day later'));
+    // Three days on: the day limit has forgotten, the session has not.
+    clock.now += 3 * DAY;
+    await go(ledger, video('days later'));
+    const speech = await ledger.begin({
+      kind: 'speech',
+      tool: 'audio_speech',
+      model: 'openai/tts-1',
+      text: 'again',
+    });
+    expect(speech.status).toBe('limited');
+    expect((await ledger.usage()).periods.session.kinds.video.calls).toBe(3);
+  });
+
   it('holds a limit of 0 shut', async () => {
     const { ledger } = setup({ limits: 'video=0/day' });
     const refused = await ledger.begin(video());
