@@ -127,8 +127,7 @@ describe('Dockerfile', () => {
     expect(port, stderr()).toBeDefined();
     const [command, ...args] = healthCommand();
     expect(command).toBe('node');
-    const check = () =>
-      spawnSync(SERVER_NODE, args, { env: { GATEWAY_PORT: port }, timeout: 10_000 }).status;
+    const check = () => spawnSync(SERVER_NODE, args, { env: { GATEWAY_PORT: port }, timeout: 10_000 }).status;
     expect(check()).toBe(0);
     child.kill('SIGTERM');
     await new Promise((resolve) => child.once('exit', resolve));
