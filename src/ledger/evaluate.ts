@@ -40,6 +40,13 @@ export interface LimitUse {
   left: number;
   /** Calls counted whose cost is unknown (no price applies, or no amount); for `cost` limits. */
   unpriced: number;
+  /** No further call fits (for a `cost` limit: not even one of unknown cost). */
+  usedUp: boolean;
+  /**
+   * When a used-up limit lets the next call through (ISO): the oldest counted calls leaving the
+   * window. Null while it has room, and for one that never frees up (a session limit, a limit of 0).
+   */
+  nextAt: string | null;
 }
 
 /** Why a call is not sent: everything the sentence that says so needs. */
@@ -93,7 +100,16 @@ function tally(
 
 export function limitUse(view: View, limit: Limit): LimitUse {
   const { used, unpriced } = tally(view, limit);
-  return { limit, used, left: Math.max(0, limit.max - used), unpriced };
+  // The next call as the limit sees it: one more call, or for a cost limit one of unknown cost.
+  const held = limit.subject === 'cost' ? costRefusal(view, limit, 0) : countRefusal(view, limit);
+  return {
+    limit,
+    used,
+    left: held ? 0 : Math.max(0, limit.max - used),
+    unpriced,
+    usedUp: held !== null,
+    nextAt: held?.nextAt ?? null,
+  };
 }
 
 /** Null when the call fits every limit; else the refusal of the limit that holds it back longest. */
@@ -102,7 +118,10 @@ export function refusal(view: View, limits: readonly Limit[], call: Proposed): L
   let worstAt = -Infinity;
   for (const limit of limits) {
     if (limit.subject !== 'cost' && limit.subject !== call.kind) continue;
-    const found = limit.subject === 'cost' ? costRefusal(view, limit, call) : countRefusal(view, limit);
+    const found =
+      limit.subject === 'cost'
+        ? costRefusal(view, limit, costOf(view.prices, call.kind, call.model, call.expected) ?? 0)
+        : countRefusal(view, limit);
     if (!found) continue;
     const at = found.nextAt === null ? Infinity : Date.parse(found.nextAt);
     if (at > worstAt) [worst, worstAt] = [found, at];
@@ -125,8 +144,8 @@ function countRefusal(view: View, limit: Limit): LimitRefusal | null {
   return { setting: 'GATEWAY_LIMITS', limit, used, nextAt, sent: false };
 }
 
-function costRefusal(view: View, limit: Limit, call: Proposed): LimitRefusal | null {
-  const thisCost = costOf(view.prices, call.kind, call.model, call.expected) ?? 0;
+/** `thisCost`: the estimated cost of the call proposed (0 when unknown). */
+function costRefusal(view: View, limit: Limit, thisCost: number): LimitRefusal | null {
   const { used } = tally(view, limit);
   const fits = (spent: number) => spent < limit.max - EPSILON && spent + thisCost <= limit.max + EPSILON;
   if (fits(used)) return null;
@@ -182,11 +201,13 @@ export function money(amount: number): string {
         .replace(/\.$/, '');
 }
 
-function clock(iso: string): string {
+/** A time as refusals and reports say it: `2026-11-24 14:05 UTC`. */
+export function clock(iso: string): string {
   return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
 }
 
-function duration(ms: number): string {
+/** A span as refusals and reports say it: `40 s`, `12 min`, `3 h 5 min`. */
+export function duration(ms: number): string {
   const s = Math.max(1, Math.ceil(ms / 1000));
   if (s < 60) return `${s} s`;
   const m = Math.ceil(s / 60);

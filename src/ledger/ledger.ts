@@ -129,6 +129,9 @@ export class LedgerUnavailable extends Error {
   override name = 'LedgerUnavailable';
 }
 
+/** A ledger opened only to report on it (Ledger.read). */
+export type LedgerReader = Pick<Ledger, 'dir' | 'usage' | 'check' | 'close'>;
+
 export class Ledger {
   readonly sessionId = randomBytes(6).toString('base64url');
   readonly sessionStartedAt: number;
@@ -153,10 +156,22 @@ export class Ledger {
         `The ledger of billed calls cannot be made in ${options.dir} (${codeOf(error)}): set GATEWAY_LEDGER_DIR to a directory this user can write.`,
       );
     }
-    return new Ledger(options);
+    return new Ledger(options, false);
   }
 
-  private constructor(private readonly options: LedgerOptions) {
+  /**
+   * The ledger as it stands, for a report (`gateway-tools-mcp usage`, doctor): nothing is made,
+   * removed or written, and a directory that does not exist reads as a ledger with no calls.
+   */
+  static read(options: LedgerOptions): LedgerReader {
+    return new Ledger(options, true);
+  }
+
+  private constructor(
+    private readonly options: LedgerOptions,
+    /** Opened by read(): old day files and dead lock holders are left for the servers to remove. */
+    private readonly readOnly: boolean,
+  ) {
     this.now = options.now ?? Date.now;
     this.sessionStartedAt = this.now();
     this.limits = options.limits ?? [];
@@ -176,7 +191,7 @@ export class Ledger {
       host: this.host,
       onTakeover: (holder) => options.log.warn(`ledger: took over the lock of ${options.dir} from ${holder}`),
     });
-    if (this.limits.some((l) => l.subject === 'cost') && this.prices.length === 0) {
+    if (!readOnly && this.limits.some((l) => l.subject === 'cost') && this.prices.length === 0) {
       options.log.warn(
         'GATEWAY_LIMITS has a cost limit but GATEWAY_PRICES is empty: no call has a cost, so it never stops one',
       );
@@ -462,7 +477,7 @@ export class Ledger {
   private refresh(): void {
     const now = this.now();
     const today = dayOf(now);
-    if (today !== this.sweptDay) {
+    if (today !== this.sweptDay && !this.readOnly) {
       this.sweptDay = today;
       try {
         const removed = removeOldDayFiles(this.dir, now, this.settings.retentionDays);

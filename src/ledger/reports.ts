@@ -160,6 +160,10 @@ export interface UsageReport {
     used: number;
     left: number;
     unpriced: number;
+    /** No further call fits. */
+    usedUp: boolean;
+    /** When a used-up limit lets the next call through (ISO); null while it has room, or never. */
+    nextAt: string | null;
   }[];
   /** The latest calls of every process, newest first. */
   latest: LedgerCall[];
@@ -200,6 +204,8 @@ export function usageOf(
       used: use.used,
       left: use.left,
       unpriced: use.unpriced,
+      usedUp: use.usedUp,
+      nextAt: use.nextAt,
     })),
     latest,
   };
