@@ -28,7 +28,7 @@ export type Config = Omit<
   cwdIsWorkspace: boolean;
 };
 
-export type Command = 'serve' | 'doctor' | 'help' | 'version';
+export type Command = 'serve' | 'doctor' | 'usage' | 'help' | 'version';
 
 export interface ParsedCommandLine {
   command: Command;
@@ -55,7 +55,7 @@ export function parseCommandLine(
     const arg = argv[i] as string;
     if (arg === '--help' || arg === '-h') command = 'help';
     else if (arg === '--version' || arg === '-v') command = command === 'help' ? 'help' : 'version';
-    else if (arg === 'doctor' && command === 'serve') command = 'doctor';
+    else if ((arg === 'doctor' || arg === 'usage') && command === 'serve') command = arg;
     else if (arg === '--json') json = true;
     else if (arg.startsWith('--')) {
       const [flag, inline] = splitFlag(arg);

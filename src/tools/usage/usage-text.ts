@@ -48,31 +48,20 @@ export function usageMarkdown(data: UsageData, now: number): string {
 /** The report for a person at a terminal: aligned columns. `note` leads (no ledger yet, say). */
 export function usageTable(data: UsageData, now: number, note?: string): string {
   const table = callTable(data);
+  const indent = (rows: string[]) => rows.map((row) => `  ${row}`);
   const lines = [
     ...(note ? [note, ''] : []),
     `Billed calls of every server process of this user (ledger ${data.ledger})`,
     '',
-    ...(table ? aligned([table.head, ...table.rows]) : [noCalls(data)]),
+    ...(table ? indent(aligned([table.head, ...table.rows])) : [noCalls(data)]),
   ];
   const said = notes(data);
   if (said) lines.push('', said);
   lines.push('', limitsHeading(data));
-  if (data.limits.length > 0)
-    lines.push(
-      ...aligned(
-        data.limits.map((l) => limitCells(l, now)),
-        '  ',
-      ),
-    );
+  lines.push(...indent(aligned(data.limits.map((l) => [l.limit, limitState(l, now)]))));
   if (data.latest.length > 0) {
-    lines.push(
-      '',
-      'Latest calls',
-      ...aligned(
-        data.latest.map((c) => [clock(c.at), c.tool, c.model, c.outcome, c.words]),
-        '  ',
-      ),
-    );
+    const rows = data.latest.map((c) => [clock(c.at), c.tool, c.model, c.outcome, c.words]);
+    lines.push('', 'Latest calls:', ...indent(aligned(rows)));
   }
   return `${lines.join('\n')}\n`;
 }
@@ -132,24 +121,23 @@ function limitsHeading(data: UsageData): string {
 }
 
 function limitLine(limit: LimitData, now: number): string {
-  const [name, state] = limitCells(limit, now);
-  return `${name}: ${state}`;
+  return `${limit.limit}: ${limitState(limit, now)}`;
 }
 
-/** A limit and its state: how much is used and left, or when the next call is possible. */
-function limitCells(limit: LimitData, now: number): [string, string] {
+/** A limit's state: how much is used and left, or when the next call is possible. */
+export function limitState(limit: LimitData, now: number): string {
   const cost = limit.limit.startsWith('cost=');
   const amount = (n: number) => (cost ? money(n) : String(n));
-  if (limit.used === null || limit.left === null) return [limit.limit, 'counted in each server process'];
+  if (limit.used === null || limit.left === null) return 'counted in each server process';
   const used = `${amount(limit.used)} used`;
-  if (limit.left > 0) return [limit.limit, `${used}, ${amount(limit.left)} left`];
+  if (limit.left > 0) return `${used}, ${amount(limit.left)} left`;
   const when =
     limit.next_at !== null
       ? `the next call is possible at ${clock(limit.next_at)} (in ${duration(Date.parse(limit.next_at) - now)})`
       : limit.limit.endsWith('/session')
         ? 'no more until the server restarts'
         : 'it allows no call';
-  return [limit.limit, `${used}, none left: ${when}`];
+  return `${used}, none left: ${when}`;
 }
 
 /** How long ago, in a model's terms: `40 s ago`, `12 min ago`, `3 h 5 min ago`. */
@@ -162,7 +150,7 @@ function markdownRow(cells: string[]): string {
 }
 
 /** Rows as columns padded to their widest cell; the last column is not padded. */
-function aligned(rows: string[][], gap = '   '): string[] {
+function aligned(rows: string[][], gap = '  '): string[] {
   const widths: number[] = [];
   for (const row of rows) {
     for (const [i, cell] of row.entries()) widths[i] = Math.max(widths[i] ?? 0, cell.length);
