@@ -233,6 +233,22 @@ describe('the usage tool', () => {
     expect(text).toContain('- cost=1/day: 0.6 used, 0.4 left');
   });
 
+  it('says when a spent cost limit frees up, and that a limit of 0 allows no call', async () => {
+    const gw = await server({
+      GATEWAY_LEDGER_DIR: tempDir('gtm-ledger-'),
+      GATEWAY_PRICES: 'xai/*=0.05/second',
+      GATEWAY_LIMITS: 'cost=0.5/day,speech=0/day',
+    });
+    await record(gw, video('ten seconds'), { outcome: 'accepted', jobId: 'vj_1', amount: 10 });
+    const { text, data } = await usage(gw);
+    const [cost, speech] = data.limits;
+    expect(cost).toMatchObject({ limit: 'cost=0.5/day', used: 0.5, left: 0 });
+    expect(Date.parse(cost?.next_at ?? '') - Date.parse(data.latest[0]?.at ?? '')).toBe(86_400_000);
+    expect(speech).toEqual({ limit: 'speech=0/day', used: 0, left: 0, next_at: null });
+    expect(text).toMatch(/- cost=0\.5\/day: 0\.5 used, none left: the next call is possible at .* UTC \(in /);
+    expect(text).toContain('- speech=0/day: 0 used, none left: it allows no call');
+  });
+
   it('counts the calls of other processes sharing the ledger in the hour and day, not in this session', async () => {
     const dir = tempDir('gtm-ledger-');
     const gw = await server({ GATEWAY_LEDGER_DIR: dir, GATEWAY_LIMITS: 'video=5/day' });
