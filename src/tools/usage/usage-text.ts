@@ -10,6 +10,7 @@ import {
   PERIODS,
   type Period,
 } from '../../ledger/kinds.js';
+import { withoutControlChars } from '../../lib/text.js';
 import type { LimitData, PeriodData, UsageData } from './usage-data.js';
 
 const PERIOD_LABEL: Record<Period, string> = {
@@ -60,7 +61,10 @@ export function usageTable(data: UsageData, now: number, note?: string): string 
   lines.push('', limitsHeading(data));
   lines.push(...indent(aligned(data.limits.map((l) => [l.limit, limitState(l, now)]))));
   if (data.latest.length > 0) {
-    const rows = data.latest.map((c) => [clock(c.at), c.tool, c.model, c.outcome, c.words]);
+    // Read from files: nothing in them may move the cursor or recolour the terminal.
+    const rows = data.latest.map((c) =>
+      [clock(c.at), c.tool, c.model, c.outcome, c.words].map(withoutControlChars),
+    );
     lines.push('', 'Latest calls:', ...indent(aligned(rows)));
   }
   return `${lines.join('\n')}\n`;
