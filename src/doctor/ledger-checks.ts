@@ -12,7 +12,7 @@ import { limitState } from '../tools/usage/usage-text.js';
 import { type Check, ok, warn } from './check.js';
 import { checkOutputDir } from './file-checks.js';
 
-const RAISE = 'Wait until then, or raise the limit in GATEWAY_LIMITS and restart the server.';
+const RAISE = 'Wait until the time it says, or raise the limit in GATEWAY_LIMITS and restart the server.';
 
 export async function checkLedger(config: Config, log: Logger): Promise<Check[]> {
   const folder = await checkOutputDir(config.ledgerDir, 'Ledger of billed calls', 'ledger', true, {

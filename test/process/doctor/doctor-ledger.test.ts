@@ -90,7 +90,9 @@ describe('doctor on billed calls', () => {
     expect(limits.line).toMatch(
       /^! Limits \(GATEWAY_LIMITS\), across this user's server processes: video=2\/day \(2 used, none left: the next call is possible at \d{4}-\d\d-\d\d \d\d:\d\d UTC \(in (23 h 59 min|24 h 0 min)\)\); chat=100\/hour \(0 used, 100 left\); speech=3\/session \(counted in each server process\)$/,
     );
-    expect(limits.fix).toBe('Wait until then, or raise the limit in GATEWAY_LIMITS and restart the server.');
+    expect(limits.fix).toBe(
+      'Wait until the time it says, or raise the limit in GATEWAY_LIMITS and restart the server.',
+    );
     expect(lineOf(run.stdout, 'Prices').line).toBe(
       '✓ Prices (GATEWAY_PRICES): xai/*=0.05/second; estimated cost in the last 24 hours: 1.00',
     );
