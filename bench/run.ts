@@ -3,6 +3,7 @@
  * on the same machine. Nothing here asserts; goals are printed beside the ratios.
  */
 import { benchLatency } from './latency.js';
+import { benchLedger } from './ledger.js';
 import { ratio, startReferenceProcess } from './lib.js';
 import { benchMixedLoad } from './mixed-load.js';
 import { benchModelView } from './model-view.js';
@@ -18,6 +19,7 @@ try {
   const size = await benchOutputSize(service);
   const views = await benchModelView(service);
   const mixed = await benchMixedLoad(quick ? 50 : 200);
+  const ledger = await benchLedger(quick ? 100 : 500);
   const added = latency.toolCallMs - latency.directMs;
   const floor = latency.forwardingMs - latency.directMs;
   const rows: [string, string, string, string][] = [
@@ -62,6 +64,12 @@ try {
       `${mixed.loaded.p99.toFixed(2)} ms (same)`,
       `${mixed.alone.p99.toFixed(2)} ms (same)`,
       `${ratio(mixed.loaded.p99, mixed.alone.p99)} (goal ≤ 1.2×)`,
+    ],
+    [
+      "ledger: a billed call's added time, p99",
+      `${ledger.together.p99.toFixed(2)} ms (begin with lock and fdatasync + end; three processes at once; p50 ${ledger.together.p50.toFixed(2)} ms; one process alone p99 ${ledger.alone.p99.toFixed(2)} ms)`,
+      `${ledger.floor.p99.toFixed(2)} ms (one synced append per call, three processes at once; p50 ${ledger.floor.p50.toFixed(2)} ms)`,
+      `${ratio(ledger.together.p99, 5)} of the 5 ms goal (goal ≤ 1.0×)`,
     ],
     [
       'tools/list catalog',

@@ -18,6 +18,12 @@ async function main(): Promise<number | undefined> {
     process.stdout.write(`${VERSION}\n`); // allow-stdout: --version is not a server run
     return 0;
   }
+  if (command === 'usage') {
+    // A report for a person, read from the ledger: no server starts, and nothing is written.
+    const { usageCommand } = await import('./tools/usage/usage-command.js');
+    process.stdout.write(await usageCommand(config, json, createLogger(config.logLevel))); // allow-stdout: usage prints a report, it is not a server run
+    return 0;
+  }
   // The tool selection is validated before anything starts: nothing runs half-configured.
   selectTools(config);
   const log = createLogger(config.logLevel);
@@ -52,6 +58,11 @@ main().then(
     if (error instanceof ConfigError) {
       process.stderr.write(`gateway-tools-mcp: ${error.message}\n`);
       process.exit(2);
+    }
+    if (error instanceof Error && error.name === 'LedgerUnavailable') {
+      // `usage` could not read the ledger: its message says where and what to check.
+      process.stderr.write(`gateway-tools-mcp: ${error.message}\n`);
+      process.exit(1);
     }
     process.stderr.write(
       `gateway-tools-mcp: fatal: ${error instanceof Error ? error.message : String(error)}\n`,

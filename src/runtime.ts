@@ -1,6 +1,7 @@
 import type { Config } from './config/config.js';
 import { proxyPasswords } from './config/proxy-settings.js';
 import { createService, type Service } from './gateway/index.js';
+import { Ledger } from './ledger/ledger.js';
 import { createLogger, type Logger } from './lib/log.js';
 import { secretScrubber } from './lib/secrets.js';
 import { TranscriptCache } from './tools/audio/transcript-cache.js';
@@ -22,6 +23,14 @@ export interface Runtime {
   secrets: readonly string[];
   /** Settings that weaken the server (startup-warnings.ts): logged once, and told to each client. */
   startupWarnings: readonly string[];
+  /**
+   * The ledger of billed calls, shared with every server process of the user (GATEWAY_LEDGER_DIR),
+   * opened on first use: a server that bills nothing makes no folder. Throws LedgerUnavailable
+   * when it cannot be opened; a billed call is then not sent.
+   */
+  ledger(): Ledger;
+  /** Releases the ledger's lock file handles, if it was opened. */
+  closeLedger(): Promise<void>;
 }
 
 export function createRuntime(config: Config, startupWarnings: readonly string[] = []): Runtime {
@@ -32,15 +41,30 @@ export function createRuntime(config: Config, startupWarnings: readonly string[]
     ...proxyPasswords(config.proxy),
   ].filter((s): s is string => typeof s === 'string' && s.length >= MIN_SECRET_LENGTH);
   const scrub = secretScrubber(secrets);
+  const log = createLogger(config.logLevel, scrub);
+  let ledger: Ledger | undefined;
   return {
     config,
     secrets,
     service: createService(config, scrub, secrets),
     pages: new PageCache(),
     transcripts: new TranscriptCache(),
-    log: createLogger(config.logLevel, scrub),
+    log,
     scrub,
     startupWarnings,
+    ledger: () => {
+      ledger ??= Ledger.open({
+        dir: config.ledgerDir,
+        limits: config.limits,
+        prices: config.prices,
+        duplicateWindowSeconds: config.duplicateWindowSeconds,
+        log,
+      });
+      return ledger;
+    },
+    closeLedger: async () => {
+      await ledger?.close();
+    },
   };
 }
 
@@ -61,4 +85,5 @@ function urlPassword(baseUrl: string): string[] {
 
 export async function closeRuntime(runtime: Runtime): Promise<void> {
   await runtime.service.client.close();
+  await runtime.closeLedger();
 }

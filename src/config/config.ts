@@ -1,13 +1,18 @@
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { z } from 'zod';
 import { withoutCredentials } from '../lib/urls.js';
 import { ProxySettingError, type ProxySettings, readProxySettings } from './proxy-settings.js';
 import { type RawSettings, rawSchema, SETTINGS } from './settings.js';
 import { isWorkspaceDir, userDataDir } from './user-dirs.js';
 
-export type Config = Omit<z.output<typeof rawSchema>, 'apiKeyFile' | 'outputDir' | 'inputRoots'> & {
+export type Config = Omit<
+  z.output<typeof rawSchema>,
+  'apiKeyFile' | 'outputDir' | 'inputRoots' | 'ledgerDir'
+> & {
   apiKey: string | undefined;
+  /** Where the ledger of billed calls is (absolute). */
+  ledgerDir: string;
   /** Where files are saved when the client offers no roots (absolute). */
   outputDir: string;
   /** GATEWAY_OUTPUT_DIR as given: a relative one goes under the client's first root when it has roots. */
@@ -23,7 +28,7 @@ export type Config = Omit<z.output<typeof rawSchema>, 'apiKeyFile' | 'outputDir'
   cwdIsWorkspace: boolean;
 };
 
-export type Command = 'serve' | 'doctor' | 'help' | 'version';
+export type Command = 'serve' | 'doctor' | 'usage' | 'help' | 'version';
 
 export interface ParsedCommandLine {
   command: Command;
@@ -50,7 +55,7 @@ export function parseCommandLine(
     const arg = argv[i] as string;
     if (arg === '--help' || arg === '-h') command = 'help';
     else if (arg === '--version' || arg === '-v') command = command === 'help' ? 'help' : 'version';
-    else if (arg === 'doctor' && command === 'serve') command = 'doctor';
+    else if ((arg === 'doctor' || arg === 'usage') && command === 'serve') command = arg;
     else if (arg === '--json') json = true;
     else if (arg.startsWith('--')) {
       const [flag, inline] = splitFlag(arg);
@@ -90,7 +95,7 @@ export function parseCommandLine(
     const alias = where === setting.env ? setting.flag : setting.env;
     throw new ConfigError(`invalid ${where} (${alias}): ${issue.message}${shown}`);
   }
-  const { apiKeyFile, outputDir, inputRoots, ...rest } = parsed.data;
+  const { apiKeyFile, outputDir, inputRoots, ledgerDir, ...rest } = parsed.data;
   const cwdIsWorkspace = isWorkspaceDir(cwd);
   const inputRootsSet = inputRoots !== undefined && inputRoots.length > 0;
   return {
@@ -101,6 +106,7 @@ export function parseCommandLine(
       apiKey: rest.apiKey ?? readKeyFile(apiKeyFile, origin.apiKeyFile ?? 'GATEWAY_API_KEY_FILE'),
       outputDir: resolve(cwdIsWorkspace ? cwd : userDataDir(env), outputDir),
       outputDirSetting: outputDir,
+      ledgerDir: resolve(cwd, ledgerDir ?? join(userDataDir(env), 'ledger')),
       inputRoots: inputRootsSet ? inputRoots.map((r) => resolve(cwd, r)) : cwdIsWorkspace ? [cwd] : [],
       inputRootsSet,
       cwd,

@@ -35,14 +35,18 @@ export function helpText(version: string): string {
   return [
     ...wrap(
       `gateway-tools-mcp ${version} — an AI gateway as MCP tools: web search, web fetch, video ` +
-        'jobs, speech, transcription, list_models and ask_model.',
+        'jobs, speech, transcription, list_models and ask_model, and a usage report of what billed calls cost.',
       LINE_WIDTH,
     ),
     '',
     'Usage:',
     '  gateway-tools-mcp [options]          serve MCP (stdio unless --transport http)',
     '  gateway-tools-mcp doctor [--json]    check the gateway, the key, the default models, the',
-    '                                       output directory and the input roots',
+    '                                       output directory and the input roots, the ledger and',
+    '                                       the limits',
+    '  gateway-tools-mcp usage [--json]     billed calls per kind in the last hour and day, the',
+    '                                       limits and what they leave, the estimated cost and the',
+    '                                       latest calls, from the ledger (GATEWAY_LEDGER_DIR)',
     '  gateway-tools-mcp --help | --version',
     '',
     'Options (each also read from the environment variable beside it; flags win):',

@@ -3,6 +3,9 @@
 // docs/configuration.md (scripts/configuration-doc.ts) are all made from it, so none can drift.
 import { z } from 'zod';
 import { parseHostEntry } from '../gateway/url-guard.js';
+import { DEFAULT_DUPLICATE_WINDOW_SECONDS, RETENTION_DAYS } from '../ledger/kinds.js';
+import { parseLimits } from '../ledger/limits.js';
+import { parsePrices } from '../ledger/prices.js';
 import { LOG_LEVELS } from '../lib/log.js';
 import { isHttpUrl } from '../lib/urls.js';
 import { CONFIRM_CHOICES, confirmKinds } from '../mcp/confirm.js';
@@ -14,6 +17,7 @@ export const SETTING_GROUPS = {
   gateway: 'The gateway',
   models: 'Default models',
   tools: 'Tools',
+  ledger: 'Billed calls: the ledger, limits and prices',
   files: 'Files',
   server: 'Running',
   http: 'HTTP transport',
@@ -65,6 +69,14 @@ const intIn = (min: number, max: number) =>
     .int('must be an integer')
     .min(min, `must be at least ${min}`)
     .max(max, `must be at most ${max}`);
+/** A setting with a grammar of its own: its parser's first error is the message. */
+const grammar = <T>(parse: (text: string) => { ok: true; value: T } | { ok: false; error: string }) =>
+  z.string().transform((text, ctx) => {
+    const parsed = parse(text);
+    if (parsed.ok) return parsed.value;
+    ctx.addIssue({ code: 'custom', message: parsed.error });
+    return z.NEVER;
+  });
 const httpUrl = z
   .string()
   .trim()
@@ -203,6 +215,43 @@ const SETTING_TABLE = {
         `ask the user before billed calls of these kinds, comma-separated: ${CONFIRM_CHOICES.join(', ')} ` +
         '(audio: speech and transcription); only clients with elicitation ask (Claude Code, Cursor, ' +
         'VS Code, Codex), others and a stateless HTTP server are not asked',
+    }),
+  },
+  ledger: {
+    ledgerDir: setting({
+      env: 'GATEWAY_LEDGER_DIR',
+      schema: z.string().trim().min(1),
+      computedDefault:
+        'ledger in the per-user data directory (~/.local/share/gateway-tools-mcp/ledger on Linux)',
+      help:
+        'where billed calls are recorded, before each is sent and with its outcome: JSON Lines, one file ' +
+        `per UTC day, kept ${RETENTION_DAYS} days; every server process of the user shares it, so give them all the same one`,
+    }),
+    limits: setting({
+      env: 'GATEWAY_LIMITS',
+      schema: grammar(parseLimits),
+      default: [],
+      help:
+        'most billed calls per period, comma-separated kind=count/period, e.g. video=5/day,chat=300/hour: ' +
+        'kinds video, speech, transcription, chat, search, fetch; periods hour and day (rolling, across ' +
+        'processes) and session (this process); cost=2.50/day limits the estimated cost (see GATEWAY_PRICES)',
+    }),
+    prices: setting({
+      env: 'GATEWAY_PRICES',
+      schema: grammar(parsePrices),
+      default: [],
+      help:
+        'prices for cost estimates and cost limits, comma-separated [kind:]model=price/unit, e.g. ' +
+        'xai/grok-imagine-video=0.05/second or chat:*=0.5/1m-tokens: * in a model matches anything; units ' +
+        'call, second, minute, char, 1k-chars, 1m-chars, token, 1k-tokens, 1m-tokens',
+    }),
+    duplicateWindowSeconds: setting({
+      env: 'GATEWAY_DUPLICATE_WINDOW_SECONDS',
+      schema: intIn(0, 86_400),
+      default: DEFAULT_DUPLICATE_WINDOW_SECONDS,
+      help:
+        'a billed call identical to one accepted this recently (same tool, model, prompt or text, inputs ' +
+        'and options) is answered from the ledger instead of sent again; 0 turns the guard off',
     }),
   },
   files: {

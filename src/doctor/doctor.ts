@@ -1,7 +1,8 @@
 // `gateway-tools-mcp doctor`: checks what the tools need — the service answers, the key is
-// accepted, which models serve each capability (the same defaults the tools pick), and the
-// output directory is writable — and says how to fix each problem. Never prints the key, nor
-// credentials in the base URL (masked everywhere the one way lib/urls.ts does it).
+// accepted, which models serve each capability (the same defaults the tools pick), the output
+// directory and the ledger of billed calls are writable, the limits in force — and says how to
+// fix each problem. Never prints the key, nor credentials in the base URL (masked everywhere the
+// one way lib/urls.ts does it).
 
 import type { Config } from '../config/config.js';
 import { withoutCredentials } from '../lib/urls.js';
@@ -11,6 +12,7 @@ import { VERSION } from '../version.js';
 import { type Check, type CheckStatus, type DoctorReport, ok, skipped } from './check.js';
 import { checkInputRoots, checkWorkspace, usesFiles } from './file-checks.js';
 import { gatewayGuide } from './gateway-guide.js';
+import { checkLedger } from './ledger-checks.js';
 import { checkKey, checkRole, checkService } from './service-checks.js';
 
 export type { Check, CheckStatus, DoctorReport } from './check.js';
@@ -48,6 +50,7 @@ export async function runDoctor(config: Config, options: DoctorOptions = {}): Pr
       else checks.push(skipped(role, label, required, why));
     }
     if (usesFiles(config)) checks.push(...(await checkWorkspace(config)), ...(await checkInputRoots(config)));
+    checks.push(...(await checkLedger(config, runtime.log)));
     if (config.confirm.length > 0) {
       const message = `Confirmation before billed ${config.confirm.join(', ')} calls: asked by clients with elicitation (Claude Code, Cursor, VS Code, Codex); other clients, and stateless HTTP, are not asked`;
       checks.push(ok('confirm', false, message));

@@ -27,13 +27,26 @@ function clientRootsAsked(config: Config): boolean {
   return !(config.transport === 'http' && config.stateless);
 }
 
+/** What a folder check says besides where: the fix, and when a missing folder is made. */
+export interface FolderWords {
+  fix: string;
+  madeOn: string;
+}
+
+const OUTPUT_FOLDER: FolderWords = {
+  fix: 'Set GATEWAY_OUTPUT_DIR to a directory you can write to, or fix its permissions.',
+  madeOn: 'the first save',
+};
+
+/** Whether a folder can be written, or made where it is missing; nothing is left behind. */
 export async function checkOutputDir(
   dir: string,
   label = 'Output directory',
   id = 'output_dir',
   required = true,
+  words: FolderWords = OUTPUT_FOLDER,
 ): Promise<Check> {
-  const fix = 'Set GATEWAY_OUTPUT_DIR to a directory you can write to, or fix its permissions.';
+  const { fix } = words;
   const existing = await nearestExisting(dir);
   if (!existing.isDirectory) {
     return fail(id, required, `${label} ${dir} cannot be created: ${existing.path} is not a directory`, fix);
@@ -44,7 +57,7 @@ export async function checkOutputDir(
   const message =
     existing.path === dir
       ? `${label} writable: ${dir}`
-      : `${label} ${dir} does not exist yet; it will be created on the first save (${existing.path} is writable)`;
+      : `${label} ${dir} does not exist yet; it will be created on ${words.madeOn} (${existing.path} is writable)`;
   return ok(id, required, message);
 }
 

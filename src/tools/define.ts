@@ -38,8 +38,8 @@ export interface ToolContext {
 }
 
 /**
- * The MCP annotations a tool is listed with: the tools come in three kinds. Every tool reaches
- * the world beyond this server (the gateway and its providers), and none deletes anything.
+ * The MCP annotations a tool is listed with: the tools come in four kinds. None deletes anything;
+ * all but the `local` ones reach the world beyond this server (the gateway and its providers).
  */
 export const ANNOTATIONS = {
   /** Reads only, and the same call again has no further effect (searches, reads, status checks). */
@@ -48,6 +48,8 @@ export const ANNOTATIONS = {
   answer: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   /** Each call makes something new, billed again: a saved file, a video job. */
   create: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  /** Reads only this server's own records (the ledger of billed calls): free, and nothing is sent. */
+  local: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 } as const satisfies Record<string, ToolAnnotations>;
 
 /** One tool, as data. The registry is the only code that hands these to the SDK. */

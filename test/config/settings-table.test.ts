@@ -59,6 +59,7 @@ describe('--help', () => {
       audio_transcribe: 'transcription',
       list_models: 'list_models',
       ask_model: 'ask_model',
+      usage: 'usage',
     };
     for (const tool of ALL_TOOLS) {
       expect(family[tool.name], `${tool.name} has no family in this test`).toBeDefined();

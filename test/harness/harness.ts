@@ -18,6 +18,14 @@ export const CLI = join(PROJECT_ROOT, 'dist/cli.js');
  */
 export const SERVER_NODE = process.env.SERVER_NODE || process.execPath;
 
+/**
+ * What a spawned server gets besides a test's own settings: PATH, and a ledger of billed calls of
+ * its own (a test that shares one between processes names it), never the user's.
+ */
+function serverEnvDefaults(): Record<string, string> {
+  return { PATH: process.env.PATH ?? '', GATEWAY_LEDGER_DIR: tempDir('gtm-ledger-') };
+}
+
 export interface Connected {
   client: Client;
   runtime: Runtime;
@@ -49,7 +57,11 @@ export async function connectInMemory(
   argv: string[] = [],
   client: Client = testClient(),
 ): Promise<Connected> {
-  const { config } = parseCommandLine(argv, { GATEWAY_LOG_LEVEL: 'error', ...env }, env.CWD ?? tempDir());
+  const { config } = parseCommandLine(
+    argv,
+    { GATEWAY_LOG_LEVEL: 'error', GATEWAY_LEDGER_DIR: tempDir('gtm-ledger-'), ...env },
+    env.CWD ?? tempDir(),
+  );
   const runtime = createRuntime(config);
   const server = createServer(runtime);
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
@@ -82,7 +94,7 @@ export async function connectStdio(
   const transport = new StdioClientTransport({
     command: SERVER_NODE,
     args: [CLI, ...args],
-    env: { PATH: process.env.PATH ?? '', GATEWAY_LOG_LEVEL: 'info', ...env },
+    env: { ...serverEnvDefaults(), GATEWAY_LOG_LEVEL: 'info', ...env },
     cwd: env.CWD ?? tempDir(),
     stderr: 'pipe',
   });
@@ -110,7 +122,7 @@ export function runCli(
 ): Promise<RunResult> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(SERVER_NODE, [CLI, ...args], {
-      env: { PATH: process.env.PATH ?? '', ...env },
+      env: { ...serverEnvDefaults(), ...env },
       cwd: env.CWD ?? tempDir(),
       stdio: ['pipe', 'pipe', 'pipe'],
     });
@@ -159,7 +171,7 @@ export interface RawServer {
 /** Spawns the built CLI with raw pipes, for tests of stdout purity, signals and exit codes. */
 export function spawnServer(env: Record<string, string>, args: string[] = []): RawServer {
   const child = spawn(SERVER_NODE, [CLI, ...args], {
-    env: { PATH: process.env.PATH ?? '', ...env },
+    env: { ...serverEnvDefaults(), ...env },
     cwd: env.CWD ?? tempDir(),
     stdio: ['pipe', 'pipe', 'pipe'],
   });

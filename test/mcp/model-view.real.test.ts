@@ -227,7 +227,7 @@ describe('GATEWAY_RESULT_FORMAT=text, the built server over stdio', () => {
     const server = await connectStdio({ ...gw.env, GATEWAY_RESULT_FORMAT: 'text', CWD: cwd });
     try {
       const { tools } = await server.client.listTools();
-      expect(tools).toHaveLength(10);
+      expect(tools).toHaveLength(11);
       expect(tools.filter((t) => t.outputSchema)).toEqual([]);
       const url = fetchUrl('text');
       const result = (await server.client.callTool({

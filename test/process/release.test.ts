@@ -129,6 +129,7 @@ describe('the MCP bundle (.mcpb)', () => {
       'audio_transcribe',
       'list_models',
       'ask_model',
+      'usage',
     ]);
   });
 

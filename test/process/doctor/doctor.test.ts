@@ -85,6 +85,8 @@ describe('gateway-tools-mcp doctor', () => {
       'output_dir_default',
       'workspace',
       'input_root',
+      'ledger',
+      'limits',
     ]);
     expect(report.checks.every((c) => c.status === 'ok')).toBe(true);
     expect(report.checks.find((c) => c.id === 'output_dir')?.message).toMatch(/^Output directory writable/);

@@ -1,0 +1,74 @@
+// Doctor's lines about billed calls: the ledger's folder and whether this user can write it (a
+// billed call the ledger cannot record is not sent), the limits in force with what they leave,
+// and the prices. Read only: the folder is not made, nothing is recorded, nothing is spent.
+
+import type { Config } from '../config/config.js';
+import { money } from '../ledger/evaluate.js';
+import { LedgerUnavailable, type UsageReport } from '../ledger/ledger.js';
+import type { Logger } from '../lib/log.js';
+import { ledgerReader } from '../tools/usage/read-usage.js';
+import { type LimitData, usageData } from '../tools/usage/usage-data.js';
+import { limitState } from '../tools/usage/usage-text.js';
+import { type Check, ok, warn } from './check.js';
+import { checkOutputDir } from './file-checks.js';
+
+const RAISE = 'Wait until the time it says, or raise the limit in GATEWAY_LIMITS and restart the server.';
+
+export async function checkLedger(config: Config, log: Logger): Promise<Check[]> {
+  const folder = await checkOutputDir(config.ledgerDir, 'Ledger of billed calls', 'ledger', true, {
+    fix: 'Set GATEWAY_LEDGER_DIR to a directory this user can write, or fix its permissions: a billed call the ledger cannot record is not sent.',
+    madeOn: 'the first billed call',
+  });
+  const checks = [folder];
+  const read = await readReport(config, log);
+  checks.push(limitsCheck(config, read));
+  if (config.prices.length > 0) {
+    const cost = 'report' in read ? read.report.periods.day.cost : null;
+    const spent = cost === null ? '' : `; estimated cost in the last 24 hours: ${money(cost)}`;
+    checks.push(
+      ok('prices', false, `Prices (GATEWAY_PRICES): ${config.prices.map((p) => p.text).join(', ')}${spent}`),
+    );
+  }
+  return checks;
+}
+
+async function readReport(config: Config, log: Logger): Promise<{ report: UsageReport } | { why: string }> {
+  const reader = ledgerReader(config, log);
+  try {
+    return { report: await reader.usage(0) };
+  } catch (error) {
+    if (error instanceof LedgerUnavailable) return { why: error.message };
+    throw error;
+  } finally {
+    await reader.close();
+  }
+}
+
+function limitsCheck(config: Config, read: { report: UsageReport } | { why: string }): Check {
+  if (config.limits.length === 0)
+    return ok('limits', false, 'Limits: none (GATEWAY_LIMITS is not set), so billed calls are not bounded');
+  if (!('report' in read)) {
+    const listed = config.limits.map((l) => l.text).join(', ');
+    return warn(
+      'limits',
+      false,
+      `Limits (GATEWAY_LIMITS): ${listed}; how much of them is used is unknown. ${read.why}`,
+      'Fix GATEWAY_LEDGER_DIR (see the ledger line).',
+    );
+  }
+  const now = Date.parse(read.report.at);
+  const limits = usageData(read.report, false).limits;
+  const shown = limits.map((l) => `${l.limit} (${limitState(l, now)})`).join('; ');
+  const message = `Limits (GATEWAY_LIMITS), across this user's server processes: ${shown}`;
+  if (config.limits.some((l) => l.subject === 'cost') && config.prices.length === 0) {
+    return warn(
+      'limits',
+      false,
+      `${message}; a cost limit never stops a call while GATEWAY_PRICES is empty`,
+      'Set GATEWAY_PRICES (e.g. xai/grok-imagine-video=0.05/second) so calls have an estimated cost.',
+    );
+  }
+  const full = limits.filter((l: LimitData) => l.left === 0);
+  if (full.length > 0) return warn('limits', false, message, RAISE);
+  return ok('limits', false, message);
+}

@@ -1,0 +1,165 @@
+// Reading the day files into memory, incrementally: each file's read position is remembered and
+// only bytes appended since are parsed, so checking a limit costs a stat and a short read.
+// Damaged lines are skipped with a warning (through the caller), never a crash; a last line
+// without its newline is kept back until it is complete (another process may be writing it).
+
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  type BeginRecord,
+  dayFileName,
+  type EndRecord,
+  type LedgerRecord,
+  MAX_LINE_BYTES,
+  parseLine,
+  type StatusRecord,
+} from './records.js';
+
+/** A damaged line: the file, the byte it starts at (-1: the whole file), what is wrong. */
+export type DamageReport = (file: string, offset: number, why: string) => void;
+
+/** One billed call as the files tell it so far: its begin, and its end once written. */
+export interface CallEntry {
+  id: string;
+  begin?: BeginRecord;
+  end?: EndRecord;
+  /** When it was begun, in ms (the begin's `at`, parsed once). */
+  beganAt: number;
+  /** The day file its earliest record came from. */
+  day: string;
+}
+
+/** Reads one file from where the last read stopped. */
+export class DayCursor {
+  /** Bytes read so far: complete lines plus the held-back fragment. */
+  private readTo = 0;
+  private fragment = Buffer.alloc(0);
+
+  constructor(
+    readonly path: string,
+    private readonly damaged: DamageReport,
+  ) {}
+
+  /** The file's size as last read: what has been appended to it, damaged lines included. */
+  get size(): number {
+    return this.readTo;
+  }
+
+  /** Parses what has been appended since the last read; a missing file has no records. */
+  readNew(onRecord: (record: LedgerRecord) => void): void {
+    // One stat when nothing is new (the common case), and no exception for a missing file.
+    const size = statSync(this.path, { throwIfNoEntry: false })?.size ?? 0;
+    if (size === this.readTo) return;
+    if (size < this.readTo) {
+      // Truncated or replaced by hand: read it again (records merge by id, so none counts twice).
+      this.damaged(this.path, -1, 'shrank (edited by hand?); it is read again from the start');
+      this.readTo = 0;
+      this.fragment = Buffer.alloc(0);
+    }
+    const fd = openSync(this.path, 'r');
+    try {
+      while (this.readTo < size) {
+        const chunk = Buffer.allocUnsafe(Math.min(size - this.readTo, READ_CHUNK));
+        const got = readSync(fd, chunk, 0, chunk.length, this.readTo);
+        if (got === 0) break;
+        this.consume(chunk.subarray(0, got), onRecord);
+      }
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  private consume(chunk: Buffer, onRecord: (record: LedgerRecord) => void): void {
+    const data = this.fragment.length > 0 ? Buffer.concat([this.fragment, chunk]) : chunk;
+    const dataStart = this.readTo - this.fragment.length;
+    this.readTo += chunk.length;
+    let start = 0;
+    for (let newline = data.indexOf(0x0a); newline !== -1; newline = data.indexOf(0x0a, start)) {
+      const line = data.toString('utf8', start, newline);
+      if (line.trim()) {
+        const parsed = parseLine(line);
+        if (parsed.damage) this.damaged(this.path, dataStart + start, parsed.damage);
+        if (parsed.record) onRecord(parsed.record);
+      }
+      start = newline + 1;
+    }
+    this.fragment = Buffer.from(data.subarray(start));
+    // No write is longer than a line: this much without a newline is damage, not a write under way.
+    if (this.fragment.length > 2 * MAX_LINE_BYTES) {
+      this.damaged(this.path, dataStart + start, 'a run of bytes with no line end');
+      this.fragment = Buffer.alloc(0);
+    }
+  }
+}
+
+const READ_CHUNK = 1 << 20;
+
+/** The calls and job states read so far from the files being followed. */
+export class LedgerIndex {
+  readonly entries = new Map<string, CallEntry>();
+  /** The last known state of each video job, by job id. */
+  readonly statuses = new Map<string, StatusRecord>();
+  private readonly cursors = new Map<string, DayCursor>();
+
+  constructor(
+    private readonly dir: string,
+    private readonly damaged: DamageReport,
+  ) {}
+
+  /**
+   * Reads what is new in the given days' files. Files of other days stop being followed, and
+   * their calls are forgotten unless `keep` says otherwise (this session's own calls).
+   */
+  refresh(days: readonly string[], keep: (entry: CallEntry) => boolean): void {
+    for (const day of [...this.cursors.keys()]) {
+      if (days.includes(day)) continue;
+      this.cursors.delete(day);
+      for (const [id, entry] of this.entries) if (entry.day === day && !keep(entry)) this.entries.delete(id);
+      for (const [job, status] of this.statuses) if (status.at.slice(0, 10) <= day) this.statuses.delete(job);
+    }
+    for (const day of days) {
+      let cursor = this.cursors.get(day);
+      if (!cursor) {
+        cursor = new DayCursor(join(this.dir, dayFileName(day)), this.damaged);
+        this.cursors.set(day, cursor);
+      }
+      cursor.readNew((record) => addRecord(this.entries, this.statuses, record, day));
+    }
+  }
+
+  /**
+   * Adds a record this process has just appended: known at once, however soon its day stops being
+   * followed. Read back from the file later, it merges into the same entry.
+   */
+  add(record: LedgerRecord, day: string): void {
+    addRecord(this.entries, this.statuses, record, day);
+  }
+
+  /** How many bytes a followed day's file holds, as last read. */
+  sizeOf(day: string): number {
+    return this.cursors.get(day)?.size ?? 0;
+  }
+}
+
+/** Adds a record to the calls and job states it belongs to. */
+export function addRecord(
+  entries: Map<string, CallEntry>,
+  statuses: Map<string, StatusRecord>,
+  record: LedgerRecord,
+  day: string,
+): void {
+  if (record.type === 'status') {
+    const known = statuses.get(record.job);
+    if (!known || known.at <= record.at) statuses.set(record.job, record);
+    return;
+  }
+  let entry = entries.get(record.id);
+  if (!entry) {
+    entry = { id: record.id, day, beganAt: Number.NaN };
+    entries.set(record.id, entry);
+  }
+  if (record.type === 'begin') {
+    entry.begin = record;
+    entry.beganAt = Date.parse(record.at);
+  } else entry.end = record;
+}

@@ -1,0 +1,34 @@
+// Reading the ledger for a usage report. Reading never makes the ledger's folder: a server that
+// has billed nothing, `gateway-tools-mcp usage` and doctor leave no trace.
+
+import { existsSync } from 'node:fs';
+import type { Config } from '../../config/config.js';
+import { Ledger, type LedgerReader, type UsageReport } from '../../ledger/ledger.js';
+import type { Logger } from '../../lib/log.js';
+import type { Runtime } from '../../runtime.js';
+import { LATEST_CALLS } from './usage-data.js';
+
+/** The ledger of GATEWAY_LEDGER_DIR opened to report on it: nothing is made or written. */
+export function ledgerReader(config: Config, log: Logger): LedgerReader {
+  return Ledger.read({
+    dir: config.ledgerDir,
+    limits: config.limits,
+    prices: config.prices,
+    duplicateWindowSeconds: config.duplicateWindowSeconds,
+    log,
+  });
+}
+
+/**
+ * This server's report: its own ledger (which knows this process's calls as they happen), or,
+ * while no folder exists, a reading of none. Throws LedgerUnavailable when it cannot be read.
+ */
+export async function serverUsage(runtime: Runtime): Promise<UsageReport> {
+  if (existsSync(runtime.config.ledgerDir)) return runtime.ledger().usage(LATEST_CALLS);
+  const reader = ledgerReader(runtime.config, runtime.log);
+  try {
+    return await reader.usage(LATEST_CALLS);
+  } finally {
+    await reader.close();
+  }
+}

@@ -1,0 +1,171 @@
+// `gateway-tools-mcp usage` (the built CLI): the report for a person, a table or --json, read from
+// the ledger the server processes write without making or changing it; an invalid GATEWAY_LIMITS
+// stops it, and doctor, as it stops start-up.
+
+import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { Ledger } from '../../src/ledger/ledger.js';
+import { parseLimits } from '../../src/ledger/limits.js';
+import type { UsageData } from '../../src/tools/usage/usage-data.js';
+import { runCli, tempDir } from '../harness/harness.js';
+
+const quiet = { level: 'error' as const, error() {}, warn() {}, info() {}, debug() {} };
+
+/** Records calls as a server process does, then closes its ledger. */
+async function recordCalls(dir: string): Promise<void> {
+  const ledger = Ledger.open({ dir, log: quiet });
+  const calls = [
+    {
+      kind: 'video',
+      tool: 'video_generate',
+      model: 'xai/grok-imagine-video',
+      text: 'a lighthouse at dusk',
+      amount: 8,
+    },
+    {
+      kind: 'video',
+      tool: 'video_generate',
+      model: 'xai/grok-imagine-video',
+      text: 'a cat surfing',
+      amount: 6,
+    },
+    { kind: 'chat', tool: 'ask_model', model: 'openai/gpt-4o-mini', text: 'what is a ledger', amount: 1000 },
+  ] as const;
+  for (const { amount, ...call } of calls) {
+    const begun = await ledger.begin(call);
+    if (begun.status !== 'go') throw new Error(begun.status);
+    await ledger.end(begun.id, {
+      outcome: 'accepted',
+      amount,
+      ...(call.kind === 'video' ? { jobId: 'vj' } : {}),
+    });
+  }
+  await ledger.close();
+}
+
+const SETTINGS = {
+  GATEWAY_LIMITS: 'video=2/day,chat=100/hour,speech=3/session',
+  GATEWAY_PRICES: 'xai/*=0.05/second',
+};
+
+describe('gateway-tools-mcp usage', () => {
+  it('says there is no ledger yet, exits 0 and makes no folder', async () => {
+    const dir = join(tempDir(), 'ledger');
+    const run = await runCli(['usage'], { GATEWAY_LEDGER_DIR: dir, GATEWAY_LIMITS: 'video=2/day' });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(
+      new RegExp(`^There is no ledger yet in ${dir}: no billed call has been recorded there.\n`),
+    );
+    expect(run.stdout).toContain('No billed calls in the last 24 hours.');
+    expect(run.stdout).toContain('  video=2/day  0 used, 2 left');
+    const json = await runCli(['usage', '--json'], { GATEWAY_LEDGER_DIR: dir });
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      ledger: dir,
+      ledger_exists: false,
+      limits: [],
+      latest: [],
+    });
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  it('shows the calls of the server processes as a table, and --json the same data, changing nothing', async () => {
+    const dir = tempDir('gtm-ledger-');
+    await recordCalls(dir);
+    // What a server would sweep (a day file past its retention) stays: usage only reads.
+    writeFileSync(join(dir, '2020-01-01.jsonl'), '');
+    const before = readdirSync(dir).map((name) => [name, readFileSync(join(dir, name), 'utf8')]);
+    const run = await runCli(['usage'], { GATEWAY_LEDGER_DIR: dir, ...SETTINGS });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toBe('');
+    const lines = run.stdout.split('\n');
+    expect(lines[0]).toBe(`Billed calls of every server process of this user (ledger ${dir})`);
+    // No session column: this process is no server.
+    expect(lines).toContain('  kind              last hour         last 24 h');
+    expect(lines).toContain('  video             2 (14 s)          2 (14 s)');
+    expect(lines).toContain('  chat              1 (1,000 tokens)  1 (1,000 tokens)');
+    expect(lines).toContain('  cost (estimated)  0.7               0.7');
+    expect(run.stdout).toContain('The cost leaves out 1 call no price in GATEWAY_PRICES applies to.');
+    expect(lines).toContain('Limits (GATEWAY_LIMITS):');
+    expect(lines.find((l) => l.startsWith('  video=2/day'))).toMatch(
+      /^ {2}video=2\/day {7}2 used, none left: the next call is possible at \d{4}-\d\d-\d\d \d\d:\d\d UTC \(in (23 h 59 min|24 h 0 min)\)$/,
+    );
+    expect(lines).toContain('  chat=100/hour     1 used, 99 left');
+    expect(lines).toContain('  speech=3/session  counted in each server process');
+    expect(lines).toContain('Latest calls:');
+    expect(lines.filter((l) => /^ {2}\d{4}-\d\d-\d\d \d\d:\d\d UTC {2}/.test(l))).toEqual([
+      expect.stringMatching(/ask_model {7}openai\/gpt-4o-mini {6}accepted {2}what is a ledger$/),
+      expect.stringMatching(/video_generate {2}xai\/grok-imagine-video {2}accepted {2}a cat surfing$/),
+      expect.stringMatching(/video_generate {2}xai\/grok-imagine-video {2}accepted {2}a lighthouse at dusk$/),
+    ]);
+
+    const json = await runCli(['usage', '--json'], { GATEWAY_LEDGER_DIR: dir, ...SETTINGS });
+    expect(json.code).toBe(0);
+    const data = JSON.parse(json.stdout) as UsageData & { ledger_exists: boolean };
+    expect(data.ledger_exists).toBe(true);
+    expect(Object.keys(data.periods)).toEqual(['hour', 'day']);
+    expect(data.periods.day).toEqual({
+      calls: { video: 2, speech: 0, transcription: 0, chat: 1, search: 0, fetch: 0 },
+      amounts: { video_seconds: 14, chat_tokens: 1000 },
+      cost: 0.7,
+      unpriced: 1,
+      unknown: 0,
+      not_billed: 0,
+    });
+    expect(data.limits).toEqual([
+      { limit: 'video=2/day', used: 2, left: 0, next_at: expect.stringMatching(/Z$/) },
+      { limit: 'chat=100/hour', used: 1, left: 99, next_at: null },
+      { limit: 'speech=3/session', used: null, left: null, next_at: null },
+    ]);
+    expect(data.latest.map((c) => [c.tool, c.outcome, c.words])).toEqual([
+      ['ask_model', 'accepted', 'what is a ledger'],
+      ['video_generate', 'accepted', 'a cat surfing'],
+      ['video_generate', 'accepted', 'a lighthouse at dusk'],
+    ]);
+    // Read only: the same files with the same bytes, none removed and no lock holder left behind.
+    expect(readdirSync(dir).map((name) => [name, readFileSync(join(dir, name), 'utf8')])).toEqual(before);
+  });
+
+  it('skips a damaged line with a warning, and counts the rest', async () => {
+    const dir = tempDir('gtm-ledger-');
+    await recordCalls(dir);
+    const [day] = readdirSync(dir).filter((name) => name.endsWith('.jsonl'));
+    appendFileSync(join(dir, day as string), '{"type":"begin","id":"torn\n');
+    const run = await runCli(['usage', '--json'], { GATEWAY_LEDGER_DIR: dir });
+    expect(run.code).toBe(0);
+    expect(run.stderr).toMatch(/skipped a damaged line in .*\.jsonl at byte \d+/);
+    expect((JSON.parse(run.stdout) as UsageData).periods.day?.calls.video).toBe(2);
+  });
+
+  it('says in one line when the ledger cannot be read, and exits 1', async () => {
+    const file = join(tempDir(), 'not-a-folder');
+    writeFileSync(file, 'x');
+    const run = await runCli(['usage'], { GATEWAY_LEDGER_DIR: file });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toBe(
+      `gateway-tools-mcp: The ledger of billed calls in ${file} cannot be read (ENOTDIR); check GATEWAY_LEDGER_DIR.\n`,
+    );
+  });
+
+  it('is named by --help', async () => {
+    const run = await runCli(['--help']);
+    expect(run.stdout).toMatch(/^ {2}gateway-tools-mcp usage \[--json\] +billed calls per kind/m);
+  });
+});
+
+describe('an invalid GATEWAY_LIMITS', () => {
+  it('stops start-up, doctor and usage alike: exit status 2 and one line naming it', async () => {
+    const env = { GATEWAY_LIMITS: 'video=5/week' };
+    expect(parseLimits(env.GATEWAY_LIMITS).ok).toBe(false);
+    const runs = await Promise.all([runCli([], env), runCli(['doctor'], env), runCli(['usage'], env)]);
+    for (const run of runs) {
+      expect(run.code).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toBe(
+        'gateway-tools-mcp: invalid GATEWAY_LIMITS (--limits): "video=5/week": the period must be hour, day or session (got "video=5/week")\n',
+      );
+    }
+  });
+});
