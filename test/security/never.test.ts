@@ -97,7 +97,7 @@ describe('what the server never does', () => {
     expect(stdoutLines.filter((l) => !l.marked || l.file !== 'cli.ts')).toEqual([]);
   });
 
-  it('writes files only where the output directory, the private temp dir and the doctor probe live', () => {
+  it('writes files only where the output directory, the ledger, the private temp dir and the doctor probe live', () => {
     const writers = [
       'writeFile',
       'writeFileSync',
@@ -133,6 +133,9 @@ describe('what the server never does', () => {
       'files/download.ts', // a private temporary directory, always removed
       'files/exit-cleanup.ts', // removes this process's temporary files when it exits
       'files/output-files.ts', // the output directory
+      'ledger/day-files.ts', // the ledger's day files in GATEWAY_LEDGER_DIR, and removing old ones
+      'ledger/ledger.ts', // the ledger's folder (GATEWAY_LEDGER_DIR), made when first needed
+      'ledger/lock.ts', // the ledger's lock and its holder files, in the same folder
       'tools/audio/audio-speech.ts', // removes an empty file it just saved in the output directory
     ]);
     // Files opened by name for writing: only the exclusive create of a new output file (the
