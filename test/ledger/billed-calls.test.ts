@@ -5,7 +5,7 @@
 // again; video_status without a job_id lists the jobs. The cases both gateways produce (the race
 // of processes, the duplicate guard) are in billed-calls.real.test.ts; processes that die or read
 // a damaged ledger in tool-processes.test.ts.
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
@@ -280,11 +280,14 @@ describe('an identical submit is never paid for twice', () => {
       const first = structuredOf<{ file_path: string }>(
         await ok(conn, 'audio_speech', { text: 'once more' }),
       );
-      const reused = await ok(conn, 'audio_speech', { text: 'once more' });
+      // Inline audio is not part of what is bought: the earlier file answers, attached.
+      const reused = await ok(conn, 'audio_speech', { text: 'once more', return_audio: true });
       expect(structuredOf<{ file_path: string }>(reused).file_path).toBe(first.file_path);
       expect(textOf(reused)).toMatch(
-        /Nothing was sent or billed: the same speech .* allow_duplicate: true\.$/,
+        /The audio is also attached inline\. Nothing was sent or billed: the same speech .* allow_duplicate: true\.$/,
       );
+      const audio = reused.content.find((c) => c.type === 'audio');
+      expect(audio && Buffer.from(audio.data, 'base64').equals(readFileSync(first.file_path))).toBe(true);
       expect(reference.service.counters.speech).toBe(1);
       rmSync(first.file_path);
       const remade = structuredOf<{ file_path: string }>(
@@ -292,6 +295,24 @@ describe('an identical submit is never paid for twice', () => {
       );
       expect(existsSync(remade.file_path)).toBe(true);
       expect(reference.service.counters.speech).toBe(2);
+    } finally {
+      await conn.close();
+    }
+  });
+
+  it('does not make the same speech twice at once', async () => {
+    const conn = await server();
+    try {
+      reference.service.inject('speech', { delayMs: 1_000 });
+      const first = call(conn, 'audio_speech', { text: 'only one of us' });
+      await until(() => reference.service.counters.speech === 1, 5_000, 'the first speech');
+      const second = await call(conn, 'audio_speech', { text: 'only one of us' });
+      expect(second.isError).toBe(true);
+      expect(textOf(second)).toMatch(
+        /^Not sent, and nothing billed: the same speech .* is being made right now .*allow_duplicate: true/,
+      );
+      expect((await first).isError).toBeFalsy();
+      expect(reference.service.counters.speech).toBe(1);
     } finally {
       await conn.close();
     }
