@@ -59,7 +59,11 @@ export async function connectInMemory(
 ): Promise<Connected> {
   const { config } = parseCommandLine(
     argv,
-    { GATEWAY_LOG_LEVEL: 'error', GATEWAY_LEDGER_DIR: tempDir('gtm-ledger-'), ...env },
+    {
+      GATEWAY_LOG_LEVEL: 'error',
+      ...env,
+      GATEWAY_LEDGER_DIR: env.GATEWAY_LEDGER_DIR ?? tempDir('gtm-ledger-'),
+    },
     env.CWD ?? tempDir(),
   );
   const runtime = createRuntime(config);

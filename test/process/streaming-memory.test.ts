@@ -79,7 +79,8 @@ async function finishedJob(videoBytes: number): Promise<string> {
   service.setVideoTiming({ pollsUntilDone: 0, videoBytes });
   const started = await server.client.callTool({
     name: 'video_generate',
-    arguments: { prompt: 'big', wait_seconds: 0 },
+    // Each job of its own size: the same prompt again would be answered with the earlier job.
+    arguments: { prompt: `big, ${videoBytes} bytes`, wait_seconds: 0 },
   });
   return structuredOf<{ job_id: string }>(started).job_id;
 }

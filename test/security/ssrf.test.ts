@@ -124,7 +124,8 @@ describe('video URLs from the gateway', () => {
 
   it("downloads a video served from the gateway's own origin, on loopback", async () => {
     gw.service.setVideoTiming({ pollsUntilDone: 1, videoBytes: 5000 });
-    const { out } = await callVideo(gw.conn.client, 'video_generate', { prompt: 'p', wait_seconds: 0 });
+    // Another prompt than the case before: the same one would be answered with that job.
+    const { out } = await callVideo(gw.conn.client, 'video_generate', { prompt: 'q', wait_seconds: 0 });
     const saved = await callVideo(gw.conn.client, 'video_status', { job_id: out.job_id, download: true });
     expect(saved.result.isError).toBeFalsy();
     expect(saved.out.file_path).toMatch(/\.mp4$/);

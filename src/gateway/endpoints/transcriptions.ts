@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { bodyReadError } from '../body-errors.js';
 import type { ServiceClient } from '../client.js';
 import { assertParsable, parseJsonBody, readText } from '../http-body.js';
-import { asArray, asObject, asString, shownText } from '../normalize.js';
+import { asArray, asNumber, asObject, asString, shownText } from '../normalize.js';
 import { multipartBody } from './multipart.js';
 
 export type TranscriptFormat = 'json' | 'text' | 'verbose_json' | 'srt' | 'vtt';
@@ -23,6 +23,8 @@ export interface Transcript {
   raw: string;
   /** The format the provider really answered in: some ignore `response_format` and send JSON. */
   format: TranscriptFormat;
+  /** Seconds of audio, when the provider said (verbose_json's `duration`): what it bills. */
+  seconds: number | null;
 }
 
 /** A transcript bigger than this is not a transcript; refuse it rather than hold it. */
@@ -74,7 +76,21 @@ export async function transcribe(
   // A body labelled JSON that does not parse is a cut or broken answer, not a plain-text transcript.
   if (/json/i.test(contentType ?? '')) parseJsonBody(raw, client.scrub.bind(client));
   const delivered = deliveredFormat(raw, contentType, format);
-  return { raw, text: shownText(transcriptText(raw, contentType, delivered)), format: delivered };
+  return {
+    raw,
+    text: shownText(transcriptText(raw, contentType, delivered)),
+    format: delivered,
+    seconds: delivered === 'verbose_json' ? audioSeconds(raw) : null,
+  };
+}
+
+function audioSeconds(raw: string): number | null {
+  try {
+    const seconds = asNumber(asObject(JSON.parse(raw)).duration);
+    return seconds !== undefined && seconds >= 0 ? seconds : null;
+  } catch {
+    return null;
+  }
 }
 
 /** What the body really is, whatever was asked for (tolerates providers that always send JSON). */

@@ -3,13 +3,15 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { modelIdSchema } from '../../config/model-ids.js';
 import { formatBytes } from '../../files/files.js';
-import { prepareOutputDir, type SavedFile, saveStream } from '../../files/output-files.js';
+import { prepareOutputDir, saveStream } from '../../files/output-files.js';
 import { notAudio, type SpeechFormat, speechAudio } from '../../gateway/endpoints/audio.js';
 import { formatCount } from '../../lib/text.js';
-import { excerpt } from '../../mcp/confirm.js';
+import { type BilledCall, excerpt } from '../../mcp/confirm.js';
+import { ALLOW_DUPLICATE, type BillableCall, billed, type Send } from '../billing.js';
 import { ANNOTATIONS, defineTool, type ToolContext } from '../define.js';
 import { failure, nextStep, success, UserError } from '../results.js';
 import { audioFailure, chooseSpeechModel, type SpeechChoice } from './audio-models.js';
+import { earlierSpeech, type SpeechFile } from './speech-again.js';
 import { declaredAudio, deliveredAudio, peekHead } from './speech-format.js';
 import type { SpeechId } from './speech-ids.js';
 
@@ -50,6 +52,7 @@ const inputSchema = {
     .boolean()
     .default(false)
     .describe(`Also inline the audio (≤ ${formatBytes(MAX_INLINE_AUDIO_BYTES)})`),
+  allow_duplicate: ALLOW_DUPLICATE,
 };
 
 const outputSchema = {
@@ -82,55 +85,85 @@ export const audioSpeech = defineTool({
     try {
       choice = await chooseSpeechModel(args.model, args.voice, ctx);
       if (!choice.ok) return failure(choice.message);
-      await ctx.confirm({
+      const chosen = choice;
+      const call: BillableCall = {
+        kind: 'speech',
+        tool: 'audio_speech',
+        model: chosen.id,
+        text: args.text,
+        options: { format: args.format },
+        expected: args.text.length,
+        allowDuplicate: args.allow_duplicate,
+      };
+      const confirm: BilledCall = {
         kind: 'speech',
         action: 'Turn text into speech',
-        model: choice.id,
+        model: chosen.id,
         details: [
           ['Text', excerpt(args.text)],
           ['Format', args.format],
         ],
-      });
-      const saved = await synthesize(choice, args.text, args.format, args.return_audio, ctx);
-      const structured = {
-        file_path: saved.path,
-        mime_type: saved.mimeType,
-        bytes: saved.bytes,
-        model: choice.id,
-        voice: choice.voice,
-        format: saved.extension,
-        requested_format: args.format,
       };
-      const lines = [
-        `Saved speech to ${saved.path} (${saved.mimeType}, ${formatBytes(saved.bytes)}, model ${choice.id}).`,
-        ...choice.notes,
-      ];
-      if (saved.extension !== args.format) {
-        lines.push(
-          `Asked for ${args.format}, but the gateway sent ${saved.extension}: saved as .${saved.extension}; ` +
-            `no ${args.format} was delivered.`,
-        );
-      }
-      const extra: CallToolResult['content'] = [
-        ctx.savedFile(saved.path, saved.mimeType, `Speech by ${choice.id}`, saved.bytes),
-      ];
-      let inline = '';
-      if (args.return_audio && saved.inline) {
-        extra.push({ type: 'audio', data: saved.inline.toString('base64'), mimeType: saved.mimeType });
-        inline = 'The audio is also attached inline.';
-      } else if (args.return_audio) {
-        inline =
-          `Not attached inline: ${formatBytes(saved.bytes)} is over the ${formatBytes(MAX_INLINE_AUDIO_BYTES)} ` +
-          'inline limit; use the file.';
-      }
-      if (inline) lines.push(inline);
-      return success(lines.join(' '), inline ? { ...structured, next: inline } : structured, extra);
+      const made = (saved: SpeechFile, note = '') => resultOf(saved, chosen, args, note, ctx);
+      const makeSpeech = async (send: Send) =>
+        made(await synthesize(chosen, args.text, args.format, args.return_audio, ctx, send));
+      return await billed(ctx, { call, confirm }, makeSpeech, async (earlier) => {
+        // The same speech made earlier: its file, while it is there; else it is made again.
+        const again = await earlierSpeech(earlier, args.return_audio ? MAX_INLINE_AUDIO_BYTES : null, ctx);
+        if (again) return made(again, again.note);
+        return billed(ctx, { call: { ...call, allowDuplicate: true }, confirm }, makeSpeech);
+      });
     } catch (error) {
       // Adds what only this call knows (it was cancelled; its model went unchecked), else rethrows.
       return audioFailure('Speech', error, ctx, choice);
     }
   },
 });
+
+/** The result for a speech file, made now or (with `note` saying so) by an identical earlier call. */
+function resultOf(
+  saved: SpeechFile,
+  choice: SpeechId & { notes: readonly string[] },
+  args: { format: string; return_audio: boolean },
+  note: string,
+  ctx: ToolContext,
+): CallToolResult {
+  const structured = {
+    file_path: saved.path,
+    mime_type: saved.mimeType,
+    bytes: saved.bytes,
+    model: choice.id,
+    voice: choice.voice,
+    format: saved.extension,
+    requested_format: args.format,
+  };
+  const lines = [
+    `Saved speech to ${saved.path} (${saved.mimeType}, ${formatBytes(saved.bytes)}, model ${choice.id}).`,
+    ...choice.notes,
+  ];
+  if (saved.extension !== args.format) {
+    lines.push(
+      `Asked for ${args.format}, but the gateway sent ${saved.extension}: saved as .${saved.extension}; ` +
+        `no ${args.format} was delivered.`,
+    );
+  }
+  const extra: CallToolResult['content'] = [
+    ctx.savedFile(saved.path, saved.mimeType, `Speech by ${choice.id}`, saved.bytes),
+  ];
+  let inline = '';
+  if (args.return_audio && saved.inline) {
+    extra.push({ type: 'audio', data: saved.inline.toString('base64'), mimeType: saved.mimeType });
+    inline = 'The audio is also attached inline.';
+  } else if (args.return_audio) {
+    inline =
+      `Not attached inline: ${formatBytes(saved.bytes)} is over the ${formatBytes(MAX_INLINE_AUDIO_BYTES)} ` +
+      'inline limit; use the file.';
+  }
+  if (inline) lines.push(inline);
+  const next = [note, inline].filter(Boolean).join(' ');
+  if (note) lines.push(note);
+  return success(lines.join(' '), next ? { ...structured, next } : structured, extra);
+}
 
 /**
  * Sends the text and streams the audio into a new file in the output directory, named after what
@@ -144,12 +177,28 @@ async function synthesize(
   format: SpeechFormat,
   keepInline: boolean,
   ctx: ToolContext,
-): Promise<SavedFile & { mimeType: string; extension: string; inline: Buffer | null }> {
-  const { client } = ctx.runtime.service;
+  send: Send,
+): Promise<SpeechFile> {
   const { outputDir, workDir } = await ctx.workspace();
   // Speech is billed when the gateway answers: a directory that cannot take the file is found
   // before the request is sent, not after.
   await prepareOutputDir(outputDir, workDir);
+  // The request and the saving of its answer are one send: the file is what the ledger keeps.
+  return send(
+    () => speak(choice, text, format, keepInline, ctx, { outputDir, workDir }),
+    (saved) => ({ amount: text.length, file: saved.path }),
+  );
+}
+
+async function speak(
+  choice: SpeechId,
+  text: string,
+  format: SpeechFormat,
+  keepInline: boolean,
+  ctx: ToolContext,
+  { outputDir, workDir }: { outputDir: string; workDir: string | undefined },
+): Promise<SpeechFile> {
+  const { client } = ctx.runtime.service;
   const audio = await speechAudio(client, { model: choice.id, input: text }, format, ctx.signal);
   const { head, body } = await peekHead(audio.body);
   const delivered = deliveredAudio(head, declaredAudio(audio, format), format);

@@ -6,6 +6,7 @@ import { saveText as saveOutputText } from '../../files/output-files.js';
 import { savedFileMime } from '../../files/saved-files.js';
 import { type TranscriptFormat, transcribe } from '../../gateway/endpoints/audio.js';
 import { isHttpUrl } from '../../lib/urls.js';
+import { type BilledPlan, billed, type Send } from '../billing.js';
 import { ANNOTATIONS, defineTool, type ToolContext } from '../define.js';
 import { pageOf, pagingInput, pagingOutput } from '../paging.js';
 import { failure, nextStep, success } from '../results.js';
@@ -89,19 +90,28 @@ export const audioTranscribe = defineTool({
         args.response_format,
       ]);
       const cached = ctx.runtime.transcripts.get(key);
-      if (!cached) {
-        await ctx.confirm({
+      const { model } = choice;
+      const plan: BilledPlan = {
+        call: {
+          kind: 'transcription',
+          tool: 'audio_transcribe',
+          model,
+          text: source.name,
+          inputs: { audio: key },
+        },
+        confirm: {
           kind: 'transcription',
           action: 'Transcribe audio',
-          model: choice.model,
+          model,
           details: [
             ['Audio', args.url ?? source.name],
             ['Language', args.language],
             ['Format', args.response_format],
           ],
-        });
-      }
-      const transcript = cached ?? (await transcribeSource(source, choice.model, args, ctx));
+        },
+      };
+      const transcript =
+        cached ?? (await billed(ctx, plan, (send) => transcribeSource(source, model, args, ctx, send)));
       if (!cached) ctx.runtime.transcripts.set(key, transcript);
       if (args.start_index > 0 && args.start_index >= transcript.text.length) {
         return failure(
@@ -140,6 +150,7 @@ async function transcribeSource(
   model: string,
   args: { language?: string | undefined; prompt?: string | undefined; response_format: TranscriptFormat },
   ctx: ToolContext,
+  send: Send,
 ): Promise<CachedTranscript> {
   // Progress only grows: download bytes, then upload bytes on top.
   const report = byteProgress(ctx);
@@ -150,23 +161,25 @@ async function transcribeSource(
   });
   try {
     const total = downloaded + opened.size;
-    const result = await transcribe(
-      ctx.runtime.service.client,
-      {
-        model,
-        file: {
-          filename: opened.filename,
-          contentType: opened.contentType,
-          size: opened.size,
-          stream: () =>
-            countingStream(opened.stream(), report, downloaded, total, `Uploading ${source.name}`),
+    const request = () =>
+      transcribe(
+        ctx.runtime.service.client,
+        {
+          model,
+          file: {
+            filename: opened.filename,
+            contentType: opened.contentType,
+            size: opened.size,
+            stream: () =>
+              countingStream(opened.stream(), report, downloaded, total, `Uploading ${source.name}`),
+          },
+          language: args.language,
+          prompt: args.prompt,
+          response_format: args.response_format,
         },
-        language: args.language,
-        prompt: args.prompt,
-        response_format: args.response_format,
-      },
-      ctx.signal,
-    );
+        ctx.signal,
+      );
+    const result = await send(request, (answer) => ({ amount: answer.seconds ?? undefined }));
     const extension = SAVED_EXTENSION[result.format];
     const filePath = extension ? await saveText(result.raw, source.name, extension, ctx) : null;
     return { text: result.text, model, format: result.format, filePath, sourceName: source.name };

@@ -64,6 +64,8 @@ export const askModel = defineTool({
     const answer = await confirmAndAsk(
       ctx,
       {
+        tool: 'ask_model',
+        text: args.prompt,
         action: 'Ask a model',
         details: [
           ['Prompt', excerpt(args.prompt)],

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { FIXED_DEFAULT_MODELS, MODEL_ID, notAnIdSentence } from '../../config/model-ids.js';
 import type { VideoSubmitRequest } from '../../gateway/endpoints/videos.js';
+import { ALLOW_DUPLICATE } from '../billing.js';
 import {
   ANNOTATIONS,
   type AnyToolDefinition,
@@ -42,6 +43,7 @@ const common = {
     .regex(/^[\x21-\x7e]+$/, 'idempotency_key must be printable ASCII without spaces')
     .optional()
     .describe('Reuse only to retry an unknown outcome'),
+  allow_duplicate: ALLOW_DUPLICATE,
 };
 const duration = z.number().int('duration must be a whole number of seconds').min(1).max(60).optional();
 const video = z.string().trim().min(1).max(4096).describe('A finished job_id or a video URL');
@@ -79,6 +81,7 @@ export const videoGenerate = defineTool({
         body,
         waitSeconds: args.wait_seconds,
         idempotencyKey: args.idempotency_key,
+        allowDuplicate: args.allow_duplicate,
         started,
       },
       ctx,
@@ -128,7 +131,16 @@ async function startFromVideo(
     ...(args.resolution !== undefined ? { resolution: args.resolution } : {}),
   };
   return submitAndFollow(
-    { kind, tool, body, waitSeconds: args.wait_seconds, idempotencyKey: args.idempotency_key, started },
+    {
+      kind,
+      tool,
+      body,
+      waitSeconds: args.wait_seconds,
+      idempotencyKey: args.idempotency_key,
+      allowDuplicate: args.allow_duplicate,
+      startsFrom: args.video,
+      started,
+    },
     ctx,
   );
 }

@@ -6,9 +6,10 @@ import { openVideoDownload, pollVideo, type VideoJobState } from '../../gateway/
 import { ServiceError } from '../../gateway/errors.js';
 import { isHttpUrl } from '../../lib/urls.js';
 import { RESULT_BUDGET } from '../../mcp/result-budget.js';
+import { noteJobStatus } from '../billing.js';
 import type { ToolContext } from '../define.js';
 import { UserError } from '../results.js';
-import type { JobRef } from './job-handle.js';
+import { encodeJobHandle, type JobRef } from './job-handle.js';
 import { type risingProgress, type WaitOutcome, waitForJob } from './wait.js';
 
 /** Downloads larger than this are refused (before any byte is written when the size is known). */
@@ -16,9 +17,13 @@ export const MAX_VIDEO_DOWNLOAD_BYTES = 2 * 1024 ** 3;
 /** Download progress is sent at most this often. */
 const DOWNLOAD_PROGRESS_EVERY_MS = 1_000;
 
-/** One free status read. A finished job's video URL is kept only when it is http(s). */
+/**
+ * One free status read, kept in the ledger as the job's last known status (for video_status
+ * without a job_id). A finished job's video URL is kept only when it is http(s).
+ */
 export async function readJob(ref: JobRef, ctx: ToolContext, signal: AbortSignal): Promise<VideoJobState> {
   const state = await pollVideo(ctx.runtime.service.client, ref.requestId, ref.connectionId, signal);
+  await noteJobStatus(ctx, encodeJobHandle(ref), state.status);
   // A URL that is not http(s), or longer than any real one, is no URL to hand on.
   const usable = state.videoUrl && isHttpUrl(state.videoUrl) && state.videoUrl.length <= RESULT_BUDGET.url;
   return state.videoUrl && !usable ? { ...state, videoUrl: null } : state;

@@ -6,13 +6,14 @@ import { ANNOTATIONS, defineTool, type ToolContext, textArgument } from '../defi
 import { failure, failureSentence, UserError } from '../results.js';
 import { decodeJobHandle, type JobRef } from './job-handle.js';
 import { followJob, saveVideo } from './video-follow.js';
+import { recentJobsResult } from './video-jobs.js';
 import { jobResult, videoOutputSchema } from './video-results.js';
 import { MAX_WAIT_SECONDS, risingProgress, type WaitOutcome, waitDeadline } from './wait.js';
 
 export const DEFAULT_STATUS_WAIT_SECONDS = 30;
 
 const inputSchema = {
-  job_id: textArgument('job_id', 2000),
+  job_id: textArgument('job_id', 2000).optional(),
   wait_seconds: z
     .number()
     .min(0)
@@ -22,6 +23,19 @@ const inputSchema = {
   download: z.boolean().default(false).describe('Save the finished video to a file'),
 };
 
+/** A job's status, or without a job_id the list of recent jobs (`jobs`, and `next`). */
+const outputSchema = {
+  ...videoOutputSchema,
+  job_id: videoOutputSchema.job_id.optional(),
+  status: videoOutputSchema.status.optional(),
+  progress: videoOutputSchema.progress.optional(),
+  video_url: videoOutputSchema.video_url.optional(),
+  duration: videoOutputSchema.duration.optional(),
+  file_path: videoOutputSchema.file_path.optional(),
+  error: videoOutputSchema.error.optional(),
+  jobs: z.array(z.unknown()).optional(),
+};
+
 export const videoStatus = defineTool({
   name: 'video_status',
   group: 'video',
@@ -29,11 +43,12 @@ export const videoStatus = defineTool({
   action: 'Video status',
   description:
     'Follow a video job: waits up to wait_seconds with progress, then gives its status and, when done, the ' +
-    'video URL. Free: call again with the same job_id while it runs.',
+    'video URL. Free: call again with the same job_id while it runs. No job_id: your recent jobs.',
   inputSchema,
-  outputSchema: videoOutputSchema,
+  outputSchema,
   annotations: ANNOTATIONS.lookup,
   async run(args, ctx) {
+    if (args.job_id === undefined) return recentJobsResult(ctx);
     const started = Date.now();
     const ref = decodeJobHandle(args.job_id);
     const report = risingProgress((update) => ctx.progress(update));

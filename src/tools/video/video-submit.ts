@@ -1,6 +1,8 @@
-// The billed half of the video tools: one submit, sent once, always with an Idempotency-Key,
-// then (optionally) a short wait. Once the service has accepted a job, the result always carries
-// its job_id — whatever happens while waiting — so the agent is never tempted to submit again.
+// The billed half of the video tools: one submit, recorded in the ledger of billed calls, sent
+// once, always with an Idempotency-Key, then (optionally) a short wait. Once the service has
+// accepted a job, the result always carries its job_id — whatever happens while waiting — so the
+// agent is never tempted to submit again; an identical submit within the duplicate window is
+// answered with the earlier job instead of being sent.
 
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -13,10 +15,12 @@ import {
 import { saysStatus } from '../../gateway/error-advice.js';
 import { ServiceError } from '../../gateway/errors.js';
 import { excerpt } from '../../mcp/confirm.js';
+import { type BilledPlan, billed, clockTime } from '../billing.js';
 import type { ToolContext } from '../define.js';
 import { FailedStep, failure, failureSentence } from '../results.js';
-import { canEncode, encodeJobHandle, type JobRef } from './job-handle.js';
+import { canEncode, decodeJobHandle, encodeJobHandle, type JobRef } from './job-handle.js';
 import { followJob } from './video-follow.js';
+import { unsettledSubmit } from './video-jobs.js';
 import { jobResult } from './video-results.js';
 import { risingProgress, waitDeadline } from './wait.js';
 
@@ -29,6 +33,10 @@ export interface SubmitOptions {
   idempotencyKey: string | undefined;
   /** Epoch ms the call started: the wait counts from here, so submit time is part of it. */
   started: number;
+  /** What an edit or extension starts from, as given (a job_id or a URL): part of what makes two submits the same. */
+  startsFrom?: string;
+  /** Submit even when an identical one was accepted within the duplicate window. */
+  allowDuplicate?: boolean;
 }
 
 /** How often a submit still waiting for the gateway's answer reports progress. */
@@ -41,72 +49,141 @@ const KINDS: Record<VideoSubmitKind, { what: string; action: string }> = {
   extensions: { what: 'video extension', action: 'Extend a video' },
 };
 
+type Report = ReturnType<typeof risingProgress>;
+
 export async function submitAndFollow(options: SubmitOptions, ctx: ToolContext): Promise<CallToolResult> {
   const { kind, tool, body } = options;
-  await ctx.confirm({
-    kind: 'video',
-    action: KINDS[kind].action,
-    model: body.model ?? ctx.runtime.config.videoModel,
-    details: [
-      ['Prompt', excerpt(body.prompt)],
-      ['Duration', body.duration !== undefined ? `${body.duration} s` : undefined],
-      ['Aspect ratio', body.aspect_ratio],
-      ['Resolution', body.resolution],
-      [
-        'Image',
-        body.image && (body.image.url.startsWith('data:') ? 'a local image' : excerpt(body.image.url, 120)),
-      ],
-      ['Starting video', body.video && excerpt(body.video.url, 120)],
-    ],
-  });
   const key = options.idempotencyKey ?? `gtm-${randomUUID()}`;
-  const { client } = ctx.runtime.service;
+  const model = body.model ?? ctx.runtime.config.videoModel;
   const report = risingProgress((update) => ctx.progress(update));
+  const plan: BilledPlan = {
+    call: {
+      kind: 'video',
+      tool,
+      model,
+      text: body.prompt,
+      inputs: { image: body.image?.url, video: options.startsFrom ?? body.video?.url },
+      options: { duration: body.duration, aspect_ratio: body.aspect_ratio, resolution: body.resolution },
+      idempotencyKey: key,
+      expected: body.duration,
+      allowDuplicate: options.allowDuplicate,
+    },
+    confirm: {
+      kind: 'video',
+      action: KINDS[kind].action,
+      model,
+      details: [
+        ['Prompt', excerpt(body.prompt)],
+        ['Duration', body.duration !== undefined ? `${body.duration} s` : undefined],
+        ['Aspect ratio', body.aspect_ratio],
+        ['Resolution', body.resolution],
+        [
+          'Image',
+          body.image && (body.image.url.startsWith('data:') ? 'a local image' : excerpt(body.image.url, 120)),
+        ],
+        ['Starting video', body.video && excerpt(body.video.url, 120)],
+      ],
+    },
+  };
+  return billed(
+    ctx,
+    plan,
+    async (send) => {
+      let ref: JobRef;
+      try {
+        ref = await send(
+          () => submitWithHeartbeat(options, key, ctx, report),
+          (accepted) => ({
+            status: 'running',
+            ...(canEncode(accepted) ? { jobId: encodeJobHandle(accepted) } : { reason: 'unusable job id' }),
+          }),
+        );
+      } catch (error) {
+        // Adds what only the submit knows: whether a job may exist, and the key to retry it with.
+        return submitFailure(error, { ...options, key }, ctx);
+      }
+      if (!canEncode(ref)) {
+        ctx.log.warn(`${tool}: accepted job has unusable ids ${JSON.stringify(ref)}`);
+        return failure(
+          ctx.runtime.scrub(
+            `The service accepted the ${KINDS[kind].what} (so it is billed) but answered with a job id this server cannot follow (request_id ${JSON.stringify(ref.requestId.slice(0, 80))}). Do not submit again; look the job up in the gateway.`,
+          ),
+        );
+      }
+      const jobId = encodeJobHandle(ref);
+      ctx.log.info(
+        `${tool}: job ${jobId} accepted (request_id ${ref.requestId}, connection ${ref.connectionId ?? 'none'}, idempotency key ${key})`,
+      );
+      if (options.waitSeconds <= 0) return jobResult({ jobId, state: null, submitted: true }, ctx);
+      return follow(ref, jobId, options, ctx, report, { submitted: true });
+    },
+    async (earlier) => {
+      if (earlier.state !== 'accepted' || !earlier.jobId) return failure(unsettledSubmit(earlier, tool, ctx));
+      // The identical job accepted earlier, followed as a submit would follow its own: free.
+      const note =
+        `Nothing was sent or billed: an identical ${ctx.toolName(tool)} was accepted at ${clockTime(earlier.at)}, ` +
+        'and this is its job. To pay for a new one, call again with allow_duplicate: true.';
+      return follow(decodeJobHandle(earlier.jobId), earlier.jobId, options, ctx, report, { note });
+    },
+  );
+}
+
+/** Sends the submit once, reporting progress while the gateway takes its time to accept it. */
+async function submitWithHeartbeat(
+  options: SubmitOptions,
+  key: string,
+  ctx: ToolContext,
+  report: Report,
+): Promise<JobRef> {
   // Accepting a job may take the gateway up to two minutes. Progress meanwhile shows what the call
   // is waiting for, and keeps clients that time calls out unless they hear progress from
   // cancelling one that may already be billed.
   const sent = Date.now();
   const heartbeat = setInterval(() => {
     const waited = Math.floor((Date.now() - sent) / 1000);
-    void report(0, undefined, `waiting for the gateway to accept the ${KINDS[kind].what} (${waited} s)`);
+    void report(
+      0,
+      undefined,
+      `waiting for the gateway to accept the ${KINDS[options.kind].what} (${waited} s)`,
+    );
   }, SUBMIT_HEARTBEAT_MS);
-  let ref: JobRef;
   try {
-    ref = await submitVideo(client, kind, body, key, ctx.signal);
-  } catch (error) {
-    // Adds what only the submit knows: whether a job may exist, and the key to retry it with.
-    return submitFailure(error, { ...options, key }, ctx);
+    return await submitVideo(ctx.runtime.service.client, options.kind, options.body, key, ctx.signal);
   } finally {
     clearInterval(heartbeat);
   }
-  if (!canEncode(ref)) {
-    ctx.log.warn(`${tool}: accepted job has unusable ids ${JSON.stringify(ref)}`);
-    return failure(
-      ctx.runtime.scrub(
-        `The service accepted the ${KINDS[kind].what} (so it is billed) but answered with a job id this server cannot follow (request_id ${JSON.stringify(ref.requestId.slice(0, 80))}). Do not submit again; look the job up in the gateway.`,
-      ),
-    );
-  }
-  const jobId = encodeJobHandle(ref);
-  ctx.log.info(
-    `${tool}: job ${jobId} accepted (request_id ${ref.requestId}, connection ${ref.connectionId ?? 'none'}, idempotency key ${key})`,
-  );
-  if (options.waitSeconds <= 0) return jobResult({ jobId, state: null, submitted: true }, ctx);
+}
 
+/**
+ * Follows a job for the rest of the call's wait. A just-submitted job is first polled after a
+ * pause; an earlier one at once (at least once, whatever the wait).
+ */
+async function follow(
+  ref: JobRef,
+  jobId: string,
+  options: SubmitOptions,
+  ctx: ToolContext,
+  report: Report,
+  view: { submitted?: boolean; note?: string },
+): Promise<CallToolResult> {
   const outcome = await followJob(
     ref,
-    { deadline: waitDeadline(options.started, options.waitSeconds), pollFirst: false },
+    { deadline: waitDeadline(options.started, options.waitSeconds), pollFirst: !view.submitted },
     ctx,
     report,
   );
   const pollError = 'error' in outcome ? outcome.error : undefined;
-  const note =
+  const waitNote =
     outcome.kind === 'cancelled'
       ? 'The wait was cancelled; the job goes on.'
       : pollError !== undefined
         ? `(Checking its status failed — ${failureSentence(pollError, ctx.runtime.scrub)} The job itself is unaffected.)`
         : undefined;
-  return jobResult({ jobId, state: outcome.state, submitted: true, ...(note ? { note } : {}) }, ctx);
+  const note = [view.note, waitNote].filter(Boolean).join(' ');
+  return jobResult(
+    { jobId, state: outcome.state, submitted: view.submitted === true, ...(note ? { note } : {}) },
+    ctx,
+  );
 }
 
 /**
@@ -123,8 +200,9 @@ function submitFailure(
   if (!(error instanceof ServiceError)) throw new FailedStep(`Starting the ${what}`, error);
   const reason = failureSentence(error, ctx.runtime.scrub);
   const retryAdvice =
-    `Do not resubmit blindly: first check the gateway (its dashboard or logs) for a new video job; ` +
-    `if you do retry, call ${ctx.toolName(tool)} with idempotency_key "${key}" (the same key), which the gateway forwards so a repeat can be recognised.`;
+    `Do not resubmit blindly: call ${ctx.toolName('video_status')} without job_id to see whether the job exists ` +
+    `(your recent jobs, this one listed as outcome unknown), or retry safely: call ${ctx.toolName(tool)} with ` +
+    `idempotency_key "${key}" (the same key), which the gateway forwards so a repeat can be recognised.`;
   switch (classifySubmitFailure(error)) {
     case 'refused':
       return failure(`The ${what} was refused, so no job was started and nothing was billed. ${reason}`);
@@ -133,7 +211,7 @@ function submitFailure(
     case 'cancelled':
       ctx.log.warn(`${tool}: cancelled while submitting; a job may exist (idempotency key ${key})`);
       return failure(
-        `The ${what} was cancelled while being sent; a job may or may not exist (idempotency key "${key}").`,
+        `The ${what} was cancelled while being sent; a job may or may not exist (idempotency key "${key}"). ${retryAdvice}`,
       );
     case 'ambiguous': {
       ctx.log.warn(

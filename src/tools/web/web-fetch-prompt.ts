@@ -52,6 +52,8 @@ export async function answerFromPage(
   const answer = await confirmAndAsk(
     ctx,
     {
+      tool: 'web_fetch',
+      text: args.prompt,
       action: 'Ask a model about a web page',
       details: [
         ['Question', excerpt(args.prompt)],

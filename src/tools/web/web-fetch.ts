@@ -6,6 +6,7 @@ import { ServiceError } from '../../gateway/errors.js';
 import { formatCount, oneLine } from '../../lib/text.js';
 import { isHttpUrl } from '../../lib/urls.js';
 import { capped, cappedOrNull, RESULT_BUDGET } from '../../mcp/result-budget.js';
+import { sendBilled } from '../billing.js';
 import { ANNOTATIONS, defineTool, type ToolContext, textArgument } from '../define.js';
 import { defaultModel } from '../models/default-models.js';
 import { type Page, pageOf, pagingInput, pagingOutput, rangeText } from '../paging.js';
@@ -101,11 +102,21 @@ export function loadPage(
 function loadShared(provider: string, url: string, asked: PageFormat, ctx: ToolContext): Promise<CachedPage> {
   const format = formatFor(provider, asked);
   return ctx.runtime.pages.get(PageCache.key(provider, format, url), async () => {
-    const fetched = await fetchPage(
-      ctx.runtime.service.client,
-      { model: provider, url, format },
-      // The load is shared by concurrent callers, so one caller's cancellation must not abort it.
-      undefined,
+    // Only a page not in the cache is fetched, so only that is a billed call.
+    const call = {
+      kind: 'fetch',
+      tool: 'web_fetch',
+      model: provider,
+      text: url,
+      options: { format },
+    } as const;
+    const fetched = await sendBilled(ctx, { call }, () =>
+      fetchPage(
+        ctx.runtime.service.client,
+        { model: provider, url, format },
+        // The load is shared by concurrent callers, so one caller's cancellation must not abort it.
+        undefined,
+      ),
     );
     const text =
       fetched.text.length > MAX_PAGE_CHARS

@@ -3,6 +3,7 @@ import { modelIdSchema } from '../../config/model-ids.js';
 import { type SearchResponse, search } from '../../gateway/endpoints/search.js';
 import { displayDate, oneLine, withoutControlChars } from '../../lib/text.js';
 import { capped, cappedOrNull, RESULT_BUDGET } from '../../mcp/result-budget.js';
+import { sendBilled } from '../billing.js';
 import { ANNOTATIONS, defineTool } from '../define.js';
 import { success } from '../results.js';
 import { resolveWebProvider, withProviderNamed } from './providers.js';
@@ -66,20 +67,23 @@ export const webSearch = defineTool({
   async run(args, ctx) {
     const provider = await resolveWebProvider('search', args.provider, ctx);
     const domains = [...(args.include_domains ?? []), ...(args.exclude_domains ?? []).map((d) => `-${d}`)];
+    const call = { kind: 'search', tool: 'web_search', model: provider.id, text: args.query } as const;
     const found = await withProviderNamed('search', provider, ctx, () =>
-      search(
-        ctx.runtime.service.client,
-        {
-          model: provider.id,
-          query: args.query,
-          max_results: args.max_results,
-          search_type: args.search_type,
-          time_range: args.time_range,
-          domain_filter: domains.length > 0 ? domains : undefined,
-          country: args.country,
-          language: args.language,
-        },
-        ctx.signal,
+      sendBilled(ctx, { call }, () =>
+        search(
+          ctx.runtime.service.client,
+          {
+            model: provider.id,
+            query: args.query,
+            max_results: args.max_results,
+            search_type: args.search_type,
+            time_range: args.time_range,
+            domain_filter: domains.length > 0 ? domains : undefined,
+            country: args.country,
+            language: args.language,
+          },
+          ctx.signal,
+        ),
       ),
     );
     // Whatever the provider sent, every field is bounded (and says so when cut).

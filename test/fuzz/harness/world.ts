@@ -68,6 +68,9 @@ export async function createWorld(): Promise<World> {
   const processCwd = join(base, 'process-cwd');
   mkdirSync(processCwd);
   process.chdir(processCwd);
+  // The ledger of billed calls lives outside the world (made before TMPDIR moves into it): its
+  // day files are the server's own bookkeeping, not files a tool call leaves behind.
+  const ledgerDir = tempDir('gtm-ledger-');
   const previousTmp = process.env.TMPDIR;
   process.env.TMPDIR = tmp;
   const service = await startReferenceService();
@@ -82,6 +85,7 @@ export async function createWorld(): Promise<World> {
     GATEWAY_MAX_RETRIES: '0',
     GATEWAY_TIMEOUT_MS: '5000',
     CWD: inRoot,
+    GATEWAY_LEDGER_DIR: ledgerDir,
   });
   const loggedErrors: string[] = [];
   const log = conn.runtime.log;

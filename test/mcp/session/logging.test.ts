@@ -114,7 +114,11 @@ describe('log lines from the built server', () => {
   const reference = useReferenceService();
 
   const submit = (client: Client) =>
-    client.callTool({ name: 'video_generate', arguments: { prompt: 'a kite', wait_seconds: 0 } });
+    // Two submits of the same prompt: the duplicate guard is not the point here (test/ledger).
+    client.callTool({
+      name: 'video_generate',
+      arguments: { prompt: 'a kite', wait_seconds: 0, allow_duplicate: true },
+    });
 
   it('tells a stdio client what weakens the server, and the log lines of its calls at its level', async () => {
     const { client, lines } = loggingClient();

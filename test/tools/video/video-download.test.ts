@@ -21,6 +21,8 @@ beforeAll(async () => {
 const gw = useGateway({
   env: () => ({
     GATEWAY_TIMEOUT_MS: '20000',
+    // The same prompt in many cases: the duplicate guard is not their point (test/ledger).
+    GATEWAY_DUPLICATE_WINDOW_SECONDS: '0',
     // The CDN stand-in runs on loopback, which downloads may reach only when allowed.
     GATEWAY_ALLOW_PRIVATE_URLS: new URL(cdn.url).host,
     CWD: tempDir('gtm-video-dl-'),

@@ -9,7 +9,8 @@ const SECRET = 'sk-video-secret-0123456789abcdef';
 // Retries enabled and a short timeout: a submit retried by mistake would show in the counters.
 const gw = useGateway({
   apiKey: SECRET,
-  env: { GATEWAY_TIMEOUT_MS: '1500', GATEWAY_MAX_RETRIES: '3' },
+  // The same prompt in every case: the duplicate guard is not their point (test/ledger).
+  env: { GATEWAY_TIMEOUT_MS: '1500', GATEWAY_MAX_RETRIES: '3', GATEWAY_DUPLICATE_WINDOW_SECONDS: '0' },
 });
 
 const UNKNOWN = /may or may not have started.*Do not resubmit blindly.*idempotency_key "([^"]+)"/s;

@@ -6,7 +6,14 @@ import { useGateway } from '../../harness/gateway.js';
 import { connectInMemory, tempDir, textOf } from '../../harness/harness.js';
 import { callVideo, pollsOf, requestIdOf, submitsOf, until } from '../../harness/video.js';
 
-const gw = useGateway({ env: () => ({ GATEWAY_TIMEOUT_MS: '20000', CWD: tempDir('gtm-video-') }) });
+// The same prompt in many cases: the duplicate guard is not their point (test/ledger).
+const gw = useGateway({
+  env: () => ({
+    GATEWAY_TIMEOUT_MS: '20000',
+    GATEWAY_DUPLICATE_WINDOW_SECONDS: '0',
+    CWD: tempDir('gtm-video-'),
+  }),
+});
 
 describe('video tools are listed as the spec names them', () => {
   it('has four tools with the billing annotations and one output schema', async () => {
@@ -27,6 +34,7 @@ describe('video tools are listed as the spec names them', () => {
     });
     expect(Object.keys(byName.get('video_generate')?.inputSchema.properties ?? {}).sort()).toEqual(
       [
+        'allow_duplicate',
         'aspect_ratio',
         'duration',
         'idempotency_key',

@@ -1,0 +1,153 @@
+// Every billed call goes through billed(), so that each is in the ledger of billed calls (see
+// src/ledger/) before its request leaves: begun (GATEWAY_LIMITS checked, an identical recent call
+// found), then confirmed by the user where GATEWAY_CONFIRM asks (its place under the limits is
+// held while the user decides), sent once, and ended with what became of it. A tool says what it
+// sends and how to read the answer; the bookkeeping is here.
+
+import { z } from 'zod';
+import { classifySubmitFailure } from '../gateway/endpoints/videos.js';
+import { ServiceError } from '../gateway/errors.js';
+import {
+  type BillableCall,
+  type CallEnd,
+  type Ledger,
+  type LedgerCall,
+  LedgerUnavailable,
+} from '../ledger/ledger.js';
+import type { BilledCall } from '../mcp/confirm.js';
+import type { ToolContext } from './define.js';
+import { UserError } from './results.js';
+
+export type { BillableCall, LedgerCall };
+
+/** The argument of the calls with a duplicate guard (video submits, speech). */
+export const ALLOW_DUPLICATE = z.boolean().optional().describe('Pay again for a repeat');
+
+/** What a billed call is: for the ledger, and for the user's confirmation (none for search and fetch). */
+export interface BilledPlan {
+  call: BillableCall;
+  confirm?: BilledCall;
+}
+
+/**
+ * Sends the request once and ends the call in the ledger: accepted (with what `accepted` reads
+ * from the answer), or what the failure means for billing. Whatever the request throws is thrown on.
+ */
+export type Send = <T>(
+  request: () => Promise<T>,
+  accepted?: (answer: T) => Omit<CallEnd, 'outcome'>,
+) => Promise<T>;
+
+/**
+ * Runs a billed call: begins it, asks the user, and hands `run` the one way to send it. Over a
+ * limit, or without a ledger, nothing is sent and the refusal is thrown. An identical call within
+ * the duplicate window goes to `duplicate` instead (for the calls whose answers can be given
+ * again); without `duplicate` the guard does not apply. A call `run` never sends is ended as not sent.
+ */
+export async function billed<R>(
+  ctx: ToolContext,
+  plan: BilledPlan,
+  run: (send: Send) => Promise<R>,
+  duplicate?: (earlier: LedgerCall) => Promise<R>,
+): Promise<R> {
+  let ledger: Ledger;
+  try {
+    ledger = ctx.runtime.ledger();
+  } catch (error) {
+    notSent(error);
+  }
+  const begun = await ledger
+    .begin({ ...plan.call, allowDuplicate: plan.call.allowDuplicate || !duplicate })
+    .catch(notSent);
+  if (begun.status === 'limited') throw new UserError(begun.sentence);
+  if (begun.status === 'duplicate') return (duplicate as NonNullable<typeof duplicate>)(begun.earlier);
+  let ended = false;
+  const end = async (result: CallEnd) => {
+    if (ended) return;
+    ended = true;
+    await ledger.end(begun.id, result);
+  };
+  try {
+    if (plan.confirm) await ctx.confirm(plan.confirm);
+  } catch (error) {
+    await end({ outcome: 'declined', reason: 'not confirmed by the user' });
+    throw error;
+  }
+  const send: Send = async (request, accepted) => {
+    try {
+      const answer = await request();
+      await end({ outcome: 'accepted', ...accepted?.(answer) });
+      return answer;
+    } catch (error) {
+      await end(failedCall(error));
+      throw error;
+    }
+  };
+  try {
+    return await run(send);
+  } finally {
+    await end({ outcome: 'declined', reason: 'not sent' });
+  }
+}
+
+/** A billed call that is one request: billed() with nothing between confirming and sending. */
+export function sendBilled<T>(
+  ctx: ToolContext,
+  plan: BilledPlan,
+  request: () => Promise<T>,
+  accepted?: (answer: T) => Omit<CallEnd, 'outcome'>,
+): Promise<T> {
+  return billed(ctx, plan, (send) => send(request, accepted));
+}
+
+/** The ledger, for reading; a ledger that cannot be opened is said as a refusal, not as a bug. */
+export function openLedger(ctx: ToolContext): Ledger {
+  try {
+    return ctx.runtime.ledger();
+  } catch (error) {
+    throw error instanceof LedgerUnavailable ? new UserError(error.message) : error;
+  }
+}
+
+/** A call the ledger cannot record is not sent: the refusal says so. */
+function notSent(error: unknown): never {
+  if (!(error instanceof LedgerUnavailable)) throw error;
+  const { message } = error;
+  throw new UserError(
+    message.startsWith('Not sent')
+      ? message
+      : `Not sent, and nothing billed: ${message.charAt(0).toLowerCase()}${message.slice(1)}`,
+  );
+}
+
+/** What a failed send means for billing: refused (nothing billed) or unknown (it may have been). */
+function failedCall(error: unknown): CallEnd {
+  if (!(error instanceof ServiceError)) return { outcome: 'unknown', reason: 'failed after sending' };
+  switch (classifySubmitFailure(error)) {
+    case 'refused':
+      return { outcome: 'refused', reason: `HTTP ${error.status}` };
+    case 'not-sent':
+      return { outcome: 'refused', reason: 'never reached the gateway' };
+    case 'cancelled':
+      return { outcome: 'unknown', reason: 'cancelled after sending' };
+    case 'ambiguous':
+      return {
+        outcome: 'unknown',
+        reason: `${error.kind}${error.status ? ` ${error.status}` : ''} after sending`,
+      };
+  }
+}
+
+/** A ledger time as a clock time: `14:05 UTC`. */
+export function clockTime(iso: string): string {
+  return `${iso.slice(11, 16)} UTC`;
+}
+
+/** Records a video job's state as a poll saw it, for video_status without a job_id. Never throws. */
+export async function noteJobStatus(ctx: ToolContext, jobId: string, status: string): Promise<void> {
+  try {
+    await ctx.runtime.ledger().noteJobStatus(jobId, status);
+  } catch (error) {
+    ctx.log.debug(`ledger: the status of job ${jobId} was not recorded (${(error as Error).message})`);
+  }
+}
