@@ -20,8 +20,12 @@ import { UserError } from './results.js';
 
 export type { BillableCall, LedgerCall };
 
-/** The argument of the calls with a duplicate guard (video submits, speech). */
-export const ALLOW_DUPLICATE = z.boolean().optional().describe('Pay again for a repeat');
+/**
+ * The argument of the calls with a duplicate guard (video submits, speech). Its name says what it
+ * does, and a result answered from an earlier call says when to pass it: no description, so the
+ * four tools that take it stay within the catalog's budget.
+ */
+export const ALLOW_DUPLICATE = z.boolean().optional();
 
 /** What a billed call is: for the ledger, and for the user's confirmation (none for search and fetch). */
 export interface BilledPlan {
