@@ -10,7 +10,7 @@
 // (LedgerUnavailable says why). Ending never fails the call it ends: the call has happened.
 
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../lib/log.js';
@@ -490,6 +490,7 @@ export class Ledger {
         );
       }
     }
+    assertFolder(this.dir);
     this.index.refresh(this.followedDays(now), (entry) => entry.begin?.session === this.sessionId);
   }
 
@@ -578,4 +579,18 @@ function unavailable(dir: string, error: unknown): LedgerUnavailable {
     `Not sent, and nothing billed: the ledger of billed calls in ${dir} cannot be written (${codeOf(error)}); ` +
       'check the disk and the permissions of GATEWAY_LEDGER_DIR.',
   );
+}
+
+/**
+ * The ledger's folder is a folder, or does not exist yet. Checked apart from the day files, as
+ * Node 24 (unlike Node 20) reads a path below a file as missing where `throwIfNoEntry: false` is asked.
+ */
+function assertFolder(dir: string): void {
+  try {
+    if (!statSync(dir).isDirectory()) {
+      throw Object.assign(new Error(`${dir} is not a directory`), { code: 'ENOTDIR' });
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
 }
