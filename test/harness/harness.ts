@@ -124,29 +124,17 @@ export function runCli(
   input?: string,
   timeoutMs = 15_000,
 ): Promise<RunResult> {
+  const server = spawnServer(env, args);
+  if (input !== undefined) server.child.stdin.end(input);
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(SERVER_NODE, [CLI, ...args], {
-      env: { ...serverEnvDefaults(), ...env },
-      cwd: env.CWD ?? tempDir(),
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => {
-      stdout += c.toString();
-    });
-    child.stderr.on('data', (c: Buffer) => {
-      stderr += c.toString();
-    });
     const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`CLI did not exit within ${timeoutMs} ms; stderr: ${stderr}`));
+      server.child.kill('SIGKILL');
+      reject(new Error(`CLI did not exit within ${timeoutMs} ms; stderr: ${server.stderr()}`));
     }, timeoutMs);
-    child.on('exit', (code, signal) => {
+    server.child.on('exit', (code, signal) => {
       clearTimeout(timer);
-      resolvePromise({ code, signal, stdout, stderr });
+      resolvePromise({ code, signal, stdout: server.stdout(), stderr: server.stderr() });
     });
-    if (input !== undefined) child.stdin.end(input);
   });
 }
 

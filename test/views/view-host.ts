@@ -6,10 +6,11 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { build } from 'esbuild';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { UI_EXTENSION, VIEW_MIME } from '../../src/views/ui-extension.js';
 import { PROJECT_ROOT, tempDir } from '../harness/harness.js';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -28,6 +29,14 @@ const CHROMIUM_FLAGS = [
 /** The finished video the media route serves: 2 s of VP9 in MP4 (ffmpeg testsrc2, 320×180). */
 export const CLIP = readFileSync(join(import.meta.dirname, 'fixtures/clip.mp4'));
 export const CLIP_SECONDS = 2;
+
+/** An SDK client that declares the MCP Apps extension, as a host that shows views does. */
+export function viewHostClient(): Client {
+  return new Client(
+    { name: 'view-test-host', version: '1.0.0' },
+    { capabilities: { extensions: { [UI_EXTENSION]: { mimeTypes: [VIEW_MIME] } } } },
+  );
+}
 
 export interface Forwarded {
   method: string;

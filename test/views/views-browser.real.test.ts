@@ -4,13 +4,11 @@
 // are checked to say so; views-browser.test.ts plays real media on the reference service.
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { UI_EXTENSION, VIEW_MIME } from '../../src/views/ui-extension.js';
 import { type Connected, connectInMemory, tempDir } from '../harness/harness.js';
 import { realGatewayEnv, unique } from '../nine-router/use.js';
-import { HAS_CHROMIUM, ViewHost } from './view-host.js';
+import { HAS_CHROMIUM, ViewHost, viewHostClient } from './view-host.js';
 
 describe.skipIf(!HAS_CHROMIUM)('the views in Chromium, on 9router', () => {
   const host = new ViewHost();
@@ -22,10 +20,7 @@ describe.skipIf(!HAS_CHROMIUM)('the views in Chromium, on 9router', () => {
 
   beforeAll(async () => {
     await host.start();
-    const client = new Client(
-      { name: 'view-test-host', version: '1.0.0' },
-      { capabilities: { extensions: { [UI_EXTENSION]: { mimeTypes: [VIEW_MIME] } } } },
-    );
+    const client = viewHostClient();
     conn = await connectInMemory(
       { ...realGatewayEnv(inject('realGateway')), GATEWAY_OUTPUT_DIR: join(tempDir('gtm-views-9r-'), 'out') },
       [],

@@ -4,13 +4,11 @@
 // done through real video_status calls and saves it. Screenshots go to test-output/views/.
 // Without Chromium these tests are skipped, and the run says so and how to install it.
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UI_EXTENSION, VIEW_MIME } from '../../src/views/ui-extension.js';
 import { useReferenceService } from '../harness/gateway.js';
 import { type Connected, connectInMemory, tempDir } from '../harness/harness.js';
-import { CHROMIUM, CLIP_SECONDS, HAS_CHROMIUM, ViewHost } from './view-host.js';
+import { CHROMIUM, CLIP_SECONDS, HAS_CHROMIUM, ViewHost, viewHostClient } from './view-host.js';
 
 if (!HAS_CHROMIUM) {
   console.warn(
@@ -35,10 +33,7 @@ describe.skipIf(!HAS_CHROMIUM)('the views in Chromium', () => {
 
   beforeAll(async () => {
     await host.start();
-    const client = new Client(
-      { name: 'view-test-host', version: '1.0.0' },
-      { capabilities: { extensions: { [UI_EXTENSION]: { mimeTypes: [VIEW_MIME] } } } },
-    );
+    const client = viewHostClient();
     conn = await connectInMemory(
       {
         ...ref.env,

@@ -6,6 +6,7 @@ import { createServer } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { type RunResult, runCli, tempDir } from '../../harness/harness.js';
 import { useRealGateway } from '../../nine-router/use.js';
+import { lineFor, MODEL_LINES } from './report-lines.js';
 
 const gw = useRealGateway();
 
@@ -15,21 +16,6 @@ async function doctor(baseUrl: string): Promise<RunResult> {
   expect(run.stdout + run.stderr).not.toContain(gw.info.apiKey);
   return run;
 }
-
-/** The check line (✓ ✗ ! ·) that mentions `what`. */
-const lineFor = (stdout: string, what: RegExp) =>
-  stdout.split('\n').find((l) => /^[✓✗!·] /.test(l) && what.test(l)) ?? '';
-
-const MODEL_LINES = [
-  /API key/,
-  /Web search/,
-  /Web fetch/,
-  /Chat/,
-  /Page questions/,
-  /Speech/,
-  /Transcription/,
-  /Video/,
-];
 
 /** A port nothing listens on. */
 async function closedPort(): Promise<number> {

@@ -20,6 +20,7 @@ import {
   textOf,
 } from '../../harness/harness.js';
 import { type ReferenceService, startReferenceService } from '../../reference-service/index.js';
+import { lineFor, MODEL_LINES } from './report-lines.js';
 
 const SECRET = 'sk-doctor-gateway-0123456789abcdef';
 
@@ -148,22 +149,6 @@ async function doctor(env: Record<string, string>, args: string[] = []): Promise
   expect(run.stdout + run.stderr).not.toContain(SECRET);
   return run;
 }
-
-/** The check line (✓ ✗ ! ·) that mentions `what`. */
-const lineFor = (stdout: string, what: RegExp) =>
-  stdout.split('\n').find((l) => /^[✓✗!·] /.test(l) && what.test(l)) ?? '';
-
-/** The lines of the service, the key and the models (what comes before the file lines). */
-const MODEL_LINES = [
-  /API key/,
-  /Web search/,
-  /Web fetch/,
-  /Chat/,
-  /Page questions/,
-  /Speech/,
-  /Transcription/,
-  /Video/,
-];
 
 const GUIDE_IN_REPO = join(PROJECT_ROOT, 'docs/gateway.md');
 /** What the built CLI of this checkout names as the guide. */

@@ -7,6 +7,7 @@ import type { DoctorReport } from '../../../src/doctor/doctor.js';
 import { BACKENDS } from '../../harness/backends.js';
 import { runCli, tempDir } from '../../harness/harness.js';
 import { useRealGateway } from '../../nine-router/use.js';
+import { lineFor } from './report-lines.js';
 
 const WRONG_KEY = 'sk-wrong-key-0123456789';
 
@@ -21,10 +22,6 @@ async function doctor(env: Record<string, string>, key: string | undefined, args
   if (key) expect(run.stdout + run.stderr).not.toContain(key);
   return run;
 }
-
-/** The check line (✓ ✗ ! ·) that mentions `what`. */
-const lineFor = (stdout: string, what: RegExp) =>
-  stdout.split('\n').find((l) => /^[✓✗!·] /.test(l) && what.test(l)) ?? '';
 
 describe.each(BACKENDS)('doctor and the API key on %s', (_name, use) => {
   const backend = use();

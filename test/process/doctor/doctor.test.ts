@@ -8,6 +8,7 @@ import type { DoctorReport } from '../../../src/doctor/doctor.js';
 import { runCli, tempDir } from '../../harness/harness.js';
 import { type ReferenceService, startReferenceService } from '../../reference-service/index.js';
 import { DEFAULT_MODEL_LISTS, DEFAULT_WEB_MODELS } from '../../reference-service/state.js';
+import { lineFor } from './report-lines.js';
 
 const SECRET = 'sk-doctor-secret-0123456789abcdef';
 let service: ReferenceService;
@@ -31,10 +32,6 @@ async function doctor(env: Record<string, string>, args: string[] = []) {
   expect(run.stdout + run.stderr).not.toContain(SECRET);
   return { ...run, cwd };
 }
-
-/** The check line (✓ ✗ ! ·) that mentions `what`. */
-const lineFor = (stdout: string, what: RegExp) =>
-  stdout.split('\n').find((l) => /^[✓✗!·] /.test(l) && what.test(l)) ?? '';
 
 describe('gateway-tools-mcp doctor', () => {
   it('reports a healthy service with the defaults the tools use, exits 0 and leaves nothing behind', async () => {
