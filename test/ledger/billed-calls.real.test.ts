@@ -95,4 +95,49 @@ describe.each(BACKENDS)('the ledger of billed calls on %s', (_name, use) => {
     expect(textOf(second)).toMatch(/Nothing was sent or billed: the same speech/);
     expect(await reached(backend, 'speech')).toBe(1);
   });
+
+  it('finds a job another process submitted, from video_status without job_id, refreshed by a free poll', async () => {
+    const dir = tempDir('gtm-ledger-');
+    const env = { ...backend.env, GATEWAY_LEDGER_DIR: dir };
+    const prompt = unique('found again');
+    const submitter = await connectStdio(env);
+    let jobId: string;
+    try {
+      const submitted = (await submitter.client.callTool({
+        name: 'video_generate',
+        arguments: { prompt, wait_seconds: 0 },
+      })) as CallToolResult;
+      expect(submitted.isError, textOf(submitted)).toBeFalsy();
+      jobId = structuredOf<{ job_id: string }>(submitted).job_id;
+    } finally {
+      await submitter.close();
+    }
+    const polls = async () =>
+      backend.reference
+        ? backend.reference.requests.filter((r) => r.route === 'videos.poll').length
+        : ((await backend.nineRouter?.upstream()) ?? []).filter(
+            (e) => e.method === 'GET' && /\/videos\/[^/]+$/.test(e.path),
+          ).length;
+    const pollsBefore = await polls();
+    const finder = await connectStdio(env);
+    try {
+      const listed = (await finder.client.callTool({
+        name: 'video_status',
+        arguments: {},
+      })) as CallToolResult;
+      expect(listed.isError, textOf(listed)).toBeFalsy();
+      const { jobs, next } = structuredOf<{
+        jobs: { job_id: string; prompt: string; status: string }[];
+        next: string;
+      }>(listed);
+      expect(jobs[0]).toMatchObject({ job_id: jobId, prompt });
+      expect(['running', 'done']).toContain(jobs[0]?.status);
+      expect(textOf(listed)).toContain(jobId);
+      expect(next).toMatch(/video_status and its job_id/);
+    } finally {
+      await finder.close();
+    }
+    expect(await polls()).toBeGreaterThan(pollsBefore);
+    expect(await reached(backend, 'submits')).toBe(1);
+  });
 });
