@@ -35,9 +35,10 @@ import {
 import type { Limit } from './limits.js';
 import { FileLock, LockTimeout, processAlive, removeDeadHolders } from './lock.js';
 import type { Price } from './prices.js';
-import { addRecord, type CallEntry, DayCursor, LedgerIndex } from './reader.js';
+import { addRecord, DayCursor, LedgerIndex } from './reader.js';
 import {
   type BeginRecord,
+  type CallEntry,
   dayFileName,
   dayOf,
   type EndRecord,
@@ -55,6 +56,7 @@ import {
   type UsageReport,
   usageOf,
 } from './reports.js';
+import { Tallies } from './tallies.js';
 
 export type { CallState, LedgerCall, LimitRefusal, RecentJob, UsageReport };
 
@@ -146,7 +148,11 @@ export class Ledger {
   private readonly inFlight = new Map<string, BilledKind>();
   private readonly warned = new Set<string>();
   private turn: Promise<unknown> = Promise.resolve();
+  /** Ends being synced to disk (close() waits for them). */
+  private readonly syncing = new Set<Promise<void>>();
   private sweptDay = '';
+  /** Calls begun, for their ids. */
+  private calls = 0;
 
   static open(options: LedgerOptions): Ledger {
     try {
@@ -184,7 +190,7 @@ export class Ledger {
       lockStaleMs: options.lockStaleMs ?? LEDGER_DEFAULTS.lockStaleMs,
       lockWaitMs: options.lockWaitMs ?? LEDGER_DEFAULTS.lockWaitMs,
     };
-    this.index = new LedgerIndex(options.dir, this.damaged);
+    this.index = new LedgerIndex(options.dir, this.damaged, new Tallies(this.prices, this.sessionId));
     this.lock = new FileLock(join(options.dir, '.lock'), {
       staleMs: this.settings.lockStaleMs,
       waitMs: this.settings.lockWaitMs,
@@ -241,8 +247,8 @@ export class Ledger {
       );
     }
     try {
-      this.refresh();
       const now = this.now();
+      this.readNew(now);
       if (!call.allowDuplicate) {
         const earlier = this.duplicateOf(hash, call.idempotencyKey, now);
         if (earlier) return { result: { status: 'duplicate', earlier } };
@@ -268,7 +274,7 @@ export class Ledger {
       } catch (error) {
         throw unavailable(this.dir, error);
       }
-      this.index.add(begin, day);
+      this.index.addOwn([begin], day, line);
       this.inFlight.set(begin.id, call.kind);
       return { result: { status: 'go', id: begin.id, hash }, appended };
     } finally {
@@ -276,12 +282,18 @@ export class Ledger {
     }
   }
 
+  /** A call's id: this ledger's random prefix and a count, unique across processes and restarts. */
+  private nextId(): string {
+    this.calls++;
+    return `${this.sessionId}${this.calls.toString(36)}`;
+  }
+
   private beginRecord(call: BillableCall, hash: string, now: number): BeginRecord {
     const key = call.idempotencyKey && call.idempotencyKey.length <= 256 ? call.idempotencyKey : undefined;
     const expected = call.expected !== undefined && Number.isFinite(call.expected) && call.expected >= 0;
     return {
       type: 'begin',
-      id: randomBytes(9).toString('base64url'),
+      id: this.nextId(),
       at: new Date(now).toISOString(),
       pid: process.pid,
       host: this.host,
@@ -310,8 +322,7 @@ export class Ledger {
     if (this.index.sizeOf(day) + lines.length > this.settings.maxDayFileBytes) return;
     try {
       appendLines(this.dir, day, lines).drop();
-      this.index.add(begin, day);
-      this.index.add(end, day);
+      this.index.addOwn([begin, end], day, lines);
     } catch (error) {
       this.options.log.warn(`ledger: could not record a refused call (${codeOf(error)})`);
     }
@@ -347,11 +358,15 @@ export class Ledger {
       ...(file ? { file } : {}),
     };
     try {
-      const appended = appendLines(this.dir, dayOf(now), endLine(record));
-      this.index.add(record, dayOf(now));
-      // A job's id must survive a crash: it is how the job is found again. Any other end lost
-      // in a crash leaves the begin, which reads as unknown and counts: the safe side.
-      if (job !== undefined) await appended.durable();
+      const day = dayOf(now);
+      const line = endLine(record);
+      const appended = appendLines(this.dir, day, line);
+      this.index.addOwn([record], day, line);
+      // A job's id should survive a crash: it is how the job is found again. It is synced without
+      // holding the call back; an end lost in a crash (within the sync's millisecond, or any end
+      // not synced) leaves the begin, which reads as unknown, counts, and is listed with its
+      // idempotency key: the safe side.
+      if (job !== undefined) this.syncLater(appended, id);
       else appended.drop();
     } catch (error) {
       this.options.log.warn(
@@ -360,6 +375,16 @@ export class Ledger {
     } finally {
       this.inFlight.delete(id);
     }
+  }
+
+  private syncLater(appended: Appended, id: string): void {
+    const synced = appended
+      .durable()
+      .catch((error) =>
+        this.options.log.warn(`ledger: could not sync the end of call ${id} to disk (${codeOf(error)})`),
+      )
+      .finally(() => this.syncing.delete(synced));
+    this.syncing.add(synced);
   }
 
   /** Records a video job's state as last seen (a poll), for recentJobs(). Never throws. */
@@ -375,8 +400,10 @@ export class Ledger {
         job: jobId,
         status: status.slice(0, 64),
       };
-      appendLines(this.dir, dayOf(now), recordLine(record)).drop();
-      this.index.add(record, dayOf(now));
+      const day = dayOf(now);
+      const line = recordLine(record);
+      appendLines(this.dir, day, line).drop();
+      this.index.addOwn([record], day, line);
     } catch (error) {
       this.options.log.warn(`ledger: could not record the status of job ${jobId} (${codeOf(error)})`);
     }
@@ -390,9 +417,9 @@ export class Ledger {
     this.readForReport();
     const since = this.now() - windowSeconds * 1000;
     let found: CallEntry | undefined;
-    for (const entry of this.index.entries.values()) {
+    for (const entry of this.index.withHash(hash)) {
       const begin = entry.begin;
-      if (!begin || begin.hash !== hash || !(entry.beganAt > since)) continue;
+      if (!begin || !(entry.beganAt > since)) continue;
       if (this.stateOf(entry) !== 'accepted') continue;
       if (!found || begin.at > (found.begin as BeginRecord).at) found = entry;
     }
@@ -456,9 +483,10 @@ export class Ledger {
     );
   }
 
-  /** Waits for begins under way (their lines synced) and removes this process's lock holder file. */
+  /** Waits for begins under way and ends being synced, and removes this process's lock holder file. */
   async close(): Promise<void> {
     await this.turn;
+    await Promise.all(this.syncing);
     this.lock.close();
   }
 
@@ -491,6 +519,11 @@ export class Ledger {
       }
     }
     assertFolder(this.dir);
+    this.readNew(now);
+  }
+
+  /** Reads what other processes appended since the last read. */
+  private readNew(now: number): void {
     this.index.refresh(this.followedDays(now), (entry) => entry.begin?.session === this.sessionId);
   }
 
@@ -505,9 +538,9 @@ export class Ledger {
     const windowMs = this.settings.duplicateWindowSeconds * 1000;
     if (windowMs <= 0) return null;
     let found: CallEntry | undefined;
-    for (const entry of this.index.entries.values()) {
+    for (const entry of this.index.withHash(hash)) {
       const begin = entry.begin;
-      if (!begin || begin.hash !== hash || !(entry.beganAt > now - windowMs)) continue;
+      if (!begin || !(entry.beganAt > now - windowMs)) continue;
       // A retry with the same idempotency key is how an unknown outcome is resolved safely.
       if (key !== undefined && begin.key === key) continue;
       if (!counts(this.stateOf(entry))) continue;
@@ -529,6 +562,7 @@ export class Ledger {
   private view(now: number): View {
     return {
       entries: this.index.entries,
+      quick: this.index.tallies,
       stateOf: this.stateOf,
       sessionId: this.sessionId,
       prices: this.prices,

@@ -22,6 +22,7 @@
 import { randomBytes } from 'node:crypto';
 import {
   closeSync,
+  type FSWatcher,
   fstatSync,
   linkSync,
   openSync,
@@ -29,10 +30,11 @@ import {
   readFileSync,
   statSync,
   unlinkSync,
+  watch,
   writeFileSync,
   writeSync,
 } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 
 export interface LockOptions {
   /** A lock taken longer ago than this is taken over even if its holder seems alive. */
@@ -55,6 +57,9 @@ interface Found {
   ctimeMs: number;
 }
 
+/** How often a waiter looks at who holds the lock, and whether that holder is gone. */
+const LOOK_EVERY_MS = 10;
+
 /** Errors that mean the file system has no hard links. */
 const NO_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV', 'EMLINK']);
 
@@ -75,18 +80,32 @@ export class FileLock {
   /** Waits for the lock; returns its release. Within one process, callers must take turns. */
   async acquire(): Promise<() => void> {
     const deadline = Date.now() + this.options.waitMs;
-    for (let attempt = 0; ; attempt++) {
-      const release = this.take(this.path);
-      if (release) return release;
-      const found = read(this.path);
-      if (!found) continue; // released meanwhile
-      if (this.isStale(found) && this.breakStale(found)) continue;
-      if (Date.now() > deadline) {
-        throw new LockTimeout(
-          `${this.path} has been held by ${describe(found)} for over ${this.options.waitMs} ms`,
-        );
+    const release = new ReleaseWatch(this.dir, basename(this.path));
+    let nextLook = 0;
+    try {
+      for (let attempt = 0; ; attempt++) {
+        const taken = this.take(this.path);
+        if (taken) return taken;
+        // Watching from the first miss on, so a release after it is seen; then try once more.
+        if (attempt === 0 && release.start()) continue;
+        const now = Date.now();
+        if (now >= nextLook) {
+          // Who holds it, and whether they are gone: looked at every few milliseconds, not at every
+          // try (a holder's hold is shorter than one look).
+          nextLook = now + LOOK_EVERY_MS;
+          const found = read(this.path);
+          if (!found) continue; // released meanwhile
+          if (this.isStale(found) && this.breakStale(found)) continue;
+          if (now > deadline) {
+            throw new LockTimeout(
+              `${this.path} has been held by ${describe(found)} for over ${this.options.waitMs} ms`,
+            );
+          }
+        }
+        await release.wait(attempt);
       }
-      await pause(attempt);
+    } finally {
+      release.stop();
     }
   }
 
@@ -260,11 +279,52 @@ function unlinkQuietly(path: string): void {
 }
 
 /**
- * Holds last a fraction of a millisecond, so a waiter tries again at once a couple of times, then
- * every millisecond (the timer's finest step) for the first 50, then every few.
+ * Wakes a waiter when the lock's name is removed (the holder released it), through the file
+ * system's change events (inotify, FSEvents, ReadDirectoryChangesW), so the next holder takes it
+ * within a fraction of a millisecond. Events can be missed or never come (network file systems
+ * report only this host's changes), so a waiter also tries again on a timer: every millisecond
+ * for the first 50 tries, then every few.
  */
-function pause(attempt: number): Promise<void> {
-  if (attempt < 2) return new Promise((resolve) => setImmediate(resolve));
-  const ms = attempt < 50 ? 1 : 2 + 3 * Math.random();
-  return new Promise((resolve) => setTimeout(resolve, ms));
+class ReleaseWatch {
+  private watcher: FSWatcher | null = null;
+  private wake: (() => void) | null = null;
+
+  constructor(
+    private readonly dir: string,
+    private readonly name: string,
+  ) {}
+
+  /** Starts watching; false where the directory cannot be watched (the timer alone then). */
+  start(): boolean {
+    try {
+      this.watcher = watch(this.dir, { persistent: false }, (_event, changed) => {
+        if (changed === null || changed === this.name) this.wake?.();
+      });
+      this.watcher.on('error', () => this.stop());
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  wait(attempt: number): Promise<void> {
+    const ms = attempt < 50 ? 1 : 2 + 3 * Math.random();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => this.woken(resolve), ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        this.woken(resolve);
+      };
+    });
+  }
+
+  stop(): void {
+    this.watcher?.close();
+    this.watcher = null;
+  }
+
+  private woken(resolve: () => void): void {
+    this.wake = null;
+    resolve();
+  }
 }

@@ -6,28 +6,17 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  type BeginRecord,
+  type CallEntry,
   dayFileName,
-  type EndRecord,
   type LedgerRecord,
   MAX_LINE_BYTES,
   parseLine,
   type StatusRecord,
 } from './records.js';
+import type { Tallies } from './tallies.js';
 
 /** A damaged line: the file, the byte it starts at (-1: the whole file), what is wrong. */
 export type DamageReport = (file: string, offset: number, why: string) => void;
-
-/** One billed call as the files tell it so far: its begin, and its end once written. */
-export interface CallEntry {
-  id: string;
-  begin?: BeginRecord;
-  end?: EndRecord;
-  /** When it was begun, in ms (the begin's `at`, parsed once). */
-  beganAt: number;
-  /** The day file its earliest record came from. */
-  day: string;
-}
 
 /** Reads one file from where the last read stopped. */
 export class DayCursor {
@@ -38,6 +27,8 @@ export class DayCursor {
   constructor(
     readonly path: string,
     private readonly damaged: DamageReport,
+    /** Lines this process appended and already knows: read past without parsing them again. */
+    private readonly known: Set<string> = new Set(),
   ) {}
 
   /** The file's size as last read: what has been appended to it, damaged lines included. */
@@ -76,7 +67,8 @@ export class DayCursor {
     let start = 0;
     for (let newline = data.indexOf(0x0a); newline !== -1; newline = data.indexOf(0x0a, start)) {
       const line = data.toString('utf8', start, newline);
-      if (line.trim()) {
+      // A line this process appended was added to the index then: it is read past.
+      if (!this.known.delete(line) && line.trim()) {
         const parsed = parseLine(line);
         if (parsed.damage) this.damaged(this.path, dataStart + start, parsed.damage);
         if (parsed.record) onRecord(parsed.record);
@@ -100,10 +92,16 @@ export class LedgerIndex {
   /** The last known state of each video job, by job id. */
   readonly statuses = new Map<string, StatusRecord>();
   private readonly cursors = new Map<string, DayCursor>();
+  /** Begun calls by their hash, for the duplicate guard. */
+  private readonly byHash = new Map<string, CallEntry[]>();
+  /** Lines this process appended, until they are read back from the file. */
+  private readonly ownLines = new Set<string>();
 
   constructor(
     private readonly dir: string,
     private readonly damaged: DamageReport,
+    /** The running tallies of the calls, kept up with every record added. */
+    readonly tallies: Tallies,
   ) {}
 
   /**
@@ -116,42 +114,72 @@ export class LedgerIndex {
       this.cursors.delete(day);
       for (const [id, entry] of this.entries) if (entry.day === day && !keep(entry)) this.entries.delete(id);
       for (const [job, status] of this.statuses) if (status.at.slice(0, 10) <= day) this.statuses.delete(job);
+      this.byHash.clear();
+      for (const entry of this.entries.values()) this.hashed(entry);
+      this.tallies.rebuild(this.entries.values());
+
+      this.ownLines.clear(); // those not read back belong to a day no longer followed
     }
     for (const day of days) {
       let cursor = this.cursors.get(day);
       if (!cursor) {
-        cursor = new DayCursor(join(this.dir, dayFileName(day)), this.damaged);
+        cursor = new DayCursor(join(this.dir, dayFileName(day)), this.damaged, this.ownLines);
         this.cursors.set(day, cursor);
       }
-      cursor.readNew((record) => addRecord(this.entries, this.statuses, record, day));
+      cursor.readNew((record) => this.add(record, day));
     }
   }
 
-  /**
-   * Adds a record this process has just appended: known at once, however soon its day stops being
-   * followed. Read back from the file later, it merges into the same entry.
-   */
+  /** Adds a record read from a file. */
   add(record: LedgerRecord, day: string): void {
-    addRecord(this.entries, this.statuses, record, day);
+    const known = record.type === 'status' ? undefined : this.entries.get(record.id);
+    if (known) this.tallies.changing(known);
+    const entry = addRecord(this.entries, this.statuses, record, day);
+    if (!entry) return;
+    this.tallies.changed(entry);
+    if (record.type === 'begin') this.hashed(entry);
+  }
+
+  /**
+   * Adds records this process has just appended as `lines`: known at once, however soon their
+   * day stops being followed, and not parsed again when read back from the file.
+   */
+  addOwn(records: readonly LedgerRecord[], day: string, lines: Buffer): void {
+    for (const record of records) this.add(record, day);
+    if (this.ownLines.size > 10_000) this.ownLines.clear(); // read back as any other line then
+    for (const line of lines.toString('utf8').split('\n')) if (line) this.ownLines.add(line);
+  }
+
+  /** The begun calls with this hash. */
+  withHash(hash: string): readonly CallEntry[] {
+    return this.byHash.get(hash) ?? [];
   }
 
   /** How many bytes a followed day's file holds, as last read. */
   sizeOf(day: string): number {
     return this.cursors.get(day)?.size ?? 0;
   }
+
+  private hashed(entry: CallEntry): void {
+    const hash = entry.begin?.hash;
+    if (hash === undefined) return;
+    const same = this.byHash.get(hash);
+    if (!same) this.byHash.set(hash, [entry]);
+    else if (!same.includes(entry)) same.push(entry);
+  }
 }
 
-/** Adds a record to the calls and job states it belongs to. */
+/** Adds a record to the calls and job states it belongs to; returns its call (none for a status). */
 export function addRecord(
   entries: Map<string, CallEntry>,
   statuses: Map<string, StatusRecord>,
   record: LedgerRecord,
   day: string,
-): void {
+): CallEntry | undefined {
   if (record.type === 'status') {
     const known = statuses.get(record.job);
     if (!known || known.at <= record.at) statuses.set(record.job, record);
-    return;
+    return undefined;
   }
   let entry = entries.get(record.id);
   if (!entry) {
@@ -162,4 +190,5 @@ export function addRecord(
     entry.begin = record;
     entry.beganAt = Date.parse(record.at);
   } else entry.end = record;
+  return entry;
 }

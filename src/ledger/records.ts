@@ -67,6 +67,17 @@ export interface StatusRecord {
 
 export type LedgerRecord = BeginRecord | EndRecord | StatusRecord;
 
+/** One billed call as the files tell it so far: its begin, and its end once written. */
+export interface CallEntry {
+  id: string;
+  begin?: BeginRecord;
+  end?: EndRecord;
+  /** When it was begun, in ms (the begin's `at`, parsed once). */
+  beganAt: number;
+  /** The day file its earliest record came from. */
+  day: string;
+}
+
 /** What each field of a record must be: a string of at most n characters, a number, one of a list, a time. */
 type Field =
   | { text: number; min?: number }

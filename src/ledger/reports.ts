@@ -14,8 +14,7 @@ import {
   type Period,
 } from './kinds.js';
 import { costOf, type Price } from './prices.js';
-import type { CallEntry } from './reader.js';
-import type { StatusRecord } from './records.js';
+import type { CallEntry, StatusRecord } from './records.js';
 
 /** One billed call, as reports show it. */
 export interface LedgerCall {
