@@ -41,6 +41,11 @@ export interface LockOptions {
   staleMs: number;
   /** How long to wait for the lock before giving up. */
   waitMs: number;
+  /**
+   * How soon a waiter tries again when it sees no release (default 1 ms for the first 50 tries,
+   * then a few): releases are seen at once where the file system reports changes.
+   */
+  retryMs?: number;
   host: string;
   /** Told when a stale lock is taken over. */
   onTakeover?: (holder: string) => void;
@@ -80,7 +85,7 @@ export class FileLock {
   /** Waits for the lock; returns its release. Within one process, callers must take turns. */
   async acquire(): Promise<() => void> {
     const deadline = Date.now() + this.options.waitMs;
-    const release = new ReleaseWatch(this.dir, basename(this.path));
+    const release = new ReleaseWatch(this.dir, basename(this.path), this.options.retryMs);
     let nextLook = 0;
     try {
       for (let attempt = 0; ; attempt++) {
@@ -292,6 +297,7 @@ class ReleaseWatch {
   constructor(
     private readonly dir: string,
     private readonly name: string,
+    private readonly retryMs?: number,
   ) {}
 
   /** Starts watching; false where the directory cannot be watched (the timer alone then). */
@@ -308,7 +314,7 @@ class ReleaseWatch {
   }
 
   wait(attempt: number): Promise<void> {
-    const ms = attempt < 50 ? 1 : 2 + 3 * Math.random();
+    const ms = this.retryMs ?? (attempt < 50 ? 1 : 2 + 3 * Math.random());
     return new Promise((resolve) => {
       const timer = setTimeout(() => this.woken(resolve), ms);
       this.wake = () => {

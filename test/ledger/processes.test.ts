@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Ledger } from '../../src/ledger/ledger.js';
 import { parseLimits } from '../../src/ledger/limits.js';
+import { FileLock } from '../../src/ledger/lock.js';
 import type { Logger } from '../../src/lib/log.js';
 import { PROJECT_ROOT, processAlive, tempDir } from '../harness/harness.js';
 import type { WorkerTask } from './worker.js';
@@ -280,4 +281,30 @@ describe('the ledger across processes', () => {
       holder.kill('SIGKILL');
     }
   });
+});
+
+describe('the lock', () => {
+  it("wakes a waiter when the holder releases it, without waiting for the waiter's timer", async () => {
+    const dir = tempDir('gtm-ledger-');
+    const options = { staleMs: 10_000, waitMs: 30_000, host: hostname() };
+    const holder = new FileLock(join(dir, '.lock'), options);
+    const waiter = new FileLock(join(dir, '.lock'), { ...options, retryMs: 60_000 });
+    try {
+      const release = await holder.acquire();
+      let taken = false;
+      const waiting = waiter.acquire().then((releaseAgain) => {
+        taken = true;
+        return releaseAgain;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(taken).toBe(false);
+      release();
+      // Only the release can wake it: its next try on the timer is a minute away.
+      (await waiting)();
+      expect(taken).toBe(true);
+    } finally {
+      holder.close();
+      waiter.close();
+    }
+  }, 10_000);
 });
