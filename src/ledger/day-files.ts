@@ -1,7 +1,8 @@
 // Writing the day files: `<dir>/2026-11-24.jsonl`, one per UTC day, appended to and never
 // rewritten. Each append is one write() of whole lines on a descriptor opened with O_APPEND, so
 // the kernel places it at the end in one piece whatever other processes append at the same time;
-// syncing it to disk (fdatasync) is done outside the lock. Files past their retention are removed.
+// syncing it to disk (fdatasync) is done outside the lock, and one sync serves every append made
+// before it. Files past their retention are removed.
 
 import {
   close,
@@ -26,9 +27,21 @@ const openAsync = promisify(open);
 /** Day files whose directory entry this process has synced. */
 const namesSynced = new Set<string>();
 
+/**
+ * Per day file, this process's appends so far and how many of them a finished sync covers: a
+ * sync writes out every byte of the file written before it began, whichever descriptor wrote it.
+ */
+const appendsMade = new Map<string, number>();
+const appendsSynced = new Map<string, number>();
+
 /** An append made, not yet on disk: `durable()` syncs it (and the new file's entry) and closes. */
 export interface Appended {
   durable(): Promise<void>;
+  /**
+   * Syncs it within `withinMs`, or sooner as part of a later sync of the same file (several
+   * appends, one sync), without holding the caller back; resolves when it is on disk.
+   */
+  durableSoon(withinMs: number): Promise<void>;
   /** Closes without syncing (for lines whose loss in a crash costs nothing). */
   drop(): void;
 }
@@ -45,19 +58,30 @@ export function appendLines(dir: string, day: string, lines: Buffer): Appended {
     closeSync(fd);
     throw error;
   }
+  const number = (appendsMade.get(path) ?? 0) + 1;
+  appendsMade.set(path, number);
+  const durable = async () => {
+    const covers = appendsMade.get(path) ?? number;
+    try {
+      await fdatasyncAsync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    appendsSynced.set(path, Math.max(appendsSynced.get(path) ?? 0, covers));
+    // A new file's name must reach the disk too, or the file may vanish in a crash: the first
+    // sync of each day file by this process syncs its directory as well (once a day).
+    if (!namesSynced.has(path)) {
+      await syncDirectory(dir);
+      namesSynced.add(path);
+    }
+  };
   return {
-    async durable() {
-      try {
-        await fdatasyncAsync(fd);
-      } finally {
+    durable,
+    durableSoon(withinMs) {
+      return new Promise<void>((resolve) => setTimeout(resolve, withinMs)).then(() => {
+        if ((appendsSynced.get(path) ?? 0) < number) return durable();
         closeSync(fd);
-      }
-      // A new file's name must reach the disk too, or the file may vanish in a crash: the first
-      // sync of each day file by this process syncs its directory as well (once a day).
-      if (!namesSynced.has(path)) {
-        await syncDirectory(dir);
-        namesSynced.add(path);
-      }
+      });
     },
     drop() {
       closeSync(fd);

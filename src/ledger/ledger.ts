@@ -80,6 +80,9 @@ export interface LedgerOptions {
   now?: () => number;
 }
 
+/** How soon the end of an accepted video job is on disk after the call returns. */
+const END_SYNC_WITHIN_MS = 20;
+
 export const LEDGER_DEFAULTS = {
   duplicateWindowSeconds: DEFAULT_DUPLICATE_WINDOW_SECONDS,
   retentionDays: RETENTION_DAYS,
@@ -362,10 +365,10 @@ export class Ledger {
       const line = endLine(record);
       const appended = appendLines(this.dir, day, line);
       this.index.addOwn([record], day, line);
-      // A job's id should survive a crash: it is how the job is found again. It is synced without
-      // holding the call back; an end lost in a crash (within the sync's millisecond, or any end
-      // not synced) leaves the begin, which reads as unknown, counts, and is listed with its
-      // idempotency key: the safe side.
+      // A job's id should survive a crash: it is how the job is found again. It is synced within
+      // END_SYNC_WITHIN_MS, without holding the call back (or with the next begin's sync, when
+      // that comes first). An end lost in a crash before then leaves the begin, which reads as
+      // unknown, counts, and is listed with its idempotency key: the safe side.
       if (job !== undefined) this.syncLater(appended, id);
       else appended.drop();
     } catch (error) {
@@ -379,7 +382,7 @@ export class Ledger {
 
   private syncLater(appended: Appended, id: string): void {
     const synced = appended
-      .durable()
+      .durableSoon(END_SYNC_WITHIN_MS)
       .catch((error) =>
         this.options.log.warn(`ledger: could not sync the end of call ${id} to disk (${codeOf(error)})`),
       )
