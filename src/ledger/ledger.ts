@@ -459,9 +459,12 @@ export class Ledger {
     for (const day of dayFiles(this.dir)) {
       if (jobs.length >= limit) break;
       if (followed.includes(day)) continue;
-      new DayCursor(join(this.dir, dayFileName(day)), this.damaged).readNew((record) =>
-        addRecord(entries, statuses, record, day),
-      );
+      const cursor = new DayCursor(join(this.dir, dayFileName(day)), this.damaged);
+      try {
+        cursor.readNew((record) => addRecord(entries, statuses, record, day));
+      } finally {
+        cursor.close();
+      }
       jobs = recentJobsOf(entries.values(), statuses, context, limit);
     }
     return jobs;
@@ -491,6 +494,7 @@ export class Ledger {
     await this.turn;
     await Promise.all(this.syncing);
     this.lock.close();
+    this.index.close();
   }
 
   /** refresh(), with a file system error said as LedgerUnavailable. */
@@ -521,8 +525,9 @@ export class Ledger {
         );
       }
     }
-    assertFolder(this.dir);
     this.readNew(now);
+    // Only a day file that is not there can hide a folder that is a file (see assertFolder).
+    if (this.index.sizeOf(today) === 0) assertFolder(this.dir);
   }
 
   /** Reads what other processes appended since the last read. */

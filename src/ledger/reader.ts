@@ -5,6 +5,7 @@
 
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import {
   type CallEntry,
   dayFileName,
@@ -23,6 +24,9 @@ export class DayCursor {
   /** Bytes read so far: complete lines plus the held-back fragment. */
   private readTo = 0;
   private fragment = Buffer.alloc(0);
+  /** The file as opened, with its inode: a file replaced under the same name is read anew. */
+  private file: { fd: number; ino: number } | null = null;
+  private lookedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     readonly path: string,
@@ -36,28 +40,45 @@ export class DayCursor {
     return this.readTo;
   }
 
-  /** Parses what has been appended since the last read; a missing file has no records. */
-  readNew(onRecord: (record: LedgerRecord) => void): void {
+  /**
+   * Parses what has been appended since the last read; a missing file has no records.
+   * `atMostEveryMs`: look at the file no more often than this.
+   */
+  readNew(onRecord: (record: LedgerRecord) => void, atMostEveryMs = 0): void {
+    if (atMostEveryMs > 0) {
+      const now = performance.now();
+      if (now - this.lookedAt < atMostEveryMs) return;
+      this.lookedAt = now;
+    }
     // One stat when nothing is new (the common case), and no exception for a missing file.
-    const size = statSync(this.path, { throwIfNoEntry: false })?.size ?? 0;
+    const stat = statSync(this.path, { throwIfNoEntry: false });
+    if (this.file && this.file.ino !== stat?.ino) {
+      this.close();
+      if (stat && this.readTo > 0) this.restart('was replaced (edited by hand?)');
+    }
+    const size = stat?.size ?? 0;
     if (size === this.readTo) return;
-    if (size < this.readTo) {
-      // Truncated or replaced by hand: read it again (records merge by id, so none counts twice).
-      this.damaged(this.path, -1, 'shrank (edited by hand?); it is read again from the start');
-      this.readTo = 0;
-      this.fragment = Buffer.alloc(0);
+    if (size < this.readTo) this.restart('shrank (edited by hand?)');
+    // Kept open between reads; the name is looked up again each time (the stat above).
+    this.file ??= { fd: openSync(this.path, 'r'), ino: stat?.ino ?? 0 };
+    while (this.readTo < size) {
+      const chunk = Buffer.allocUnsafe(Math.min(size - this.readTo, READ_CHUNK));
+      const got = readSync(this.file.fd, chunk, 0, chunk.length, this.readTo);
+      if (got === 0) break;
+      this.consume(chunk.subarray(0, got), onRecord);
     }
-    const fd = openSync(this.path, 'r');
-    try {
-      while (this.readTo < size) {
-        const chunk = Buffer.allocUnsafe(Math.min(size - this.readTo, READ_CHUNK));
-        const got = readSync(fd, chunk, 0, chunk.length, this.readTo);
-        if (got === 0) break;
-        this.consume(chunk.subarray(0, got), onRecord);
-      }
-    } finally {
-      closeSync(fd);
-    }
+  }
+
+  close(): void {
+    if (this.file) closeSync(this.file.fd);
+    this.file = null;
+  }
+
+  /** Reads the file again from the start: records merge by id, so none counts twice. */
+  private restart(why: string): void {
+    this.damaged(this.path, -1, `${why}; it is read again from the start`);
+    this.readTo = 0;
+    this.fragment = Buffer.alloc(0);
   }
 
   private consume(chunk: Buffer, onRecord: (record: LedgerRecord) => void): void {
@@ -85,6 +106,8 @@ export class DayCursor {
 }
 
 const READ_CHUNK = 1 << 20;
+/** How often a past day's file (yesterday's, while the last 24 hours reach into it) is looked at. */
+const PAST_DAY_LOOK_MS = 1_000;
 
 /** The calls and job states read so far from the files being followed. */
 export class LedgerIndex {
@@ -111,6 +134,7 @@ export class LedgerIndex {
   refresh(days: readonly string[], keep: (entry: CallEntry) => boolean): void {
     for (const day of [...this.cursors.keys()]) {
       if (days.includes(day)) continue;
+      this.cursors.get(day)?.close();
       this.cursors.delete(day);
       for (const [id, entry] of this.entries) if (entry.day === day && !keep(entry)) this.entries.delete(id);
       for (const [job, status] of this.statuses) if (status.at.slice(0, 10) <= day) this.statuses.delete(job);
@@ -126,8 +150,15 @@ export class LedgerIndex {
         cursor = new DayCursor(join(this.dir, dayFileName(day)), this.damaged, this.ownLines);
         this.cursors.set(day, cursor);
       }
-      cursor.readNew((record) => this.add(record, day));
+      // Only a process whose clock is behind still appends to a past day's file.
+      const past = day !== days[days.length - 1];
+      cursor.readNew((record) => this.add(record, day), past ? PAST_DAY_LOOK_MS : 0);
     }
+  }
+
+  /** Closes the files being followed (they are opened again when next read). */
+  close(): void {
+    for (const cursor of this.cursors.values()) cursor.close();
   }
 
   /** Adds a record read from a file. */

@@ -2,7 +2,15 @@
 // what a line holds, limits and when they free up, costs, the duplicate guard, damaged lines,
 // retention, the size cap, and the reports.
 
-import { appendFileSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { callHash } from '../../src/ledger/fingerprint.js';
@@ -361,6 +369,21 @@ describe('damaged files', () => {
     await reader.recentJobs();
     expect(warnings).toHaveLength(3);
     expect((await reader.begin(video('third'))).status).toBe('limited');
+  });
+
+  it('reads a day file replaced under its name again from the start, counting no call twice', async () => {
+    const { dir, warnings, ledger, open } = setup();
+    await go(ledger, chat('one'));
+    expect((await ledger.usage()).periods.day.kinds.chat.calls).toBe(1);
+    await go(open(), chat('two, from another process'));
+    // Rewritten by an editor that saves to a new file and renames it over the old one.
+    const file = join(dir, '2026-11-24.jsonl');
+    writeFileSync(`${file}.new`, readFileSync(file));
+    renameSync(`${file}.new`, file);
+    expect((await ledger.usage()).periods.day.kinds.chat.calls).toBe(2);
+    expect(warnings).toEqual([
+      `ledger: ${file} was replaced (edited by hand?); it is read again from the start`,
+    ]);
   });
 
   it('reads a day file that shrank again from the start', async () => {
