@@ -1,8 +1,11 @@
 /**
  * What the ledger adds to a billed call: begin (the lock, the limit check, the append, fdatasync)
- * plus end (append, fdatasync for an accepted call), timed in three processes writing to one
- * ledger at once, and in one process alone. The same file is the worker the processes run
- * (`--worker`). Run alone: `npx tsx bench/ledger.ts [--quick]`.
+ * plus end (the append; an accepted job's end is synced soon after, off the call's path), timed
+ * in three processes writing to one ledger at once: every PACE_MS all three begin a call at the
+ * same moment, so each call meets two others at the lock and the disk. Also: one process alone at
+ * the same pace, and three processes billing back to back with no pause at all (every core busy:
+ * the worst case, far beyond use). The same file is the worker the processes run (`--worker`).
+ * Run alone: `npx tsx bench/ledger.ts [--quick]`.
  */
 import { spawn } from 'node:child_process';
 import { closeSync, fdatasync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
@@ -18,16 +21,19 @@ import { ROOT } from './lib.js';
 type Timing = Percentiles & { begin: Percentiles; cpuUs: number };
 
 export interface LedgerBench {
-  /** Three processes at once. */
+  /** Three processes, each call begun at the same moment as the other two's. */
   together: Timing;
-  /** One process alone. */
+  /** One process alone, at the same pace. */
   alone: Timing;
+  /** Three processes billing back to back, with no pause between calls. */
+  backToBack: Timing;
   /**
    * The floor: three processes each appending one line per call to one file and syncing it
-   * (fdatasync), the least any durable record costs on this disk.
+   * (fdatasync) at the same moments, the least any durable record costs on this disk.
    */
   floor: Timing;
   calls: number;
+  paceMs: number;
 }
 
 interface Percentiles {
@@ -36,20 +42,25 @@ interface Percentiles {
 }
 
 const WARM_UP = 20;
+/** How often the paced processes begin a call, all three at once. */
+const PACE_MS = 10;
 const fdatasyncAsync = promisify(fdatasync);
 /** Limits as a user might set them, so each check reads and counts real records. */
 const LIMITS = 'video=100000/day,speech=100000/day,chat=100000/hour,cost=1000000/day';
 
 export async function benchLedger(calls: number): Promise<LedgerBench> {
-  const floor = await runWorkers(3, calls, '--floor');
-  const together = await runWorkers(3, calls);
-  const alone = await runWorkers(1, calls);
-  return { together, alone, floor, calls };
+  const floor = await runWorkers(3, calls, PACE_MS, '--floor');
+  const together = await runWorkers(3, calls, PACE_MS);
+  const alone = await runWorkers(1, calls, PACE_MS);
+  const backToBack = await runWorkers(3, calls, 0);
+  return { together, alone, backToBack, floor, calls, paceMs: PACE_MS };
 }
 
+/** `paceMs`: every how many ms each process begins a call (0: back to back). */
 async function runWorkers(
   count: number,
   calls: number,
+  paceMs: number,
   mode: '--worker' | '--floor' = '--worker',
 ): Promise<Timing> {
   const dir = mkdtempSync(join(tmpdir(), 'gtm-bench-ledger-'));
@@ -57,7 +68,7 @@ async function runWorkers(
     const workers = Array.from({ length: count }, () => {
       const child = spawn(
         process.execPath,
-        ['--import', 'tsx', 'bench/ledger.ts', mode, dir, String(calls)],
+        ['--import', 'tsx', 'bench/ledger.ts', mode, dir, String(calls), String(paceMs)],
         {
           cwd: ROOT,
           stdio: ['pipe', 'pipe', 'inherit'],
@@ -71,7 +82,9 @@ async function runWorkers(
       return { child, ready, result };
     });
     await Promise.all(workers.map((w) => w.ready));
-    for (const w of workers) w.child.stdin.end('go\n');
+    // One start time for all, a little ahead, from which each schedules its calls.
+    const startAt = Date.now() + 100;
+    for (const w of workers) w.child.stdin.end(`${startAt}\n`);
     const results = await Promise.all(workers.map((w) => w.result));
     return {
       ...percentiles(results.flatMap((r) => r.total)),
@@ -89,8 +102,36 @@ function percentiles(values: number[]): Percentiles {
   return { p50: at(0.5), p99: at(0.99) };
 }
 
-/** One process's billed calls: begin, end accepted, timed; prints the times as JSON. */
-async function worker(dir: string, calls: number): Promise<void> {
+/**
+ * Waits for the start time on stdin, then makes the calls, the i-th at start + i × pace (or at
+ * once when late), timing each; prints the times and the CPU per call as one line of JSON.
+ * `call` returns when its begin was done (ms, performance.now()), for the begin's share.
+ */
+async function timeCalls(calls: number, paceMs: number, call: (i: number) => Promise<number>): Promise<void> {
+  const lines = createInterface({ input: process.stdin });
+  process.stdout.write('ready\n');
+  const startAt = Number(await new Promise<string>((resolve) => lines.once('line', resolve)));
+  const total: number[] = [];
+  const begin: number[] = [];
+  let cpu = process.cpuUsage();
+  for (let i = 0; i < WARM_UP + calls; i++) {
+    const wait = startAt + i * paceMs - Date.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    if (i === WARM_UP) cpu = process.cpuUsage();
+    const started = performance.now();
+    const begun = await call(i);
+    if (i >= WARM_UP) {
+      total.push(performance.now() - started);
+      begin.push(begun - started);
+    }
+  }
+  const used = process.cpuUsage(cpu);
+  process.stdout.write(`${JSON.stringify({ total, begin, cpuUs: (used.user + used.system) / calls })}\n`);
+  lines.close();
+}
+
+/** One process's billed calls: begin, then end accepted with a job id. */
+async function worker(dir: string, calls: number, paceMs: number): Promise<void> {
   const limits = parseLimits(LIMITS);
   if (!limits.ok) throw new Error(limits.error);
   const quiet = () => {};
@@ -105,15 +146,7 @@ async function worker(dir: string, calls: number): Promise<void> {
       debug: quiet,
     },
   });
-  const lines = createInterface({ input: process.stdin });
-  process.stdout.write('ready\n');
-  await new Promise<void>((resolve) => lines.once('line', () => resolve()));
-  const total: number[] = [];
-  const begin: number[] = [];
-  let cpu = process.cpuUsage();
-  for (let i = 0; i < WARM_UP + calls; i++) {
-    if (i === WARM_UP) cpu = process.cpuUsage();
-    const started = performance.now();
+  await timeCalls(calls, paceMs, async (i) => {
     const result = await ledger.begin({
       kind: i % 3 === 0 ? 'video' : 'chat',
       tool: i % 3 === 0 ? 'video_generate' : 'ask_model',
@@ -124,57 +157,36 @@ async function worker(dir: string, calls: number): Promise<void> {
     const begun = performance.now();
     if (result.status !== 'go') throw new Error(`unexpected ${result.status}`);
     await ledger.end(result.id, { outcome: 'accepted', jobId: `vj_bench_${i}`, amount: 100 });
-    if (i >= WARM_UP) {
-      total.push(performance.now() - started);
-      begin.push(begun - started);
-    }
-  }
-  const used = process.cpuUsage(cpu);
-  process.stdout.write(`${JSON.stringify({ total, begin, cpuUs: (used.user + used.system) / calls })}\n`);
-  lines.close();
+    return begun;
+  });
+  await ledger.close();
 }
 
 /** The floor's process: one synced append per call, nothing else. */
-async function floorWorker(dir: string, calls: number): Promise<void> {
-  const lines = createInterface({ input: process.stdin });
-  process.stdout.write('ready\n');
-  await new Promise<void>((resolve) => lines.once('line', () => resolve()));
-  const total: number[] = [];
+async function floorWorker(dir: string, calls: number, paceMs: number): Promise<void> {
   const line = Buffer.from(`${JSON.stringify({ type: 'begin', pad: 'x'.repeat(300) })}\n`);
-  let cpu = process.cpuUsage();
-  for (let i = 0; i < WARM_UP + calls; i++) {
-    if (i === WARM_UP) cpu = process.cpuUsage();
-    const started = performance.now();
+  await timeCalls(calls, paceMs, async () => {
     const fd = openSync(join(dir, 'floor.jsonl'), 'a', 0o600);
     writeSync(fd, line);
     await fdatasyncAsync(fd);
     closeSync(fd);
-    if (i >= WARM_UP) total.push(performance.now() - started);
-  }
-  const used = process.cpuUsage(cpu);
-  process.stdout.write(
-    `${JSON.stringify({ total, begin: total, cpuUs: (used.user + used.system) / calls })}\n`,
-  );
-  lines.close();
+    return performance.now();
+  });
 }
 
 const args = process.argv.slice(2);
 if (args[0] === '--worker') {
-  await worker(args[1] as string, Number(args[2]));
+  await worker(args[1] as string, Number(args[2]), Number(args[3]));
 } else if (args[0] === '--floor') {
-  await floorWorker(args[1] as string, Number(args[2]));
+  await floorWorker(args[1] as string, Number(args[2]), Number(args[3]));
 } else if (process.argv[1] && import.meta.filename === process.argv[1]) {
   const result = await benchLedger(args.includes('--quick') ? 100 : 500);
   const f = (p: Percentiles) => `p50 ${p.p50.toFixed(2)} ms, p99 ${p.p99.toFixed(2)} ms`;
-  const cpu = (t: Timing) => `${t.cpuUs.toFixed(0)} µs CPU per call`;
+  const line = (name: string, t: Timing) =>
+    console.log(`  ${name.padEnd(40)} ${f(t)}; begin ${f(t.begin)}; ${t.cpuUs.toFixed(0)} µs CPU per call`);
   console.log(`ledger, ${result.calls} billed calls per process (begin + end):`);
-  console.log(
-    `  three processes at once: ${f(result.together)}; begin ${f(result.together.begin)}; ${cpu(result.together)}`,
-  );
-  console.log(
-    `  one process alone:       ${f(result.alone)}; begin ${f(result.alone.begin)}; ${cpu(result.alone)}`,
-  );
-  console.log(
-    `  floor, one synced append per call, three processes at once: ${f(result.floor)}; ${cpu(result.floor)}`,
-  );
+  line(`three processes at once, every ${result.paceMs} ms:`, result.together);
+  line(`one process alone, every ${result.paceMs} ms:`, result.alone);
+  line('three processes back to back:', result.backToBack);
+  line('floor, one synced append, three at once:', result.floor);
 }
