@@ -141,8 +141,8 @@ export class LedgerIndex {
       this.byHash.clear();
       for (const entry of this.entries.values()) this.hashed(entry);
       this.tallies.rebuild(this.entries.values());
-
-      this.ownLines.clear(); // those not read back belong to a day no longer followed
+      // Own lines not read back yet are parsed then, and merge with the records already known.
+      this.ownLines.clear();
     }
     for (const day of days) {
       let cursor = this.cursors.get(day);
