@@ -412,23 +412,6 @@ export class Ledger {
     }
   }
 
-  /** The latest accepted call with this hash within the window (default: the duplicate window). */
-  async findDuplicate(
-    hash: string,
-    windowSeconds = this.settings.duplicateWindowSeconds,
-  ): Promise<LedgerCall | null> {
-    this.readForReport();
-    const since = this.now() - windowSeconds * 1000;
-    let found: CallEntry | undefined;
-    for (const entry of this.index.withHash(hash)) {
-      const begin = entry.begin;
-      if (!begin || !(entry.beganAt > since)) continue;
-      if (this.stateOf(entry) !== 'accepted') continue;
-      if (!found || begin.at > (found.begin as BeginRecord).at) found = entry;
-    }
-    return found ? callOf(found, this.reportContext()) : null;
-  }
-
   /**
    * Whether a call would fit the limits now, without recording anything: for previews (doctor,
    * usage). begin() checks again under the lock.

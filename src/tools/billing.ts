@@ -61,7 +61,11 @@ export async function billed<R>(
     notSent(error);
   }
   const begun = await ledger
-    .begin({ ...plan.call, allowDuplicate: plan.call.allowDuplicate || !duplicate })
+    .begin({
+      ...plan.call,
+      inputs: { ...plan.call.inputs, gateway: gatewayOf(ctx) },
+      allowDuplicate: plan.call.allowDuplicate || !duplicate,
+    })
     .catch(notSent);
   if (begun.status === 'limited') throw new UserError(begun.sentence);
   if (begun.status === 'duplicate') return (duplicate as NonNullable<typeof duplicate>)(begun.earlier);
@@ -92,6 +96,15 @@ export async function billed<R>(
   } finally {
     await end({ outcome: 'declined', reason: 'not sent' });
   }
+}
+
+/**
+ * The gateway a call goes to, without credentials: the same purchase from another gateway is
+ * another purchase (and its earlier job is not this gateway's to answer with).
+ */
+function gatewayOf(ctx: ToolContext): string {
+  const url = new URL(ctx.runtime.config.baseUrl);
+  return `${url.host}${url.pathname}`;
 }
 
 /** A billed call that is one request: billed() with nothing between confirming and sending. */

@@ -18,7 +18,7 @@ import { useReferenceService } from '../harness/gateway.js';
 import { type Connected, connectInMemory, structuredOf, tempDir, textOf } from '../harness/harness.js';
 import { ledgerCalls, ledgerLines, listJobs } from '../harness/ledger.js';
 import { pollsOf, submitsOf, until } from '../harness/video.js';
-import { synthesizeAudio } from '../reference-service/index.js';
+import { startReferenceService, synthesizeAudio } from '../reference-service/index.js';
 
 const reference = useReferenceService();
 
@@ -271,6 +271,32 @@ describe('an identical submit is never paid for twice', () => {
       expect(reference.service.counters['videos.generations']).toBe(2);
     } finally {
       await conn.close();
+    }
+  });
+
+  it('treats the same submit to another gateway as another purchase', async () => {
+    const other = await startReferenceService();
+    const here = await server();
+    const there = await server({
+      GATEWAY_BASE_URL: other.url,
+      GATEWAY_API_KEY: other.apiKey,
+      GATEWAY_LEDGER_DIR: here.dir,
+    });
+    try {
+      const first = await ok(here, 'video_generate', JOB);
+      const elsewhere = await ok(there, 'video_generate', JOB);
+      expect(other.counters['videos.generations']).toBe(1);
+      expect(textOf(elsewhere)).not.toMatch(/identical/);
+      // The same gateway again: answered with its own earlier job, nothing sent.
+      const again = await ok(here, 'video_generate', JOB);
+      expect(structuredOf<{ job_id: string }>(again).job_id).toBe(
+        structuredOf<{ job_id: string }>(first).job_id,
+      );
+      expect(reference.service.counters['videos.generations']).toBe(1);
+    } finally {
+      await here.close();
+      await there.close();
+      await other.close();
     }
   });
 
