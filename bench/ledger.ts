@@ -2,10 +2,17 @@
  * What the ledger adds to a billed call: begin (the lock, the limit check, the append, fdatasync)
  * plus end (the append; an accepted job's end is synced soon after, off the call's path), timed
  * in three processes writing to one ledger at once: every PACE_MS all three begin a call at the
- * same moment, so each call meets two others at the lock and the disk. Also: one process alone at
- * the same pace, and three processes billing back to back with no pause at all (every core busy:
- * the worst case, far beyond use). The same file is the worker the processes run (`--worker`).
- * Run alone: `npx tsx bench/ledger.ts [--quick]`.
+ * same moment, so each call meets two others at the lock and the disk; and back to back with no
+ * pause at all (every core busy: the worst case, far beyond use). Also one process alone at the
+ * same pace.
+ *
+ * Settled: each process first makes SETTLE_CALLS billed calls of its own (in a ledger of its
+ * own), as a server that has been running has, so V8 has compiled the ledger's code before the
+ * timing starts. Fresh: the timing starts at a process's 21st call, while V8 is still compiling;
+ * three processes compiling at once compete with the calls for the two cores.
+ *
+ * The same file is the worker the processes run (`--worker`). Run alone:
+ * `npx tsx bench/ledger.ts [--quick]`.
  */
 import { spawn } from 'node:child_process';
 import { closeSync, fdatasync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
@@ -21,12 +28,14 @@ import { ROOT } from './lib.js';
 type Timing = Percentiles & { begin: Percentiles; cpuUs: number };
 
 export interface LedgerBench {
-  /** Three processes, each call begun at the same moment as the other two's. */
+  /** Three settled processes, each call begun at the same moment as the other two's. */
   together: Timing;
-  /** One process alone, at the same pace. */
-  alone: Timing;
-  /** Three processes billing back to back, with no pause between calls. */
+  /** Three settled processes billing back to back, with no pause between calls. */
   backToBack: Timing;
+  /** The same two, in fresh processes. */
+  fresh: { together: Timing; backToBack: Timing };
+  /** One settled process alone, at the same pace. */
+  alone: Timing;
   /**
    * The floor: three processes each appending one line per call to one file and syncing it
    * (fdatasync) at the same moments, the least any durable record costs on this disk.
@@ -42,6 +51,8 @@ interface Percentiles {
 }
 
 const WARM_UP = 20;
+/** The billed calls a settled process has made before the timing starts. */
+const SETTLE_CALLS = 1_000;
 /** How often the paced processes begin a call, all three at once. */
 const PACE_MS = 10;
 const fdatasyncAsync = promisify(fdatasync);
@@ -51,24 +62,32 @@ const LIMITS = 'video=100000/day,speech=100000/day,chat=100000/hour,cost=1000000
 export async function benchLedger(calls: number): Promise<LedgerBench> {
   const floor = await runWorkers(3, calls, PACE_MS, '--floor');
   const together = await runWorkers(3, calls, PACE_MS);
-  const alone = await runWorkers(1, calls, PACE_MS);
   const backToBack = await runWorkers(3, calls, 0);
-  return { together, alone, backToBack, floor, calls, paceMs: PACE_MS };
+  const fresh = {
+    together: await runWorkers(3, calls, PACE_MS, '--worker', 0),
+    backToBack: await runWorkers(3, calls, 0, '--worker', 0),
+  };
+  const alone = await runWorkers(1, calls, PACE_MS);
+  return { together, backToBack, fresh, alone, floor, calls, paceMs: PACE_MS };
 }
 
-/** `paceMs`: every how many ms each process begins a call (0: back to back). */
+/**
+ * `paceMs`: every how many ms each process begins a call (0: back to back); `settle`: the billed
+ * calls each makes in a ledger of its own first.
+ */
 async function runWorkers(
   count: number,
   calls: number,
   paceMs: number,
   mode: '--worker' | '--floor' = '--worker',
+  settle = SETTLE_CALLS,
 ): Promise<Timing> {
   const dir = mkdtempSync(join(tmpdir(), 'gtm-bench-ledger-'));
   try {
     const workers = Array.from({ length: count }, () => {
       const child = spawn(
         process.execPath,
-        ['--import', 'tsx', 'bench/ledger.ts', mode, dir, String(calls), String(paceMs)],
+        ['--import', 'tsx', 'bench/ledger.ts', mode, dir, String(calls), String(paceMs), String(settle)],
         {
           cwd: ROOT,
           stdio: ['pipe', 'pipe', 'inherit'],
@@ -130,12 +149,12 @@ async function timeCalls(calls: number, paceMs: number, call: (i: number) => Pro
   lines.close();
 }
 
-/** One process's billed calls: begin, then end accepted with a job id. */
-async function worker(dir: string, calls: number, paceMs: number): Promise<void> {
+/** A ledger with the bench's limits. */
+function openLedger(dir: string): Ledger {
   const limits = parseLimits(LIMITS);
   if (!limits.ok) throw new Error(limits.error);
   const quiet = () => {};
-  const ledger = Ledger.open({
+  return Ledger.open({
     dir,
     limits: limits.value,
     log: {
@@ -146,19 +165,34 @@ async function worker(dir: string, calls: number, paceMs: number): Promise<void>
       debug: quiet,
     },
   });
-  await timeCalls(calls, paceMs, async (i) => {
-    const result = await ledger.begin({
-      kind: i % 3 === 0 ? 'video' : 'chat',
-      tool: i % 3 === 0 ? 'video_generate' : 'ask_model',
-      model: i % 3 === 0 ? 'xai/grok-imagine-video' : 'openai/gpt-4o-mini',
-      text: `bench call ${process.pid} ${i}: a short prompt of a few words`,
-      idempotencyKey: `gtm-bench-${process.pid}-${i}`,
-    });
-    const begun = performance.now();
-    if (result.status !== 'go') throw new Error(`unexpected ${result.status}`);
-    await ledger.end(result.id, { outcome: 'accepted', jobId: `vj_bench_${i}`, amount: 100 });
-    return begun;
+}
+
+/** One billed call: begin, then end accepted with a job id; returns when the begin was done. */
+async function billedCall(ledger: Ledger, i: number): Promise<number> {
+  const result = await ledger.begin({
+    kind: i % 3 === 0 ? 'video' : 'chat',
+    tool: i % 3 === 0 ? 'video_generate' : 'ask_model',
+    model: i % 3 === 0 ? 'xai/grok-imagine-video' : 'openai/gpt-4o-mini',
+    text: `bench call ${process.pid} ${i}: a short prompt of a few words`,
+    idempotencyKey: `gtm-bench-${process.pid}-${i}`,
   });
+  const begun = performance.now();
+  if (result.status !== 'go') throw new Error(`unexpected ${result.status}`);
+  await ledger.end(result.id, { outcome: 'accepted', jobId: `vj_bench_${i}`, amount: 100 });
+  return begun;
+}
+
+/** One process's billed calls, after `settle` calls in a ledger of its own. */
+async function worker(dir: string, calls: number, paceMs: number, settle: number): Promise<void> {
+  if (settle > 0) {
+    const own = mkdtempSync(join(tmpdir(), 'gtm-bench-settle-'));
+    const settling = openLedger(own);
+    for (let i = 0; i < settle; i++) await billedCall(settling, i);
+    await settling.close();
+    rmSync(own, { recursive: true, force: true });
+  }
+  const ledger = openLedger(dir);
+  await timeCalls(calls, paceMs, (i) => billedCall(ledger, i));
   await ledger.close();
 }
 
@@ -176,7 +210,7 @@ async function floorWorker(dir: string, calls: number, paceMs: number): Promise<
 
 const args = process.argv.slice(2);
 if (args[0] === '--worker') {
-  await worker(args[1] as string, Number(args[2]), Number(args[3]));
+  await worker(args[1] as string, Number(args[2]), Number(args[3]), Number(args[4]));
 } else if (args[0] === '--floor') {
   await floorWorker(args[1] as string, Number(args[2]), Number(args[3]));
 } else if (process.argv[1] && import.meta.filename === process.argv[1]) {
@@ -185,8 +219,10 @@ if (args[0] === '--worker') {
   const line = (name: string, t: Timing) =>
     console.log(`  ${name.padEnd(40)} ${f(t)}; begin ${f(t.begin)}; ${t.cpuUs.toFixed(0)} µs CPU per call`);
   console.log(`ledger, ${result.calls} billed calls per process (begin + end):`);
-  line(`three processes at once, every ${result.paceMs} ms:`, result.together);
-  line(`one process alone, every ${result.paceMs} ms:`, result.alone);
-  line('three processes back to back:', result.backToBack);
+  line(`three at once, every ${result.paceMs} ms:`, result.together);
+  line('three back to back:', result.backToBack);
+  line(`fresh: three at once, every ${result.paceMs} ms:`, result.fresh.together);
+  line('fresh: three back to back:', result.fresh.backToBack);
+  line(`one alone, every ${result.paceMs} ms:`, result.alone);
   line('floor, one synced append, three at once:', result.floor);
 }
