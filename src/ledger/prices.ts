@@ -69,8 +69,27 @@ export function parsePrices(text: string): Parsed<Price[]> {
   return { ok: true, value: prices };
 }
 
+/**
+ * The prices found per price list, by kind and model: every record read costs a lookup, and a
+ * ledger holds few models, so each is matched against the patterns once.
+ */
+const found = new WeakMap<readonly Price[], Map<string, Price | undefined>>();
+const MAX_REMEMBERED = 1_000;
+
 /** The price that applies to a call of this kind and model, if any. */
 export function priceFor(prices: readonly Price[], kind: BilledKind, model: string): Price | undefined {
+  if (prices.length === 0) return undefined;
+  let known = found.get(prices);
+  if (!known) found.set(prices, (known = new Map()));
+  const key = `${kind} ${model}`;
+  if (known.has(key)) return known.get(key);
+  const price = matchPrice(prices, kind, model);
+  if (known.size >= MAX_REMEMBERED) known.clear();
+  known.set(key, price);
+  return price;
+}
+
+function matchPrice(prices: readonly Price[], kind: BilledKind, model: string): Price | undefined {
   let best: Price | undefined;
   let bestScore = -1;
   for (const price of prices) {
