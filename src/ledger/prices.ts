@@ -80,7 +80,10 @@ const MAX_REMEMBERED = 1_000;
 export function priceFor(prices: readonly Price[], kind: BilledKind, model: string): Price | undefined {
   if (prices.length === 0) return undefined;
   let known = found.get(prices);
-  if (!known) found.set(prices, (known = new Map()));
+  if (!known) {
+    known = new Map();
+    found.set(prices, known);
+  }
   const key = `${kind} ${model}`;
   if (known.has(key)) return known.get(key);
   const price = matchPrice(prices, kind, model);
