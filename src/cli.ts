@@ -9,7 +9,7 @@ import { runStdio } from './transports/stdio.js';
 import { VERSION } from './version.js';
 
 async function main(): Promise<number | undefined> {
-  const { command, config, json } = parseCommandLine(process.argv.slice(2), process.env);
+  const { command, config, json, since } = parseCommandLine(process.argv.slice(2), process.env);
   if (command === 'help') {
     process.stdout.write(helpText(VERSION)); // allow-stdout: --help is not a server run
     return 0;
@@ -22,6 +22,12 @@ async function main(): Promise<number | undefined> {
     // A report for a person, read from the ledger: no server starts, and nothing is written.
     const { usageCommand } = await import('./tools/usage/usage-command.js');
     process.stdout.write(await usageCommand(config, json, createLogger(config.logLevel))); // allow-stdout: usage prints a report, it is not a server run
+    return 0;
+  }
+  if (command === 'ledger-export') {
+    // Every billed call as JSON Lines for jq and spreadsheets: read only, like usage.
+    const { exportCommand } = await import('./tools/usage/export-command.js');
+    await exportCommand(config, since, createLogger(config.logLevel), writeStdout);
     return 0;
   }
   // The tool selection is validated before anything starts: nothing runs half-configured.
@@ -50,6 +56,13 @@ async function main(): Promise<number | undefined> {
   return undefined;
 }
 
+/** Writes to stdout, waiting while the pipe is full (a long export into `head` or a slow reader). */
+function writeStdout(text: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    process.stdout.write(text, (error) => (error ? reject(error) : resolve())); // allow-stdout: ledger export prints the ledger, it is not a server run
+  });
+}
+
 main().then(
   (code) => {
     if (code !== undefined) process.exitCode = code;
@@ -60,7 +73,7 @@ main().then(
       process.exit(2);
     }
     if (error instanceof Error && error.name === 'LedgerUnavailable') {
-      // `usage` could not read the ledger: its message says where and what to check.
+      // `usage` or `ledger export` could not read the ledger: its message says where and what to check.
       process.stderr.write(`gateway-tools-mcp: ${error.message}\n`);
       process.exit(1);
     }

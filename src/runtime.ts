@@ -1,7 +1,7 @@
 import type { Config } from './config/config.js';
 import { proxyPasswords } from './config/proxy-settings.js';
 import { createService, type Service } from './gateway/index.js';
-import { Ledger } from './ledger/ledger.js';
+import { Ledger, ledgerOptions } from './ledger/ledger.js';
 import { createLogger, type Logger } from './lib/log.js';
 import { secretScrubber } from './lib/secrets.js';
 import { TranscriptCache } from './tools/audio/transcript-cache.js';
@@ -24,12 +24,12 @@ export interface Runtime {
   /** Settings that weaken the server (startup-warnings.ts): logged once, and told to each client. */
   startupWarnings: readonly string[];
   /**
-   * The ledger of billed calls, shared with every server process of the user (GATEWAY_LEDGER_DIR),
-   * opened on first use: a server that bills nothing makes no folder. Throws LedgerUnavailable
-   * when it cannot be opened; a billed call is then not sent.
+   * The ledger of billed calls, shared with every server process of the user (GATEWAY_LEDGER_DIR)
+   * or of a team (GATEWAY_LEDGER_URL), opened on first use: a server that bills nothing makes no
+   * folder. A ledger that cannot be opened refuses each billed call (LedgerUnavailable).
    */
   ledger(): Ledger;
-  /** Releases the ledger's lock file handles, if it was opened. */
+  /** Closes the ledger's database, if it was opened. */
   closeLedger(): Promise<void>;
 }
 
@@ -38,6 +38,7 @@ export function createRuntime(config: Config, startupWarnings: readonly string[]
     config.apiKey,
     config.mcpToken,
     ...urlPassword(config.baseUrl),
+    ...(config.ledgerUrl ? urlPassword(config.ledgerUrl) : []),
     ...proxyPasswords(config.proxy),
   ].filter((s): s is string => typeof s === 'string' && s.length >= MIN_SECRET_LENGTH);
   const scrub = secretScrubber(secrets);
@@ -53,13 +54,7 @@ export function createRuntime(config: Config, startupWarnings: readonly string[]
     scrub,
     startupWarnings,
     ledger: () => {
-      ledger ??= Ledger.open({
-        dir: config.ledgerDir,
-        limits: config.limits,
-        prices: config.prices,
-        duplicateWindowSeconds: config.duplicateWindowSeconds,
-        log,
-      });
+      ledger ??= Ledger.open(ledgerOptions(config, log));
       return ledger;
     },
     closeLedger: async () => {

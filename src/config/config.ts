@@ -28,12 +28,14 @@ export type Config = Omit<
   cwdIsWorkspace: boolean;
 };
 
-export type Command = 'serve' | 'doctor' | 'usage' | 'help' | 'version';
+export type Command = 'serve' | 'doctor' | 'usage' | 'ledger-export' | 'help' | 'version';
 
 export interface ParsedCommandLine {
   command: Command;
   config: Config;
   json: boolean;
+  /** `ledger export --since`: as written (ledger-export.ts reads it). */
+  since?: string;
 }
 
 /** A configuration error: the CLI prints `message` as one line and exits with status 2. */
@@ -50,6 +52,7 @@ export function parseCommandLine(
   const origin: Partial<Record<keyof RawSettings, string>> = {};
   let command: Command = 'serve';
   let json = false;
+  let since: string | undefined;
 
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
@@ -57,6 +60,15 @@ export function parseCommandLine(
     else if (arg === '--version' || arg === '-v') command = command === 'help' ? 'help' : 'version';
     else if ((arg === 'doctor' || arg === 'usage') && command === 'serve') command = arg;
     else if (arg === '--json') json = true;
+    else if (arg === 'ledger' && command === 'serve') {
+      if (argv[i + 1] !== 'export') throw new ConfigError('ledger takes one command: ledger export [--since TIME]');
+      i++;
+      command = 'ledger-export';
+    } else if (arg === '--since' || arg.startsWith('--since=')) {
+      if (command !== 'ledger-export') throw new ConfigError('--since belongs to ledger export (see --help)');
+      since = arg.includes('=') ? arg.slice('--since='.length) : argv[++i];
+      if (!since) throw new ConfigError('option --since needs a value');
+    }
     else if (arg.startsWith('--')) {
       const [flag, inline] = splitFlag(arg);
       const setting = SETTINGS.find((s) => s.flag === flag);
@@ -101,6 +113,7 @@ export function parseCommandLine(
   return {
     command,
     json,
+    ...(since !== undefined ? { since } : {}),
     config: {
       ...rest,
       apiKey: rest.apiKey ?? readKeyFile(apiKeyFile, origin.apiKeyFile ?? 'GATEWAY_API_KEY_FILE'),

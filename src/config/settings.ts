@@ -82,6 +82,19 @@ const httpUrl = z
   .trim()
   .refine(isHttpUrl, 'must be an http:// or https:// URL')
   .transform((s) => s.replace(/\/+$/, ''));
+const postgresUrl = z
+  .string()
+  .trim()
+  .refine(isPostgresUrl, 'must be a postgres:// or postgresql:// URL, e.g. postgres://user:password@host:5432/db');
+
+function isPostgresUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'postgres:' || url.protocol === 'postgresql:') && url.host !== '';
+  } catch {
+    return false;
+  }
+}
 
 /** The settings under the heading each is shown under (SETTING_GROUPS), in the order shown. */
 const SETTING_TABLE = {
@@ -224,8 +237,18 @@ const SETTING_TABLE = {
       computedDefault:
         'ledger in the per-user data directory (~/.local/share/gateway-tools-mcp/ledger on Linux)',
       help:
-        'where billed calls are recorded, before each is sent and with its outcome: JSON Lines, one file ' +
-        `per UTC day, kept ${RETENTION_DAYS} days; every server process of the user shares it, so give them all the same one`,
+        'where billed calls are recorded, before each is sent and with its outcome: one SQLite database ' +
+        `(ledger.sqlite), calls kept ${RETENTION_DAYS} days; every server process of the user shares it, so give them all ` +
+        'the same one, on a local disk',
+    }),
+    ledgerUrl: setting({
+      env: 'GATEWAY_LEDGER_URL',
+      schema: postgresUrl,
+      help:
+        'a PostgreSQL database (postgres://user:password@host:5432/db) to keep the ledger in instead of ' +
+        'GATEWAY_LEDGER_DIR: every server process on every host that names it shares one ledger, one set ' +
+        "of limits and one duplicate guard, timed by the database's clock",
+      secret: true,
     }),
     limits: setting({
       env: 'GATEWAY_LIMITS',

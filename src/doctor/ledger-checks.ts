@@ -1,26 +1,24 @@
-// Doctor's lines about billed calls: the ledger's folder and whether this user can write it (a
-// billed call the ledger cannot record is not sent), the limits in force with what they leave,
-// and the prices. Read only: the folder is not made, nothing is recorded, nothing is spent.
+// Doctor's lines about billed calls: the ledger (its folder, whether this user alone can write it
+// and it reads; or the PostgreSQL database and whether it answers), since a billed call the
+// ledger cannot record is not sent; the limits in force with what they leave, and the prices.
+// Read only: the folder is not made, nothing is recorded, nothing is spent.
 
 import type { Config } from '../config/config.js';
 import { money } from '../ledger/evaluate.js';
-import { LedgerUnavailable, type UsageReport } from '../ledger/ledger.js';
+import { LedgerUnavailable, maskedUrl, type UsageReport } from '../ledger/ledger.js';
+import { checkLedgerPlace, LedgerPlaceProblem } from '../ledger/sqlite-place.js';
 import type { Logger } from '../lib/log.js';
 import { ledgerReader } from '../tools/usage/read-usage.js';
 import { type LimitData, usageData } from '../tools/usage/usage-data.js';
 import { limitState } from '../tools/usage/usage-text.js';
-import { type Check, ok, warn } from './check.js';
+import { type Check, fail, ok, warn } from './check.js';
 import { checkOutputDir } from './file-checks.js';
 
 const RAISE = 'Wait until the time it says, or raise the limit in GATEWAY_LIMITS and restart the server.';
 
 export async function checkLedger(config: Config, log: Logger): Promise<Check[]> {
-  const folder = await checkOutputDir(config.ledgerDir, 'Ledger of billed calls', 'ledger', true, {
-    fix: 'Set GATEWAY_LEDGER_DIR to a directory this user can write, or fix its permissions: a billed call the ledger cannot record is not sent.',
-    madeOn: 'the first billed call',
-  });
-  const checks = [folder];
   const read = await readReport(config, log);
+  const checks = [config.ledgerUrl ? databaseCheck(config.ledgerUrl, read) : await folderCheck(config, read)];
   checks.push(limitsCheck(config, read));
   if (config.prices.length > 0) {
     const cost = 'report' in read ? read.report.periods.day.cost : null;
@@ -32,7 +30,43 @@ export async function checkLedger(config: Config, log: Logger): Promise<Check[]>
   return checks;
 }
 
-async function readReport(config: Config, log: Logger): Promise<{ report: UsageReport } | { why: string }> {
+const NOT_SENT = 'a billed call the ledger cannot record is not sent';
+
+/** The SQLite ledger: a folder this user alone can write, on a local disk, and a database that reads. */
+async function folderCheck(config: Config, read: Read): Promise<Check> {
+  const folder = await checkOutputDir(config.ledgerDir, 'Ledger of billed calls', 'ledger', true, {
+    fix: `Set GATEWAY_LEDGER_DIR to a directory this user can write, or fix its permissions: ${NOT_SENT}.`,
+    madeOn: 'the first billed call',
+  });
+  if (folder.status === 'fail') return folder;
+  try {
+    await checkLedgerPlace(config.ledgerDir, false);
+  } catch (error) {
+    if (!(error instanceof LedgerPlaceProblem)) throw error;
+    return fail('ledger', true, error.problem, `${capitalized(error.fix)}: ${NOT_SENT}.`);
+  }
+  if ('why' in read) return fail('ledger', true, `Ledger of billed calls: ${read.why}`, `Fix it: ${NOT_SENT}.`);
+  return folder;
+}
+
+/** The PostgreSQL ledger: reachable, and readable with the URL's credentials. */
+function databaseCheck(url: string, read: Read): Check {
+  if ('why' in read)
+    return fail('ledger', true, `Ledger of billed calls: ${read.why}`, `Fix GATEWAY_LEDGER_URL: ${NOT_SENT}.`);
+  return ok(
+    'ledger',
+    true,
+    `Ledger of billed calls: PostgreSQL at ${maskedUrl(url)}, shared by every server process on every host that names it`,
+  );
+}
+
+function capitalized(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+type Read = { report: UsageReport } | { why: string };
+
+async function readReport(config: Config, log: Logger): Promise<Read> {
   const reader = ledgerReader(config, log);
   try {
     return { report: await reader.usage(0) };
@@ -44,7 +78,7 @@ async function readReport(config: Config, log: Logger): Promise<{ report: UsageR
   }
 }
 
-function limitsCheck(config: Config, read: { report: UsageReport } | { why: string }): Check {
+function limitsCheck(config: Config, read: Read): Check {
   if (config.limits.length === 0)
     return ok('limits', false, 'Limits: none (GATEWAY_LIMITS is not set), so billed calls are not bounded');
   if (!('report' in read)) {
@@ -53,7 +87,7 @@ function limitsCheck(config: Config, read: { report: UsageReport } | { why: stri
       'limits',
       false,
       `Limits (GATEWAY_LIMITS): ${listed}; how much of them is used is unknown. ${read.why}`,
-      'Fix GATEWAY_LEDGER_DIR (see the ledger line).',
+      `Fix ${config.ledgerUrl ? 'GATEWAY_LEDGER_URL' : 'GATEWAY_LEDGER_DIR'} (see the ledger line).`,
     );
   }
   const now = Date.parse(read.report.at);

@@ -1,10 +1,11 @@
-// What the calls read from the files mean: each call's state, whether it counts against the
-// limits, and whether a new call fits every limit — and if not, when it would.
+// What the calls in the ledger mean for the next one: whether a call counts against the limits,
+// whether a new call fits every limit — and if not, when it would. The store reads the calls;
+// the decision is made here, once, for every store.
 
-import { type BilledKind, PERIOD_MS, type Period } from './kinds.js';
+import { type BilledKind, PERIOD_MS } from './kinds.js';
 import type { Limit } from './limits.js';
-import { costOf, type Price } from './prices.js';
-import type { CallEntry, Outcome } from './records.js';
+import { costOf, type Price, priceFor } from './prices.js';
+import type { LedgerReads, Outcome, TallyRow, Window } from './store.js';
 
 /** A call's state: its outcome, or `pending` while its process may still be sending it. */
 export type CallState = Outcome | 'pending';
@@ -14,17 +15,9 @@ export function counts(state: CallState): boolean {
   return state === 'accepted' || state === 'unknown' || state === 'pending';
 }
 
-/** Calls that count (and their estimated cost) within a period ending now: a running tally. */
-export interface QuickTally {
-  of(subject: BilledKind | 'cost', period: Period, now: number): { calls: number; cost: number };
-}
-
 /** What evaluating needs besides the calls. */
 export interface View {
-  entries: ReadonlyMap<string, CallEntry>;
-  /** Lets a call that clearly fits through without going over every call. */
-  quick?: QuickTally;
-  stateOf(entry: CallEntry): CallState;
+  reads: LedgerReads;
   sessionId: string;
   prices: readonly Price[];
   now: number;
@@ -36,6 +29,12 @@ export interface Proposed {
   model: string;
   /** The amount expected (video seconds, characters…), when known before sending. */
   expected?: number;
+  /**
+   * The argument that gives the amount (`duration`), for a call whose amount the gateway does not
+   * report on acceptance: without it, its cost cannot be known, and a cost limit does not let it
+   * through as free.
+   */
+  amountArgument?: string;
 }
 
 /** A limit and how far it is used. */
@@ -63,6 +62,8 @@ export interface LimitRefusal {
   used: number;
   /** This call's estimated cost, for a `cost` limit (0 when unknown). */
   thisCost?: number;
+  /** For a `cost` limit: this call's cost cannot be known before sending without this argument. */
+  needs?: { argument: string; price: string };
   /**
    * When a call like this one fits again (ISO time): the oldest counted calls leaving the window.
    * Null for a session limit (not before the server restarts) or when it never will.
@@ -73,63 +74,67 @@ export interface LimitRefusal {
 }
 
 const EPSILON = 1e-9;
-/** How far a running cost may drift from the sum of the calls' costs, relative to the limit. */
-const QUICK_COST_MARGIN = 1e-6;
 
-/**
- * Tallies the counted calls within a limit's period: calls, or for `cost` their estimated cost.
- * `each` receives every counted call (for working out when the limit frees up). A plain loop:
- * this runs under the lock, over every call of the last day.
- */
-function tally(
-  view: View,
-  limit: Limit,
-  each?: (at: number, cost: number | null) => void,
-): { used: number; unpriced: number } {
-  const since = limit.period === 'session' ? -Infinity : view.now - PERIOD_MS[limit.period];
-  const isCost = limit.subject === 'cost';
-  let used = 0;
-  let unpriced = 0;
-  for (const entry of view.entries.values()) {
-    const begin = entry.begin;
-    if (!begin || (!isCost && begin.kind !== limit.subject)) continue;
-    if (limit.period === 'session' ? begin.session !== view.sessionId : !(entry.beganAt > since)) continue;
-    if (!counts(view.stateOf(entry))) continue;
-    let cost: number | null = null;
-    if (isCost) {
-      cost = costOf(view.prices, begin.kind, begin.model, entry.end?.amount ?? begin.expected);
-      if (cost === null) unpriced++;
-      else used += cost;
-    } else used++;
-    each?.(entry.beganAt, cost);
-  }
-  return { used, unpriced };
+/** The calls a limit's period holds: the last hour or day, or this session. */
+function windowOf(view: View, limit: Limit): Window {
+  const within: Window =
+    limit.period === 'session' ? { session: view.sessionId } : { since: view.now - PERIOD_MS[limit.period] };
+  return limit.subject === 'cost' ? within : { ...within, kind: limit.subject };
 }
 
-export function limitUse(view: View, limit: Limit): LimitUse {
-  const { used, unpriced } = tally(view, limit);
+/** Calls, or for a cost limit their estimated cost, and the calls whose cost is unknown. */
+function used(view: View, limit: Limit, rows: readonly TallyRow[]): { used: number; unpriced: number } {
+  let total = 0;
+  let unpriced = 0;
+  for (const row of rows) {
+    if (limit.subject !== 'cost') {
+      total += row.calls;
+      continue;
+    }
+    const price = priceFor(view.prices, row.kind, row.model);
+    if (!price) unpriced += row.calls;
+    else if (price.measure === 'calls') total += price.price * row.calls;
+    else {
+      total += (price.price * row.amount) / price.per;
+      unpriced += row.unmeasured;
+    }
+  }
+  return { used: total, unpriced };
+}
+
+export async function limitUse(view: View, limit: Limit): Promise<LimitUse> {
+  const tally = used(view, limit, await view.reads.tally(windowOf(view, limit)));
   // The next call as the limit sees it: one more call, or for a cost limit one of unknown cost.
-  const held = limit.subject === 'cost' ? costRefusal(view, limit, 0) : countRefusal(view, limit);
+  const held =
+    limit.subject === 'cost' ? await costRefusal(view, limit, tally.used, 0) : await countRefusal(view, limit, tally.used);
   return {
     limit,
-    used,
-    left: held ? 0 : Math.max(0, limit.max - used),
-    unpriced,
+    used: tally.used,
+    left: held ? 0 : Math.max(0, limit.max - tally.used),
+    unpriced: tally.unpriced,
     usedUp: held !== null,
     nextAt: held?.nextAt ?? null,
   };
 }
 
 /** Null when the call fits every limit; else the refusal of the limit that holds it back longest. */
-export function refusal(view: View, limits: readonly Limit[], call: Proposed): LimitRefusal | null {
+export async function refusal(
+  view: View,
+  limits: readonly Limit[],
+  call: Proposed,
+): Promise<LimitRefusal | null> {
   let worst: LimitRefusal | null = null;
   let worstAt = -Infinity;
   for (const limit of limits) {
     if (limit.subject !== 'cost' && limit.subject !== call.kind) continue;
-    const found =
-      limit.subject === 'cost'
-        ? costRefusal(view, limit, costOf(view.prices, call.kind, call.model, call.expected) ?? 0)
-        : countRefusal(view, limit);
+    const tally = used(view, limit, await view.reads.tally(windowOf(view, limit)));
+    let found: LimitRefusal | null;
+    if (limit.subject === 'cost') {
+      const unknown = unknownCost(view.prices, call);
+      found = unknown
+        ? { setting: 'GATEWAY_LIMITS', limit, used: tally.used, needs: unknown, nextAt: null, sent: false }
+        : await costRefusal(view, limit, tally.used, costOf(view.prices, call.kind, call.model, call.expected) ?? 0);
+    } else found = await countRefusal(view, limit, tally.used);
     if (!found) continue;
     const at = found.nextAt === null ? Infinity : Date.parse(found.nextAt);
     if (at > worstAt) [worst, worstAt] = [found, at];
@@ -137,41 +142,37 @@ export function refusal(view: View, limits: readonly Limit[], call: Proposed): L
   return worst;
 }
 
-function countRefusal(view: View, limit: Limit): LimitRefusal | null {
-  const quick = view.quick?.of(limit.subject, limit.period, view.now);
-  if (quick && quick.calls + 1 <= limit.max) return null;
-  const { used } = tally(view, limit);
+/** A call priced per unit whose amount is neither given nor reported: what would make it known. */
+function unknownCost(prices: readonly Price[], call: Proposed): LimitRefusal['needs'] | undefined {
+  if (call.expected !== undefined || call.amountArgument === undefined) return undefined;
+  const price = priceFor(prices, call.kind, call.model);
+  if (!price || price.measure === 'calls') return undefined;
+  return { argument: call.amountArgument, price: price.text };
+}
+
+async function countRefusal(view: View, limit: Limit, used: number): Promise<LimitRefusal | null> {
   if (used + 1 <= limit.max) return null;
   // The call fits once enough of the oldest counted calls have left the window.
-  const times: number[] = [];
-  tally(view, limit, (at) => times.push(at));
-  times.sort((a, b) => a - b);
-  const leaving = times[used - limit.max];
-  const nextAt =
-    limit.period === 'session' || limit.max === 0 || leaving === undefined
-      ? null
-      : new Date(leaving + PERIOD_MS[limit.period]).toISOString();
+  let nextAt: string | null = null;
+  if (limit.period !== 'session' && limit.max > 0) {
+    const calls = await view.reads.counted(windowOf(view, limit));
+    const leaving = calls[used - limit.max];
+    if (leaving) nextAt = new Date(leaving.beganAt + PERIOD_MS[limit.period]).toISOString();
+  }
   return { setting: 'GATEWAY_LIMITS', limit, used, nextAt, sent: false };
 }
 
 /** `thisCost`: the estimated cost of the call proposed (0 when unknown). */
-function costRefusal(view: View, limit: Limit, thisCost: number): LimitRefusal | null {
+async function costRefusal(view: View, limit: Limit, used: number, thisCost: number): Promise<LimitRefusal | null> {
   const fits = (spent: number) => spent < limit.max - EPSILON && spent + thisCost <= limit.max + EPSILON;
-  // A running sum of costs drifts by rounding: only one that fits by a margin decides alone.
-  const quick = view.quick?.of('cost', limit.period, view.now);
-  if (quick && fits(quick.cost + QUICK_COST_MARGIN * Math.max(1, limit.max))) return null;
-  const { used } = tally(view, limit);
   if (fits(used)) return null;
   let nextAt: string | null = null;
   if (limit.period !== 'session' && thisCost <= limit.max + EPSILON) {
-    const calls: { at: number; cost: number | null }[] = [];
-    tally(view, limit, (at, cost) => calls.push({ at, cost }));
-    calls.sort((a, b) => a.at - b.at);
     let spent = used;
-    for (const c of calls) {
-      spent -= c.cost ?? 0;
+    for (const call of await view.reads.counted(windowOf(view, limit))) {
+      spent -= costOf(view.prices, call.kind, call.model, call.amount ?? undefined) ?? 0;
       if (fits(spent)) {
-        nextAt = new Date(c.at + PERIOD_MS[limit.period]).toISOString();
+        nextAt = new Date(call.beganAt + PERIOD_MS[limit.period]).toISOString();
         break;
       }
     }
@@ -182,6 +183,13 @@ function costRefusal(view: View, limit: Limit, thisCost: number): LimitRefusal |
 /** The refusal in words: the limit, its use, when the next call is possible, how to raise it. */
 export function refusalSentence(r: LimitRefusal, now: number): string {
   const { limit } = r;
+  if (r.needs) {
+    return (
+      `Not sent, and nothing billed: the limit ${limit.text} (GATEWAY_LIMITS) needs this call's estimated cost, ` +
+      `and without ${r.needs.argument} it cannot be known before sending (${r.needs.price} in GATEWAY_PRICES). ` +
+      `Pass ${r.needs.argument} to have it checked against the limit.`
+    );
+  }
   const span =
     limit.period === 'session'
       ? 'in this server process since it started'

@@ -1,25 +1,23 @@
-// The ledger of billed calls, shared by every server process of the user through one directory.
+// The ledger of billed calls, shared by every server process of the user (SQLite, one file in
+// GATEWAY_LEDGER_DIR) or of a team (PostgreSQL, GATEWAY_LEDGER_URL).
 //
-// A billed call is begun before its request leaves: under the directory's lock the ledger reads
-// what other processes appended, answers a duplicate from an earlier call, checks GATEWAY_LIMITS
-// and appends a `begin`; the lock is released and the line synced to disk before the call may go.
-// The call is ended with its outcome and amount. A begin that is never ended (its process was
-// killed, or the machine went down) reads as `unknown` and still counts: it may have been billed.
+// A billed call is begun before its request leaves: in one database transaction that no other
+// begin interleaves with, the ledger answers a duplicate from an earlier call, checks
+// GATEWAY_LIMITS and records the begin; the commit is on disk before the call may go. The call is
+// ended with its outcome and amount. A begin that is never ended (its process was killed, or the
+// machine went down) reads as `unknown` and still counts: it may have been billed.
 //
 // Failing to record is failing closed: a call the ledger cannot begin is not sent
 // (LedgerUnavailable says why). Ending never fails the call it ends: the call has happened.
 
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
 import type { Logger } from '../lib/log.js';
-import { type Appended, appendLines, dayFiles, removeOldDayFiles } from './day-files.js';
 import {
   type CallState,
-  counts,
   type LimitRefusal,
   limitUse,
+  type Proposed,
   refusal,
   refusalSentence,
   type View,
@@ -28,69 +26,62 @@ import { type CallFingerprint, callHash, firstWords } from './fingerprint.js';
 import {
   type BilledKind,
   DEFAULT_DUPLICATE_WINDOW_SECONDS,
-  LONGEST_WINDOW_MS,
-  MEASURE,
+  PERIOD_MS,
+  PERIODS,
+  type Period,
   RETENTION_DAYS,
 } from './kinds.js';
 import type { Limit } from './limits.js';
-import { FileLock, LockTimeout, processAlive, removeDeadHolders } from './lock.js';
 import type { Price } from './prices.js';
-import { addRecord, DayCursor, LedgerIndex } from './reader.js';
-import {
-  type BeginRecord,
-  type CallEntry,
-  dayFileName,
-  dayOf,
-  type EndRecord,
-  MAX_JOB_ID_BYTES,
-  MAX_LINE_BYTES,
-  type Outcome,
-  recordLine,
-  type StatusRecord,
-} from './records.js';
 import {
   callOf,
   type LedgerCall,
   type RecentJob,
+  type ReportContext,
   recentJobsOf,
   type UsageReport,
   usageOf,
 } from './reports.js';
-import { Tallies } from './tallies.js';
+import { openSqliteStore } from './sqlite-store.js';
+import type { CallEndRow, CallRow, LedgerStore, NewCall, Outcome } from './store.js';
+import { codeOf, LedgerUnavailable } from './unavailable.js';
 
 export type { CallState, LedgerCall, LimitRefusal, RecentJob, UsageReport };
+export { LedgerUnavailable };
 
 export interface LedgerOptions {
-  /** GATEWAY_LEDGER_DIR: made (0700) if missing. */
+  /** GATEWAY_LEDGER_DIR: the SQLite ledger's folder, made (0700) if missing. */
   dir: string;
+  /** GATEWAY_LEDGER_URL: a PostgreSQL database instead, shared across hosts. */
+  url?: string;
   log: Logger;
   limits?: readonly Limit[];
   prices?: readonly Price[];
   /** GATEWAY_DUPLICATE_WINDOW_SECONDS; 0 turns the duplicate guard off. */
   duplicateWindowSeconds?: number;
-  /** Day files older than this are removed. */
+  /** Calls older than this are removed. */
   retentionDays?: number;
-  /** A day file this large takes no more begins: billed calls stop until the next UTC day. */
-  maxDayFileBytes?: number;
-  /** A begin without an end older than this reads as unknown even if its process lives on. */
+  /** A call not ended after this long reads as unknown even if its process lives on. */
   pendingBoundMs?: number;
-  lockStaleMs?: number;
-  lockWaitMs?: number;
-  /** The clock (ms since the epoch); tests move it. */
+  /** How long a begin waits for another process's transaction before the call is refused. */
+  waitMs?: number;
+  /** The clock of the SQLite ledger (ms since the epoch); tests move it. */
   now?: () => number;
 }
-
-/** How soon the end of an accepted video job is on disk after the call returns. */
-const END_SYNC_WITHIN_MS = 20;
 
 export const LEDGER_DEFAULTS = {
   duplicateWindowSeconds: DEFAULT_DUPLICATE_WINDOW_SECONDS,
   retentionDays: RETENTION_DAYS,
-  maxDayFileBytes: 16 * 1024 * 1024,
   pendingBoundMs: 2 * 3_600_000,
-  lockStaleMs: 10_000,
-  lockWaitMs: 20_000,
+  waitMs: 5_000,
 } as const;
+
+/** How often old calls are removed, at most. */
+const SWEEP_EVERY_MS = 3_600_000;
+/** Calls not ended that a usage report looks at one by one, at most. */
+const OPEN_CALLS_READ = 10_000;
+/** Longer job ids are not stored (the call's own result still carries them). */
+const MAX_JOB_ID_BYTES = 2048;
 
 /** A billed call about to be sent. */
 export interface BillableCall extends CallFingerprint {
@@ -99,6 +90,8 @@ export interface BillableCall extends CallFingerprint {
   idempotencyKey?: string;
   /** The amount expected, when known before sending: video seconds asked for, characters to speak. */
   expected?: number;
+  /** The argument that gives the amount, when the gateway does not report it on acceptance. */
+  amountArgument?: string;
   /** Send even when an identical call is within the duplicate window (`allow_duplicate: true`). */
   allowDuplicate?: boolean;
 }
@@ -129,48 +122,33 @@ export interface CallEnd {
   file?: string;
 }
 
-/** The ledger cannot record a billed call, so the call is not sent: the message says why. */
-export class LedgerUnavailable extends Error {
-  override name = 'LedgerUnavailable';
-}
-
 /** A ledger opened only to report on it (Ledger.read). */
-export type LedgerReader = Pick<Ledger, 'dir' | 'usage' | 'check' | 'close'>;
+export type LedgerReader = Pick<Ledger, 'where' | 'usage' | 'check' | 'exportCalls' | 'close'>;
 
 export class Ledger {
   readonly sessionId = randomBytes(6).toString('base64url');
   readonly sessionStartedAt: number;
   private readonly host = hostname().slice(0, 255);
-  private readonly index: LedgerIndex;
-  private readonly lock: FileLock;
-  private readonly now: () => number;
   private readonly limits: readonly Limit[];
   private readonly prices: readonly Price[];
-  private readonly settings: Required<Omit<LedgerOptions, 'limits' | 'prices' | 'now' | 'log' | 'dir'>>;
+  private readonly settings: { [K in keyof typeof LEDGER_DEFAULTS]: number };
   /** This process's begun calls not yet ended, with their kinds. */
   private readonly inFlight = new Map<string, BilledKind>();
-  private readonly warned = new Set<string>();
-  private turn: Promise<unknown> = Promise.resolve();
-  /** Ends being synced to disk (close() waits for them). */
-  private readonly syncing = new Set<Promise<void>>();
-  private sweptDay = '';
+  /** The last status this process noted per job, so a poll that saw nothing new writes nothing. */
+  private readonly noted = new Map<string, string>();
+  private opened: Promise<LedgerStore> | undefined;
+  private sweptAt = Number.NEGATIVE_INFINITY;
   /** Calls begun, for their ids. */
   private calls = 0;
 
+  /** The ledger for a server: made on first use; a billed call it cannot record is not sent. */
   static open(options: LedgerOptions): Ledger {
-    try {
-      mkdirSync(options.dir, { recursive: true, mode: 0o700 });
-    } catch (error) {
-      throw new LedgerUnavailable(
-        `The ledger of billed calls cannot be made in ${options.dir} (${codeOf(error)}): set GATEWAY_LEDGER_DIR to a directory this user can write.`,
-      );
-    }
     return new Ledger(options, false);
   }
 
   /**
-   * The ledger as it stands, for a report (`gateway-tools-mcp usage`, doctor): nothing is made,
-   * removed or written, and a directory that does not exist reads as a ledger with no calls.
+   * The ledger as it stands, for a report (`gateway-tools-mcp usage`, doctor, `ledger export`):
+   * nothing is made, removed or written, and a ledger not made yet reads as one with no calls.
    */
   static read(options: LedgerOptions): LedgerReader {
     return new Ledger(options, true);
@@ -178,28 +156,17 @@ export class Ledger {
 
   private constructor(
     private readonly options: LedgerOptions,
-    /** Opened by read(): old day files and dead lock holders are left for the servers to remove. */
     private readonly readOnly: boolean,
   ) {
-    this.now = options.now ?? Date.now;
-    this.sessionStartedAt = this.now();
+    this.sessionStartedAt = (options.now ?? Date.now)();
     this.limits = options.limits ?? [];
     this.prices = options.prices ?? [];
     this.settings = {
       duplicateWindowSeconds: options.duplicateWindowSeconds ?? LEDGER_DEFAULTS.duplicateWindowSeconds,
       retentionDays: options.retentionDays ?? LEDGER_DEFAULTS.retentionDays,
-      maxDayFileBytes: options.maxDayFileBytes ?? LEDGER_DEFAULTS.maxDayFileBytes,
       pendingBoundMs: options.pendingBoundMs ?? LEDGER_DEFAULTS.pendingBoundMs,
-      lockStaleMs: options.lockStaleMs ?? LEDGER_DEFAULTS.lockStaleMs,
-      lockWaitMs: options.lockWaitMs ?? LEDGER_DEFAULTS.lockWaitMs,
+      waitMs: options.waitMs ?? LEDGER_DEFAULTS.waitMs,
     };
-    this.index = new LedgerIndex(options.dir, this.damaged, new Tallies(this.prices, this.sessionId));
-    this.lock = new FileLock(join(options.dir, '.lock'), {
-      staleMs: this.settings.lockStaleMs,
-      waitMs: this.settings.lockWaitMs,
-      host: this.host,
-      onTakeover: (holder) => options.log.warn(`ledger: took over the lock of ${options.dir} from ${holder}`),
-    });
     if (!readOnly && this.limits.some((l) => l.subject === 'cost') && this.prices.length === 0) {
       options.log.warn(
         'GATEWAY_LIMITS has a cost limit but GATEWAY_PRICES is empty: no call has a cost, so it never stops one',
@@ -207,128 +174,38 @@ export class Ledger {
     }
   }
 
-  get dir(): string {
-    return this.options.dir;
+  /** Where the ledger is: its folder, or the database URL without its password. */
+  get where(): string {
+    return this.options.url ? maskedUrl(this.options.url) : this.options.dir;
   }
 
   /**
-   * Records a billed call before it is sent, after the duplicate guard and the limits, under the
-   * lock every process takes for this. Throws LedgerUnavailable when it cannot record it.
+   * Records a billed call before it is sent, after the duplicate guard and the limits, in one
+   * transaction no other begin interleaves with. Throws LedgerUnavailable when it cannot record it.
    */
   async begin(call: BillableCall): Promise<BeginResult> {
+    const store = await this.store();
     const hash = callHash(call);
-    const begun = await this.inTurn(() => this.beginLocked(call, hash)).catch((error) => {
-      // A file system error (unreadable file, no space): the call cannot be recorded, so not sent.
-      throw (error as NodeJS.ErrnoException).code ? unavailable(this.dir, error) : error;
-    });
-    if (!('appended' in begun)) return begun.result;
-    try {
-      await begun.appended.durable();
-    } catch (error) {
-      await this.end(begun.result.id, { outcome: 'declined', reason: 'ledger not synced' });
-      throw new LedgerUnavailable(
-        `Not sent, and nothing billed: the ledger of billed calls in ${this.dir} cannot be written to disk (${codeOf(error)}).`,
-      );
-    }
-    return begun.result;
-  }
-
-  private async beginLocked(
-    call: BillableCall,
-    hash: string,
-  ): Promise<
-    { result: BeginResult } | { result: Extract<BeginResult, { status: 'go' }>; appended: Appended }
-  > {
-    this.refresh(); // the bulk of what is new, read before waiting for the lock
-    let release: () => void;
-    try {
-      release = await this.lock.acquire();
-    } catch (error) {
-      if (!(error instanceof LockTimeout)) throw unavailable(this.dir, error);
-      throw new LedgerUnavailable(
-        `Not sent, and nothing billed: the ledger of billed calls is busy (${error.message}). Try again shortly.`,
-      );
-    }
-    try {
-      const now = this.now();
-      this.readNew(now);
-      if (!call.allowDuplicate) {
-        const earlier = this.duplicateOf(hash, call.idempotencyKey, now);
-        if (earlier) return { result: { status: 'duplicate', earlier } };
+    const row = this.newCall(call, hash);
+    const windowMs = this.settings.duplicateWindowSeconds * 1000;
+    const result = await store.beginTransaction(async (tx): Promise<BeginResult> => {
+      const now = await tx.now();
+      const ctx = this.reportContext(now);
+      if (!call.allowDuplicate && windowMs > 0) {
+        const earlier = await tx.duplicate(hash, now - windowMs, row.key);
+        if (earlier) return { status: 'duplicate', earlier: callOf(earlier, ctx) };
       }
-      const day = dayOf(now);
-      const begin = this.beginRecord(call, hash, now);
-      const held = refusal(this.view(now), this.limits, call);
+      const held = await refusal(this.view(tx, now), this.limits, proposed(call));
       if (held) {
-        const sentence = refusalSentence(held, now);
-        this.recordRefusal(day, begin, held);
-        return { result: { status: 'limited', refusal: held, sentence } };
+        await tx.insertEnded(row, { ...NO_END, outcome: 'declined', reason: `limit ${held.limit.text}` });
+        return { status: 'limited', refusal: held, sentence: refusalSentence(held, now) };
       }
-      const line = recordLine(begin);
-      if (this.index.sizeOf(day) + line.length > this.settings.maxDayFileBytes) {
-        throw new LedgerUnavailable(
-          `Not sent, and nothing billed: today's ledger of billed calls (${join(this.dir, dayFileName(day))}) is full, ` +
-            `which takes tens of thousands of calls: look for a loop. Billed calls resume at 00:00 UTC.`,
-        );
-      }
-      let appended: Appended;
-      try {
-        appended = appendLines(this.dir, day, line);
-      } catch (error) {
-        throw unavailable(this.dir, error);
-      }
-      this.index.addOwn([begin], day, line);
-      this.inFlight.set(begin.id, call.kind);
-      return { result: { status: 'go', id: begin.id, hash }, appended };
-    } finally {
-      release();
-    }
-  }
-
-  /** A call's id: this ledger's random prefix and a count, unique across processes and restarts. */
-  private nextId(): string {
-    this.calls++;
-    return `${this.sessionId}${this.calls.toString(36)}`;
-  }
-
-  private beginRecord(call: BillableCall, hash: string, now: number): BeginRecord {
-    const key = call.idempotencyKey && call.idempotencyKey.length <= 256 ? call.idempotencyKey : undefined;
-    const expected = call.expected !== undefined && Number.isFinite(call.expected) && call.expected >= 0;
-    return {
-      type: 'begin',
-      id: this.nextId(),
-      at: new Date(now).toISOString(),
-      pid: process.pid,
-      host: this.host,
-      session: this.sessionId,
-      kind: call.kind,
-      tool: call.tool.slice(0, 64),
-      model: call.model.slice(0, 256),
-      hash,
-      words: firstWords(call.text),
-      ...(key ? { key } : {}),
-      ...(expected ? { expected: call.expected } : {}),
-      unit: MEASURE[call.kind],
-    };
-  }
-
-  /** A refused call is recorded as not sent (begin and end in one append), unless the day is full. */
-  private recordRefusal(day: string, begin: BeginRecord, held: LimitRefusal): void {
-    const end: EndRecord = {
-      type: 'end',
-      id: begin.id,
-      at: begin.at,
-      outcome: 'declined',
-      reason: `limit ${held.limit.text}`,
-    };
-    const lines = Buffer.concat([recordLine(begin), recordLine(end)]);
-    if (this.index.sizeOf(day) + lines.length > this.settings.maxDayFileBytes) return;
-    try {
-      appendLines(this.dir, day, lines).drop();
-      this.index.addOwn([begin, end], day, lines);
-    } catch (error) {
-      this.options.log.warn(`ledger: could not record a refused call (${codeOf(error)})`);
-    }
+      await tx.insert(row);
+      this.inFlight.set(row.id, call.kind);
+      return { status: 'go', id: row.id, hash };
+    });
+    this.sweepSoon();
+    return result;
   }
 
   /**
@@ -336,41 +213,23 @@ export class Ledger {
    * record it leaves its begin, which reads as unknown and still counts.
    */
   async end(id: string, result: CallEnd): Promise<void> {
-    const kind = this.inFlight.get(id);
-    const now = this.now();
-    let job = result.jobId;
-    if (job !== undefined && Buffer.byteLength(job) > MAX_JOB_ID_BYTES) {
+    let job = result.jobId ?? null;
+    if (job !== null && Buffer.byteLength(job) > MAX_JOB_ID_BYTES) {
       this.options.log.warn(`ledger: job id of call ${id} is too long to record; it is listed without it`);
-      job = undefined;
+      job = null;
     }
-    const file =
-      result.file !== undefined && Buffer.byteLength(result.file) <= 1024 ? result.file : undefined;
     const amount =
-      result.amount !== undefined && Number.isFinite(result.amount) && result.amount >= 0
-        ? result.amount
-        : undefined;
-    const record: EndRecord = {
-      type: 'end',
-      id,
-      at: new Date(now).toISOString(),
+      result.amount !== undefined && Number.isFinite(result.amount) && result.amount >= 0 ? result.amount : null;
+    const end: CallEndRow = {
       outcome: result.outcome,
-      ...(job !== undefined ? { job } : {}),
-      ...(amount !== undefined ? { amount, ...(kind ? { unit: MEASURE[kind] } : {}) } : {}),
-      ...(result.reason ? { reason: result.reason.slice(0, 200) } : {}),
-      ...(result.status ? { status: result.status.slice(0, 64) } : {}),
-      ...(file ? { file } : {}),
+      job,
+      amount,
+      reason: result.reason?.slice(0, 200) ?? null,
+      status: result.status?.slice(0, 64) ?? null,
+      file: result.file !== undefined && Buffer.byteLength(result.file) <= 1024 ? result.file : null,
     };
     try {
-      const day = dayOf(now);
-      const line = endLine(record);
-      const appended = appendLines(this.dir, day, line);
-      this.index.addOwn([record], day, line);
-      // A job's id should survive a crash: it is how the job is found again. It is synced within
-      // END_SYNC_WITHIN_MS, without holding the call back (or with the next begin's sync, when
-      // that comes first). An end lost in a crash before then leaves the begin, which reads as
-      // unknown, counts, and is listed with its idempotency key: the safe side.
-      if (job !== undefined) this.syncLater(appended, id);
-      else appended.drop();
+      await (await this.store()).end(id, end);
     } catch (error) {
       this.options.log.warn(
         `ledger: could not record the end of call ${id} (${codeOf(error)}); it is listed as unknown`,
@@ -380,33 +239,14 @@ export class Ledger {
     }
   }
 
-  private syncLater(appended: Appended, id: string): void {
-    const synced = appended
-      .durableSoon(END_SYNC_WITHIN_MS)
-      .catch((error) =>
-        this.options.log.warn(`ledger: could not sync the end of call ${id} to disk (${codeOf(error)})`),
-      )
-      .finally(() => this.syncing.delete(synced));
-    this.syncing.add(synced);
-  }
-
   /** Records a video job's state as last seen (a poll), for recentJobs(). Never throws. */
   async noteJobStatus(jobId: string, status: string): Promise<void> {
+    const state = status.slice(0, 64);
+    if (this.noted.get(jobId) === state || Buffer.byteLength(jobId) > MAX_JOB_ID_BYTES) return;
     try {
-      this.refresh();
-      if (this.index.statuses.get(jobId)?.status === status) return;
-      if (Buffer.byteLength(jobId) > MAX_JOB_ID_BYTES) return;
-      const now = this.now();
-      const record: StatusRecord = {
-        type: 'status',
-        at: new Date(now).toISOString(),
-        job: jobId,
-        status: status.slice(0, 64),
-      };
-      const day = dayOf(now);
-      const line = recordLine(record);
-      appendLines(this.dir, day, line).drop();
-      this.index.addOwn([record], day, line);
+      await (await this.store()).noteJobStatus(jobId, state);
+      if (this.noted.size > 1_000) this.noted.clear();
+      this.noted.set(jobId, state);
     } catch (error) {
       this.options.log.warn(`ledger: could not record the status of job ${jobId} (${codeOf(error)})`);
     }
@@ -414,16 +254,16 @@ export class Ledger {
 
   /**
    * Whether a call would fit the limits now, without recording anything: for previews (doctor,
-   * usage). begin() checks again under the lock.
+   * usage). begin() checks again in its transaction.
    */
   async check(
     kind: BilledKind,
     model: string,
     expected?: number,
   ): Promise<{ ok: true } | { ok: false; refusal: LimitRefusal; sentence: string }> {
-    this.readForReport();
-    const now = this.now();
-    const held = refusal(this.view(now), this.limits, {
+    const reads = (await this.store()).reads();
+    const now = await reads.now();
+    const held = await refusal(this.view(reads, now), this.limits, {
       kind,
       model,
       ...(expected !== undefined ? { expected } : {}),
@@ -431,191 +271,191 @@ export class Ledger {
     return held ? { ok: false, refusal: held, sentence: refusalSentence(held, now) } : { ok: true };
   }
 
-  /** Video submits of every process, newest first, reading older day files only as far as needed. */
+  /** Video submits of every process, newest first. */
   async recentJobs(limit = 20): Promise<RecentJob[]> {
-    this.readForReport();
-    const entries = new Map([...this.index.entries].map(([id, entry]) => [id, { ...entry }]));
-    const statuses = new Map(this.index.statuses);
-    const context = this.reportContext();
-    let jobs = recentJobsOf(entries.values(), statuses, context, limit);
-    const followed = this.followedDays(this.now());
-    for (const day of dayFiles(this.dir)) {
-      if (jobs.length >= limit) break;
-      if (followed.includes(day)) continue;
-      const cursor = new DayCursor(join(this.dir, dayFileName(day)), this.damaged);
-      try {
-        cursor.readNew((record) => addRecord(entries, statuses, record, day));
-      } finally {
-        cursor.close();
-      }
-      jobs = recentJobsOf(entries.values(), statuses, context, limit);
-    }
-    return jobs;
+    const store = await this.store();
+    const now = await store.reads().now();
+    const rows = await store.recentVideoCalls(limit);
+    const statuses = await store.jobStatuses(rows.flatMap((row) => (row.job ? [row.job] : [])));
+    return recentJobsOf(rows, statuses, this.reportContext(now));
   }
 
   /** Calls per kind in the last hour, day and this session; the limits; the latest calls. */
   async usage(latest = 10): Promise<UsageReport> {
-    this.readForReport();
-    const now = this.now();
-    const view = this.view(now);
+    const store = await this.store();
+    const reads = store.reads();
+    const now = await reads.now();
+    const ctx = this.reportContext(now);
+    const view = this.view(reads, now);
+    const unknownOpen: Record<Period, number> = { hour: 0, day: 0, session: 0 };
+    const since = Math.min(now - PERIOD_MS.day, this.sessionStartedAt);
+    for (const open of await store.openCalls(since, OPEN_CALLS_READ)) {
+      if (ctx.stateOf(open) !== 'unknown') continue;
+      for (const period of PERIODS) {
+        const within =
+          period === 'session' ? open.session === this.sessionId : open.beganAt > now - PERIOD_MS[period];
+        if (within) unknownOpen[period]++;
+      }
+    }
     return usageOf(
-      this.index.entries.values(),
       {
-        ...this.reportContext(),
+        rows: await store.usageRows(now, this.sessionId),
+        unknownOpen,
+        latest: await store.latest(latest),
+        limits: await Promise.all(this.limits.map((limit) => limitUse(view, limit))),
+      },
+      {
+        ...ctx,
         now,
-        dir: this.dir,
+        dir: this.where,
         sessionStartedAt: this.sessionStartedAt,
         pricesSet: this.prices.length > 0,
       },
-      this.limits.map((limit) => limitUse(view, limit)),
-      latest,
     );
   }
 
-  /** Waits for begins under way and ends being synced, and removes this process's lock holder file. */
+  /** Every call begun after `since`, oldest first, a page at a time, as reports show them. */
+  async exportCalls(since: number, onPage: (calls: LedgerCall[]) => Promise<void> | void): Promise<void> {
+    const store = await this.store();
+    const ctx = this.reportContext(await store.reads().now());
+    await store.exportCalls(since, (rows) => onPage(rows.map((row) => callOf(row, ctx))));
+  }
+
+  /** Waits for writes under way, and closes the database. */
   async close(): Promise<void> {
-    await this.turn;
-    await Promise.all(this.syncing);
-    this.lock.close();
-    this.index.close();
+    const store = await this.opened?.catch(() => undefined);
+    await store?.close();
   }
 
-  /** refresh(), with a file system error said as LedgerUnavailable. */
-  private readForReport(): void {
-    try {
-      this.refresh();
-    } catch (error) {
-      if (!(error as NodeJS.ErrnoException).code) throw error;
-      throw new LedgerUnavailable(
-        `The ledger of billed calls in ${this.dir} cannot be read (${codeOf(error)}); check GATEWAY_LEDGER_DIR.`,
-      );
+  /** The store, opened on first use; a failed opening is tried again by the next call. */
+  private store(): Promise<LedgerStore> {
+    if (!this.opened) {
+      const opening = this.openStore();
+      this.opened = opening;
+      opening.catch(() => {
+        if (this.opened === opening) this.opened = undefined;
+      });
     }
+    return this.opened;
   }
 
-  private refresh(): void {
-    const now = this.now();
-    const today = dayOf(now);
-    if (today !== this.sweptDay && !this.readOnly) {
-      this.sweptDay = today;
+  private async openStore(): Promise<LedgerStore> {
+    const { url, dir, log } = this.options;
+    if (url) {
+      const { openPostgresStore } = await import('./postgres-store.js');
+      return openPostgresStore({ url, waitMs: this.settings.waitMs, log, readOnly: this.readOnly });
+    }
+    return openSqliteStore({
+      dir,
+      waitMs: this.settings.waitMs,
+      readOnly: this.readOnly,
+      ...(this.options.now ? { now: this.options.now } : {}),
+    });
+  }
+
+  /** Removes calls past their retention, at most once an hour, after the call that asked. */
+  private sweepSoon(): void {
+    const now = Date.now();
+    if (this.readOnly || now - this.sweptAt < SWEEP_EVERY_MS) return;
+    this.sweptAt = now;
+    setImmediate(async () => {
       try {
-        const removed = removeOldDayFiles(this.dir, now, this.settings.retentionDays);
-        if (removed.length)
-          this.options.log.debug(`ledger: removed ${removed.join(', ')} (older than retention)`);
-        removeDeadHolders(this.dir, this.host);
+        const store = await this.store();
+        const removed = await store.removeOld(this.settings.retentionDays * PERIOD_MS.day, this.sessionId);
+        if (removed) this.options.log.debug(`ledger: removed ${removed} calls older than the retention`);
       } catch (error) {
-        this.options.log.warn(
-          `ledger: could not remove old day files or dead lock holders (${codeOf(error)})`,
-        );
+        this.options.log.warn(`ledger: could not remove old calls (${codeOf(error)})`);
       }
-    }
-    this.readNew(now);
-    // Only a day file that is not there can hide a folder that is a file (see assertFolder).
-    if (this.index.sizeOf(today) === 0) assertFolder(this.dir);
+    });
   }
 
-  /** Reads what other processes appended since the last read. */
-  private readNew(now: number): void {
-    this.index.refresh(this.followedDays(now), (entry) => entry.begin?.session === this.sessionId);
-  }
-
-  /** The days whose files hold every call a limit or the duplicate guard can see: today and yesterday. */
-  private followedDays(now: number): string[] {
-    const first = dayOf(now - LONGEST_WINDOW_MS);
-    const today = dayOf(now);
-    return first === today ? [today] : [first, today];
-  }
-
-  private duplicateOf(hash: string, key: string | undefined, now: number): LedgerCall | null {
-    const windowMs = this.settings.duplicateWindowSeconds * 1000;
-    if (windowMs <= 0) return null;
-    let found: CallEntry | undefined;
-    for (const entry of this.index.withHash(hash)) {
-      const begin = entry.begin;
-      if (!begin || !(entry.beganAt > now - windowMs)) continue;
-      // A retry with the same idempotency key is how an unknown outcome is resolved safely.
-      if (key !== undefined && begin.key === key) continue;
-      if (!counts(this.stateOf(entry))) continue;
-      if (!found || begin.at > (found.begin as BeginRecord).at) found = entry;
-    }
-    return found ? callOf(found, this.reportContext()) : null;
-  }
-
-  private readonly stateOf = (entry: CallEntry): CallState => {
-    if (entry.end) return entry.end.outcome;
-    const begin = entry.begin;
-    if (!begin) return 'unknown';
-    if (begin.session === this.sessionId) return this.inFlight.has(entry.id) ? 'pending' : 'unknown';
-    if (this.now() - entry.beganAt > this.settings.pendingBoundMs) return 'unknown';
-    if (begin.host === this.host && !processAlive(begin.pid)) return 'unknown';
-    return 'pending';
-  };
-
-  private view(now: number): View {
+  /** A call's id: this ledger's random prefix and a count, unique across processes and restarts. */
+  private newCall(call: BillableCall, hash: string): NewCall {
+    this.calls++;
+    const key = call.idempotencyKey && call.idempotencyKey.length <= 256 ? call.idempotencyKey : null;
+    const expected =
+      call.expected !== undefined && Number.isFinite(call.expected) && call.expected >= 0 ? call.expected : null;
     return {
-      entries: this.index.entries,
-      quick: this.index.tallies,
-      stateOf: this.stateOf,
-      sessionId: this.sessionId,
-      prices: this.prices,
-      now,
+      id: `${this.sessionId}${this.calls.toString(36)}`,
+      session: this.sessionId,
+      pid: process.pid,
+      host: this.host,
+      kind: call.kind,
+      tool: call.tool.slice(0, 64),
+      model: call.model.slice(0, 256),
+      hash,
+      words: firstWords(call.text),
+      key,
+      expected,
     };
   }
 
-  private reportContext() {
-    return { stateOf: this.stateOf, prices: this.prices, sessionId: this.sessionId };
+  private stateOf(row: CallRow, now: number): CallState {
+    if (row.outcome) return row.outcome;
+    if (row.session === this.sessionId) return this.inFlight.has(row.id) ? 'pending' : 'unknown';
+    if (now - row.beganAt > this.settings.pendingBoundMs) return 'unknown';
+    if (row.host === this.host && !processAlive(row.pid)) return 'unknown';
+    return 'pending';
   }
 
-  /** Damaged lines are reported once each, however often their file is read. */
-  private readonly damaged = (file: string, offset: number, why: string): void => {
-    const key = `${file}:${offset}`;
-    if (this.warned.has(key)) return;
-    if (this.warned.size > 10_000) this.warned.clear();
-    this.warned.add(key);
-    this.options.log.warn(
-      offset < 0
-        ? `ledger: ${file} ${why}`
-        : `ledger: skipped a damaged line in ${file} at byte ${offset} (${why})`,
-    );
+  private view(reads: View['reads'], now: number): View {
+    return { reads, sessionId: this.sessionId, prices: this.prices, now };
+  }
+
+  private reportContext(now: number): ReportContext {
+    return { stateOf: (row) => this.stateOf(row, now), prices: this.prices, sessionId: this.sessionId };
+  }
+}
+
+/** The ledger's options from the settings. */
+export function ledgerOptions(
+  config: {
+    ledgerDir: string;
+    ledgerUrl?: string | undefined;
+    limits: readonly Limit[];
+    prices: readonly Price[];
+    duplicateWindowSeconds: number;
+  },
+  log: Logger,
+): LedgerOptions {
+  return {
+    dir: config.ledgerDir,
+    ...(config.ledgerUrl ? { url: config.ledgerUrl } : {}),
+    limits: config.limits,
+    prices: config.prices,
+    duplicateWindowSeconds: config.duplicateWindowSeconds,
+    log,
   };
-
-  private inTurn<T>(run: () => Promise<T>): Promise<T> {
-    const next = this.turn.then(run, run);
-    this.turn = next.catch(() => undefined);
-    return next;
-  }
 }
 
-/** The end as one line: the job id comes first, so what else does not fit is left out. */
-function endLine(record: EndRecord): Buffer {
-  const fitted = { ...record };
-  for (const optional of ['file', 'reason', 'status'] as const) {
-    if (Buffer.byteLength(JSON.stringify(fitted)) < MAX_LINE_BYTES) break;
-    delete fitted[optional];
-  }
-  return recordLine(fitted);
+const NO_END: CallEndRow = { outcome: 'declined', job: null, amount: null, reason: null, status: null, file: null };
+
+function proposed(call: BillableCall): Proposed {
+  return {
+    kind: call.kind,
+    model: call.model,
+    ...(call.expected !== undefined ? { expected: call.expected } : {}),
+    ...(call.amountArgument !== undefined ? { amountArgument: call.amountArgument } : {}),
+  };
 }
 
-function codeOf(error: unknown): string {
-  return (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error));
-}
-
-function unavailable(dir: string, error: unknown): LedgerUnavailable {
-  return new LedgerUnavailable(
-    `Not sent, and nothing billed: the ledger of billed calls in ${dir} cannot be written (${codeOf(error)}); ` +
-      'check the disk and the permissions of GATEWAY_LEDGER_DIR.',
-  );
-}
-
-/**
- * The ledger's folder is a folder, or does not exist yet. Checked apart from the day files, as
- * Node 24 (unlike Node 20) reads a path below a file as missing where `throwIfNoEntry: false` is asked.
- */
-function assertFolder(dir: string): void {
+/** Whether a process of this host still runs (EPERM: it does, as another user's). */
+function processAlive(pid: number): boolean {
   try {
-    if (!statSync(dir).isDirectory()) {
-      throw Object.assign(new Error(`${dir} is not a directory`), { code: 'ENOTDIR' });
-    }
+    process.kill(pid, 0);
+    return true;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** A database URL as messages may show it: the password replaced. */
+export function maskedUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '****';
+    return parsed.toString();
+  } catch {
+    return 'GATEWAY_LEDGER_URL (not a valid URL)';
   }
 }

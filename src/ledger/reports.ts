@@ -4,17 +4,9 @@
 
 import type { CallState, LimitUse } from './evaluate.js';
 import { counts } from './evaluate.js';
-import {
-  BILLED_KINDS,
-  type BilledKind,
-  MEASURE,
-  type Measure,
-  PERIOD_MS,
-  PERIODS,
-  type Period,
-} from './kinds.js';
-import { costOf, type Price } from './prices.js';
-import type { CallEntry, StatusRecord } from './records.js';
+import { BILLED_KINDS, type BilledKind, MEASURE, type Measure, PERIODS, type Period } from './kinds.js';
+import { costOf, type Price, priceFor } from './prices.js';
+import type { CallRow, UsageRow } from './store.js';
 
 /** One billed call, as reports show it. */
 export interface LedgerCall {
@@ -46,36 +38,36 @@ export interface LedgerCall {
 }
 
 export interface ReportContext {
-  stateOf(entry: CallEntry): CallState;
+  stateOf(call: CallRow): CallState;
   prices: readonly Price[];
   sessionId: string;
 }
 
-export function callOf(entry: CallEntry, ctx: ReportContext): LedgerCall | null {
-  const { begin, end } = entry;
-  if (!begin) return null;
-  const amount = MEASURE[begin.kind] === 'calls' ? 1 : (end?.amount ?? begin.expected ?? null);
+export function callOf(row: CallRow, ctx: ReportContext): LedgerCall {
+  const amount = MEASURE[row.kind] === 'calls' ? 1 : (row.amount ?? row.expected);
   return {
-    id: entry.id,
-    at: begin.at,
-    kind: begin.kind,
-    tool: begin.tool,
-    model: begin.model,
-    words: begin.words,
-    hash: begin.hash,
-    state: ctx.stateOf(entry),
-    jobId: end?.job ?? null,
-    idempotencyKey: begin.key ?? null,
+    id: row.id,
+    at: iso(row.beganAt),
+    kind: row.kind,
+    tool: row.tool,
+    model: row.model,
+    words: row.words,
+    hash: row.hash,
+    state: ctx.stateOf(row),
+    jobId: row.job,
+    idempotencyKey: row.key,
     amount,
-    unit: MEASURE[begin.kind],
-    cost: costOf(ctx.prices, begin.kind, begin.model, amount ?? undefined),
-    file: end?.file ?? null,
-    reason: end?.reason ?? null,
-    endedAt: end?.at ?? null,
-    pid: begin.pid,
-    thisSession: begin.session === ctx.sessionId,
+    unit: MEASURE[row.kind],
+    cost: costOf(ctx.prices, row.kind, row.model, amount ?? undefined),
+    file: row.file,
+    reason: row.reason,
+    endedAt: row.endedAt === null ? null : iso(row.endedAt),
+    pid: row.pid,
+    thisSession: row.session === ctx.sessionId,
   };
 }
+
+const iso = (ms: number) => new Date(ms).toISOString();
 
 /** A video submit, as `video_status` without a job_id lists it. */
 export interface RecentJob {
@@ -94,20 +86,17 @@ export interface RecentJob {
   thisSession: boolean;
 }
 
-/** Video submits that made (or may have made) a job, newest first. */
+/** Video submits that made (or may have made) a job, newest first, with their last known status. */
 export function recentJobsOf(
-  entries: Iterable<CallEntry>,
-  statuses: ReadonlyMap<string, StatusRecord>,
+  rows: readonly CallRow[],
+  statuses: ReadonlyMap<string, { status: string; at: number }>,
   ctx: ReportContext,
-  limit: number,
 ): RecentJob[] {
   const jobs: RecentJob[] = [];
-  for (const entry of entries) {
-    if (entry.begin?.kind !== 'video') continue;
-    const call = callOf(entry, ctx);
-    if (!call || !counts(call.state)) continue;
-    const status = call.jobId ? statuses.get(call.jobId) : undefined;
-    const endStatus = entry.end?.status;
+  for (const row of rows) {
+    const call = callOf(row, ctx);
+    if (!counts(call.state)) continue;
+    const seen = call.jobId ? statuses.get(call.jobId) : undefined;
     jobs.push({
       jobId: call.jobId,
       words: call.words,
@@ -115,13 +104,13 @@ export function recentJobsOf(
       tool: call.tool,
       at: call.at,
       state: call.state,
-      status: status?.status ?? endStatus ?? null,
-      statusAt: status?.at ?? (endStatus ? (entry.end?.at ?? null) : null),
+      status: seen?.status ?? row.status,
+      statusAt: seen ? iso(seen.at) : row.status ? call.endedAt : null,
       idempotencyKey: call.state === 'accepted' ? null : call.idempotencyKey,
       thisSession: call.thisSession,
     });
   }
-  return newestFirst(jobs).slice(0, limit);
+  return jobs;
 }
 
 export interface KindUsage {
@@ -168,34 +157,37 @@ export interface UsageReport {
   latest: LedgerCall[];
 }
 
+/** What a usage report is made of, read from the store. */
+export interface UsageInputs {
+  /** Calls of the last day and of this session, grouped. */
+  rows: readonly UsageRow[];
+  /** Of the calls not ended, how many are no longer being sent, per period. */
+  unknownOpen: Record<Period, number>;
+  latest: readonly CallRow[];
+  limits: readonly LimitUse[];
+}
+
 export function usageOf(
-  entries: Iterable<CallEntry>,
+  inputs: UsageInputs,
   ctx: ReportContext & { now: number; dir: string; sessionStartedAt: number; pricesSet: boolean },
-  limits: readonly LimitUse[],
-  latestCount: number,
 ): UsageReport {
   const periods = Object.fromEntries(PERIODS.map((p) => [p, emptyPeriod(ctx.pricesSet)])) as Record<
     Period,
     PeriodUsage
   >;
-  const calls: LedgerCall[] = [];
-  for (const entry of entries) {
-    const call = callOf(entry, ctx);
-    if (!call) continue;
-    calls.push(call);
-    const at = Date.parse(call.at);
+  for (const row of inputs.rows) {
     for (const period of PERIODS) {
-      const within = period === 'session' ? call.thisSession : at > ctx.now - PERIOD_MS[period];
-      if (within) addTo(periods[period], call);
+      const within = period === 'hour' ? row.inHour : period === 'day' ? row.inDay : row.inSession;
+      if (within) addTo(periods[period], row, ctx.prices);
     }
   }
-  const latest = newestFirst(calls).slice(0, latestCount);
+  for (const period of PERIODS) periods[period].unknown += inputs.unknownOpen[period];
   return {
     dir: ctx.dir,
-    at: new Date(ctx.now).toISOString(),
-    session: { id: ctx.sessionId, startedAt: new Date(ctx.sessionStartedAt).toISOString() },
+    at: iso(ctx.now),
+    session: { id: ctx.sessionId, startedAt: iso(ctx.sessionStartedAt) },
     periods,
-    limits: limits.map((use) => ({
+    limits: inputs.limits.map((use) => ({
       limit: use.limit.text,
       subject: use.limit.subject,
       period: use.limit.period,
@@ -206,16 +198,8 @@ export function usageOf(
       usedUp: use.usedUp,
       nextAt: use.nextAt,
     })),
-    latest,
+    latest: inputs.latest.map((row) => callOf(row, ctx)),
   };
-}
-
-/** Newest first; calls begun in the same millisecond, the one read last first. */
-function newestFirst<T extends { at: string }>(items: T[]): T[] {
-  return items
-    .map((item, order) => ({ item, order }))
-    .sort((a, b) => (a.item.at < b.item.at ? 1 : a.item.at > b.item.at ? -1 : b.order - a.order))
-    .map(({ item }) => item);
 }
 
 function emptyPeriod(pricesSet: boolean): PeriodUsage {
@@ -225,16 +209,22 @@ function emptyPeriod(pricesSet: boolean): PeriodUsage {
   return { kinds, unknown: 0, notBilled: 0, cost: pricesSet ? 0 : null, unpriced: 0 };
 }
 
-function addTo(period: PeriodUsage, call: LedgerCall): void {
-  if (!counts(call.state)) {
-    period.notBilled++;
+/** Adds a group of calls; calls not ended count as billed (their unknown share is added apart). */
+function addTo(period: PeriodUsage, row: UsageRow, prices: readonly Price[]): void {
+  if (row.outcome !== null && !counts(row.outcome)) {
+    period.notBilled += row.calls;
     return;
   }
-  const kind = period.kinds[call.kind];
-  kind.calls++;
-  kind.amount += call.amount ?? 0;
-  if (call.state === 'unknown') period.unknown++;
+  const kind = period.kinds[row.kind];
+  kind.calls += row.calls;
+  kind.amount += MEASURE[row.kind] === 'calls' ? row.calls : row.amount;
+  if (row.outcome === 'unknown') period.unknown += row.calls;
   if (period.cost === null) return;
-  if (call.cost === null) period.unpriced++;
-  else period.cost += call.cost;
+  const price = priceFor(prices, row.kind, row.model);
+  if (!price) period.unpriced += row.calls;
+  else if (price.measure === 'calls') period.cost += price.price * row.calls;
+  else {
+    period.cost += (price.price * row.amount) / price.per;
+    period.unpriced += row.unmeasured;
+  }
 }

@@ -1,7 +1,8 @@
-// The ledger of billed calls as a person reads it (plain JSON Lines in GATEWAY_LEDGER_DIR), and
+// The ledger of billed calls as a person reads it (the SQLite file in GATEWAY_LEDGER_DIR), and
 // video_status without a job_id as an agent reads it: what the tests of billed calls look at.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { structuredOf, textOf } from './harness.js';
@@ -23,15 +24,53 @@ export interface LedgerLine {
   file?: string;
 }
 
-/** Every whole record in the ledger's day files, oldest file first. */
+/**
+ * Every record in the ledger's database (ledger.sqlite), read only: each call's begin, its end
+ * once recorded, and the jobs' last statuses, in the order begun.
+ */
 export function ledgerLines(dir: string): LedgerLine[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .filter((name) => name.endsWith('.jsonl'))
-    .sort()
-    .flatMap((name) => readFileSync(join(dir, name), 'utf8').split('\n'))
-    .filter((line) => line.startsWith('{') && line.endsWith('}'))
-    .map((line) => JSON.parse(line) as LedgerLine);
+  const file = join(dir, 'ledger.sqlite');
+  if (!existsSync(file)) return [];
+  const db = new DatabaseSync(file, { readOnly: true });
+  try {
+    const lines: LedgerLine[] = [];
+    for (const row of db.prepare('SELECT * FROM calls ORDER BY seq').all() as Record<string, unknown>[]) {
+      lines.push(
+        withoutNulls({
+          type: 'begin',
+          id: row.id,
+          kind: row.kind,
+          tool: row.tool,
+          model: row.model,
+          words: row.words,
+          key: row.key,
+          expected: row.expected,
+        }),
+      );
+      if (row.outcome !== null)
+        lines.push(
+          withoutNulls({
+            type: 'end',
+            id: row.id,
+            outcome: row.outcome,
+            job: row.job,
+            amount: row.amount,
+            reason: row.reason,
+            status: row.status,
+            file: row.file,
+          }),
+        );
+    }
+    for (const row of db.prepare('SELECT * FROM job_status ORDER BY at').all() as Record<string, unknown>[])
+      lines.push(withoutNulls({ type: 'status', job: row.job, status: row.status }));
+    return lines;
+  } finally {
+    db.close();
+  }
+}
+
+function withoutNulls(record: Record<string, unknown>): LedgerLine {
+  return Object.fromEntries(Object.entries(record).filter(([, v]) => v !== null)) as unknown as LedgerLine;
 }
 
 /** Each begun call with its end (if any), in the order begun. */

@@ -2,21 +2,22 @@
 // has billed nothing, `gateway-tools-mcp usage` and doctor leave no trace.
 
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Config } from '../../config/config.js';
-import { Ledger, type LedgerReader, type UsageReport } from '../../ledger/ledger.js';
+import { Ledger, type LedgerReader, ledgerOptions, type UsageReport } from '../../ledger/ledger.js';
+import { DATABASE_FILE } from '../../ledger/sqlite-place.js';
 import type { Logger } from '../../lib/log.js';
 import type { Runtime } from '../../runtime.js';
 import { LATEST_CALLS } from './usage-data.js';
 
 /** The ledger of GATEWAY_LEDGER_DIR opened to report on it: nothing is made or written. */
 export function ledgerReader(config: Config, log: Logger): LedgerReader {
-  return Ledger.read({
-    dir: config.ledgerDir,
-    limits: config.limits,
-    prices: config.prices,
-    duplicateWindowSeconds: config.duplicateWindowSeconds,
-    log,
-  });
+  return Ledger.read(ledgerOptions(config, log));
+}
+
+/** Whether the ledger may hold calls: a database URL is given, or the SQLite file exists. */
+export function ledgerExists(config: Config): boolean {
+  return config.ledgerUrl !== undefined || existsSync(join(config.ledgerDir, DATABASE_FILE));
 }
 
 /**
@@ -24,7 +25,7 @@ export function ledgerReader(config: Config, log: Logger): LedgerReader {
  * while no folder exists, a reading of none. Throws LedgerUnavailable when it cannot be read.
  */
 export async function serverUsage(runtime: Runtime): Promise<UsageReport> {
-  if (existsSync(runtime.config.ledgerDir)) return runtime.ledger().usage(LATEST_CALLS);
+  if (ledgerExists(runtime.config)) return runtime.ledger().usage(LATEST_CALLS);
   const reader = ledgerReader(runtime.config, runtime.log);
   try {
     return await reader.usage(LATEST_CALLS);

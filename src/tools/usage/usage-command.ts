@@ -2,16 +2,15 @@
 // making it — a table for the terminal, or with --json the data. This process is no server, so
 // the report has no session: session limits are counted in each server process.
 
-import { existsSync } from 'node:fs';
 import type { Config } from '../../config/config.js';
 import type { Logger } from '../../lib/log.js';
-import { ledgerReader } from './read-usage.js';
+import { ledgerExists, ledgerReader } from './read-usage.js';
 import { LATEST_CALLS, usageData } from './usage-data.js';
 import { usageTable } from './usage-text.js';
 
 /** What to print on stdout. Throws LedgerUnavailable when the ledger cannot be read. */
 export async function usageCommand(config: Config, json: boolean, log: Logger): Promise<string> {
-  const exists = existsSync(config.ledgerDir);
+  const exists = ledgerExists(config);
   const reader = ledgerReader(config, log);
   let report: Awaited<ReturnType<typeof reader.usage>>;
   try {

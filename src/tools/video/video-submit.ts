@@ -66,6 +66,7 @@ export async function submitAndFollow(options: SubmitOptions, ctx: ToolContext):
       options: { duration: body.duration, aspect_ratio: body.aspect_ratio, resolution: body.resolution },
       idempotencyKey: key,
       expected: body.duration,
+      amountArgument: 'duration',
       allowDuplicate: options.allowDuplicate,
     },
     confirm: {

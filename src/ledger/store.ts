@@ -1,0 +1,162 @@
+// What the ledger asks of the database that keeps it. Two stores answer: SQLite (one file in
+// GATEWAY_LEDGER_DIR, every process of the user on one machine) and PostgreSQL
+// (GATEWAY_LEDGER_URL, every process on every host that names it). They differ in SQL dialect,
+// in locking and in whose clock times the calls; what the rows mean, the limits and the duplicate
+// guard are decided once, above them (ledger.ts, evaluate.ts).
+//
+// Times are milliseconds since the epoch, from the store's clock (`now()`): the process's for
+// SQLite, the database server's for PostgreSQL, so hosts whose clocks differ cannot split a day.
+
+import type { BilledKind } from './kinds.js';
+
+export const OUTCOMES = ['accepted', 'refused', 'unknown', 'declined'] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+
+/** A billed call as the store keeps it: its begin, and its end once recorded. */
+export interface CallRow {
+  id: string;
+  /** When it was begun (store clock, ms). */
+  beganAt: number;
+  /** The server process's session id (pids are reused). */
+  session: string;
+  pid: number;
+  host: string;
+  kind: BilledKind;
+  tool: string;
+  model: string;
+  /** callHash() of the purchase: how a duplicate is recognised. */
+  hash: string;
+  /** The prompt's or text's first words. */
+  words: string;
+  /** The Idempotency-Key of a video submit. */
+  key: string | null;
+  /** The amount expected, when known before sending. */
+  expected: number | null;
+  /** Null while the call has not ended. */
+  outcome: Outcome | null;
+  endedAt: number | null;
+  job: string | null;
+  /** As the gateway reported it. */
+  amount: number | null;
+  reason: string | null;
+  /** The job's status when accepted (running…). */
+  status: string | null;
+  /** The file the call saved (speech). */
+  file: string | null;
+}
+
+/** The begin of a call: what is known before it is sent. `beganAt` is the store's to set. */
+export type NewCall = Omit<CallRow, 'beganAt' | 'outcome' | 'endedAt' | 'job' | 'amount' | 'reason' | 'status' | 'file'>;
+
+/** What became of a call. */
+export interface CallEndRow {
+  outcome: Outcome;
+  job: string | null;
+  amount: number | null;
+  reason: string | null;
+  status: string | null;
+  file: string | null;
+}
+
+/** Which calls a tally or a listing takes: those begun after `since`, or this session's. */
+export interface Window {
+  /** Begun strictly after this time (store clock, ms); absent: any time. */
+  since?: number;
+  /** Only this session's calls. */
+  session?: string;
+  /** Only this kind. */
+  kind?: BilledKind;
+}
+
+/**
+ * Counted calls (accepted, unknown, or not ended yet) of one kind and model within a window, and
+ * their amounts: enough to count calls and estimate costs without reading each call.
+ */
+export interface TallyRow {
+  kind: BilledKind;
+  model: string;
+  calls: number;
+  /** Sum of the amounts reported, else expected, of the calls that have one. */
+  amount: number;
+  /** Calls with neither an amount reported nor one expected. */
+  unmeasured: number;
+}
+
+/** A counted call's time and what its cost is estimated from: for when a used-up limit frees up. */
+export interface CountedCall {
+  beganAt: number;
+  kind: BilledKind;
+  model: string;
+  /** Reported, else expected. */
+  amount: number | null;
+}
+
+/** Calls of a window grouped for a usage report: by kind, model and outcome (null: not ended). */
+export interface UsageRow {
+  kind: BilledKind;
+  model: string;
+  outcome: Outcome | null;
+  inHour: boolean;
+  inDay: boolean;
+  inSession: boolean;
+  calls: number;
+  /** Sum of the amounts reported, else expected. */
+  amount: number;
+  unmeasured: number;
+}
+
+/** The reads a begin decides on, inside its transaction. */
+export interface LedgerReads {
+  /** The store's clock, ms since the epoch. */
+  now(): Promise<number>;
+  /**
+   * The newest counted call with this hash begun after `since`, except one sent with `exceptKey`
+   * (a retry with the same idempotency key is how an unknown outcome is resolved).
+   */
+  duplicate(hash: string, since: number, exceptKey: string | null): Promise<CallRow | null>;
+  /** Counted calls within the window, by kind and model. */
+  tally(window: Window): Promise<TallyRow[]>;
+  /** Counted calls within the window, oldest first. */
+  counted(window: Window): Promise<CountedCall[]>;
+}
+
+/** A begin's transaction: its reads, and the one write it may make. */
+export interface BeginTransaction extends LedgerReads {
+  /** Records the begin at the store's clock; returns the time it was given. */
+  insert(call: NewCall): Promise<number>;
+  /** Records a call begun and ended at once (refused by a limit: nothing sent). */
+  insertEnded(call: NewCall, end: CallEndRow): Promise<void>;
+}
+
+export interface LedgerStore {
+  /** Where the ledger is, for messages: a file path, or a database URL without its password. */
+  readonly where: string;
+  /**
+   * Runs `work` in one transaction that no other begin of any process (or host) interleaves with:
+   * the limit check, the duplicate look-up and the insert see the same calls. Waits for another
+   * process's transaction without blocking the event loop, at most the store's wait bound, then
+   * throws LedgerUnavailable. The work must be short and must not send anything.
+   */
+  beginTransaction<T>(work: (tx: BeginTransaction) => Promise<T>): Promise<T>;
+  /** Records the end of a begun call; at the store's clock. */
+  end(id: string, end: CallEndRow): Promise<void>;
+  /** Records a video job's last known status. */
+  noteJobStatus(job: string, status: string): Promise<void>;
+  /** The last status noted for each job id given. */
+  jobStatuses(jobs: readonly string[]): Promise<Map<string, { status: string; at: number }>>;
+  /** Reads outside a begin. */
+  reads(): LedgerReads;
+  /** Video calls that count, newest first. */
+  recentVideoCalls(limit: number): Promise<CallRow[]>;
+  /** The latest calls of every process, newest first. */
+  latest(limit: number): Promise<CallRow[]>;
+  /** Calls begun after `since`, or of `session`, grouped for a usage report. */
+  usageRows(now: number, session: string): Promise<UsageRow[]>;
+  /** Calls not ended that were begun after `since`: their state depends on their process. */
+  openCalls(since: number, limit: number): Promise<CallRow[]>;
+  /** Every call begun after `since`, oldest first, in pages (for `ledger export`). */
+  exportCalls(since: number, onPage: (rows: CallRow[]) => Promise<void> | void): Promise<void>;
+  /** Removes calls and statuses older than the retention allows (see each store for whose clock). */
+  removeOld(retentionMs: number, session: string): Promise<number>;
+  close(): Promise<void>;
+}

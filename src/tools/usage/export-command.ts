@@ -1,0 +1,84 @@
+// `gateway-tools-mcp ledger export [--since TIME]`: every billed call in the ledger as JSON Lines
+// on stdout, oldest first, for `jq` and spreadsheets. Read only, like `usage`: nothing is made
+// or written, and a ledger not made yet exports nothing.
+
+import type { Config } from '../../config/config.js';
+import { ConfigError } from '../../config/config.js';
+import type { LedgerCall } from '../../ledger/ledger.js';
+import type { Logger } from '../../lib/log.js';
+import { ledgerReader } from './read-usage.js';
+
+/** One call as an exported line. */
+export interface ExportedCall {
+  id: string;
+  at: string;
+  kind: string;
+  tool: string;
+  model: string;
+  words: string;
+  /** accepted, refused, declined, unknown, or pending (being sent). */
+  outcome: string;
+  job_id: string | null;
+  idempotency_key: string | null;
+  amount: number | null;
+  unit: string;
+  /** Estimated from GATEWAY_PRICES; null without a price. */
+  cost: number | null;
+  file: string | null;
+  reason: string | null;
+  ended_at: string | null;
+  pid: number;
+}
+
+/** Writes the lines with `write`, which may wait (a full pipe). Throws LedgerUnavailable, or ConfigError for --since. */
+export async function exportCommand(
+  config: Config,
+  since: string | undefined,
+  log: Logger,
+  write: (text: string) => Promise<void>,
+  now: number = Date.now(),
+): Promise<void> {
+  const from = since === undefined ? Number.NEGATIVE_INFINITY : sinceTime(since, now);
+  const reader = ledgerReader(config, log);
+  try {
+    await reader.exportCalls(from, (calls) => write(calls.map((c) => `${JSON.stringify(exported(c))}\n`).join('')));
+  } finally {
+    await reader.close();
+  }
+}
+
+function exported(call: LedgerCall): ExportedCall {
+  return {
+    id: call.id,
+    at: call.at,
+    kind: call.kind,
+    tool: call.tool,
+    model: call.model,
+    words: call.words,
+    outcome: call.state,
+    job_id: call.jobId,
+    idempotency_key: call.idempotencyKey,
+    amount: call.amount,
+    unit: call.unit,
+    cost: call.cost,
+    file: call.file,
+    reason: call.reason,
+    ended_at: call.endedAt,
+    pid: call.pid,
+  };
+}
+
+const SPAN = /^(\d+)\s*(m|min|h|d|w)$/i;
+const SPAN_MS: Record<string, number> = { m: 60_000, min: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+
+/** `--since`: a date or time (2026-11-01, 2026-11-01T09:00Z), or a span back from now (90m, 12h, 7d, 2w). */
+export function sinceTime(text: string, now: number): number {
+  const span = SPAN.exec(text.trim());
+  if (span) return now - Number(span[1]) * (SPAN_MS[(span[2] as string).toLowerCase()] as number);
+  const at = /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text) : Number.NaN;
+  if (Number.isNaN(at))
+    throw new ConfigError(
+      `invalid --since "${text.slice(0, 40)}": give a date or time (2026-11-01, 2026-11-01T09:00Z) or a span (90m, 12h, 7d, 2w)`,
+    );
+  return at;
+}
