@@ -314,7 +314,7 @@ export class Ledger {
     );
   }
 
-  /** Every call begun after `since`, oldest first, a page at a time, as reports show them. */
+  /** Every call begun at or after `since`, oldest first, a page at a time, as reports show them. */
   async exportCalls(since: number, onPage: (calls: LedgerCall[]) => Promise<void> | void): Promise<void> {
     const store = await this.store();
     const ctx = this.reportContext(await store.reads().now());

@@ -57,8 +57,18 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Ledg
   const { DatabaseSync } = await loadSqlite();
   let db: DatabaseSync;
   try {
-    // A report on a ledger not made yet reads an empty one, and makes nothing.
-    db = exists || !readOnly ? new DatabaseSync(file, { readOnly }) : new DatabaseSync(':memory:');
+    // A report on a ledger not made yet reads an empty one, and makes nothing. A report on one
+    // that exists only reads, through a connection that may write where this user can: SQLite
+    // then tidies its WAL files on closing, where a read-only connection would leave them behind.
+    if (!exists && readOnly) db = new DatabaseSync(':memory:');
+    else {
+      try {
+        db = new DatabaseSync(file);
+      } catch (error) {
+        if (!readOnly) throw error;
+        db = new DatabaseSync(file, { readOnly: true });
+      }
+    }
   } catch (error) {
     throw sqliteError(file, error);
   }
@@ -407,7 +417,7 @@ const USAGE = `SELECT kind, model, outcome, began_at > $hour AS in_hour, began_a
   count(*) AS calls, coalesce(sum(${MEASURED}), 0) AS amount, count(*) - count(${MEASURED}) AS unmeasured
   FROM calls WHERE began_at > $day OR session = $session
   GROUP BY kind, model, outcome, in_hour, in_day, in_session`;
-const EXPORT_PAGE = `SELECT seq, ${CALL_COLUMNS} FROM calls WHERE began_at > $since AND seq > $after ORDER BY seq LIMIT 1000`;
+const EXPORT_PAGE = `SELECT seq, ${CALL_COLUMNS} FROM calls WHERE began_at >= $since AND seq > $after ORDER BY seq LIMIT 1000`;
 const NEWEST_OTHER = 'SELECT max(began_at) AS newest FROM calls WHERE session <> $session';
 const REMOVE_OLD =
   'DELETE FROM calls WHERE began_at < $others OR (session = $session AND began_at < $own)';

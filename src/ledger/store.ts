@@ -154,7 +154,7 @@ export interface LedgerStore {
   usageRows(now: number, session: string): Promise<UsageRow[]>;
   /** Calls not ended that were begun after `since`: their state depends on their process. */
   openCalls(since: number, limit: number): Promise<CallRow[]>;
-  /** Every call begun after `since`, oldest first, in pages (for `ledger export`). */
+  /** Every call begun at or after `since`, oldest first, in pages (for `ledger export`). */
   exportCalls(since: number, onPage: (rows: CallRow[]) => Promise<void> | void): Promise<void>;
   /** Removes calls and statuses older than the retention allows (see each store for whose clock). */
   removeOld(retentionMs: number, session: string): Promise<number>;

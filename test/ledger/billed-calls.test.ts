@@ -165,13 +165,13 @@ describe('nothing is sent that the ledger cannot hold', () => {
         const result = await call(conn, name, args);
         expect(result.isError).toBe(true);
         expect(textOf(result)).toMatch(
-          /^Not sent, and nothing billed: the ledger of billed calls cannot be made in .*a-file\/ledger \(ENOTDIR\): set GATEWAY_LEDGER_DIR/,
+          /^Not sent, and nothing billed: the ledger of billed calls at .*a-file\/ledger lies below a file, not a folder: set GATEWAY_LEDGER_DIR/,
         );
       }
       expect(reference.service.requests.filter((r) => !r.route.startsWith('models'))).toEqual([]);
       const listed = await listJobs(conn.client);
       expect(listed.result.isError).toBe(true);
-      expect(listed.text).toMatch(/^The ledger of billed calls cannot be made in .*GATEWAY_LEDGER_DIR/);
+      expect(listed.text).toMatch(/^The ledger of billed calls at .*a-file\/ledger lies below a file, not a folder: set GATEWAY_LEDGER_DIR/);
     } finally {
       await conn.close();
     }

@@ -64,7 +64,7 @@ function startServer(extra: Record<string, string>): Promise<{ child: ChildProce
 describe('Dockerfile', () => {
   it('runs the built bundle as the unprivileged node user, with only dist/ and the one dependency', () => {
     expect(all).toHaveLength(2);
-    expect(final[0]).toEqual({ op: 'FROM', args: 'node:24-alpine' });
+    expect(final[0]).toEqual({ op: 'FROM', args: 'node:26-alpine' });
     const users = of('USER').map((i) => i.args);
     expect(users).toEqual(['node']);
     expect(final.findIndex((i) => i.op === 'USER')).toBeLessThan(

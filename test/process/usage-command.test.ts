@@ -2,7 +2,7 @@
 // the ledger the server processes write without making or changing it; an invalid GATEWAY_LIMITS
 // stops it, and doctor, as it stops start-up.
 
-import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Ledger } from '../../src/ledger/ledger.js';
@@ -73,9 +73,8 @@ describe('gateway-tools-mcp usage', () => {
   it('shows the calls of the server processes as a table, and --json the same data, changing nothing', async () => {
     const dir = tempDir('gtm-ledger-');
     await recordCalls(dir);
-    // What a server would sweep (a day file past its retention) stays: usage only reads.
-    writeFileSync(join(dir, '2020-01-01.jsonl'), '');
-    const before = readdirSync(dir).map((name) => [name, readFileSync(join(dir, name), 'utf8')]);
+    const database = join(dir, 'ledger.sqlite');
+    const before = readFileSync(database);
     const run = await runCli(['usage'], { GATEWAY_LEDGER_DIR: dir, ...SETTINGS });
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toBe('');
@@ -123,19 +122,22 @@ describe('gateway-tools-mcp usage', () => {
       ['video_generate', 'accepted', 'a cat surfing'],
       ['video_generate', 'accepted', 'a lighthouse at dusk'],
     ]);
-    // Read only: the same files with the same bytes, none removed and no lock holder left behind.
-    expect(readdirSync(dir).map((name) => [name, readFileSync(join(dir, name), 'utf8')])).toEqual(before);
+    // Read only: the database has the same bytes.
+    expect(readFileSync(database).equals(before)).toBe(true);
   });
 
-  it('skips a damaged line with a warning, and counts the rest', async () => {
+  it('says in one line that a damaged ledger is damaged and how to start a new one, and exits 1', async () => {
     const dir = tempDir('gtm-ledger-');
-    await recordCalls(dir);
-    const [day] = readdirSync(dir).filter((name) => name.endsWith('.jsonl'));
-    appendFileSync(join(dir, day as string), '{"type":"begin","id":"torn\n');
-    const run = await runCli(['usage', '--json'], { GATEWAY_LEDGER_DIR: dir });
-    expect(run.code).toBe(0);
-    expect(run.stderr).toMatch(/skipped a damaged line in .*\.jsonl at byte \d+/);
-    expect((JSON.parse(run.stdout) as UsageData).periods.day?.calls.video).toBe(2);
+    const database = join(dir, 'ledger.sqlite');
+    writeFileSync(database, 'this is not an SQLite database, but a file someone overwrote'.repeat(100));
+    for (const args of [['usage'], ['ledger', 'export']]) {
+      const run = await runCli(args, { GATEWAY_LEDGER_DIR: dir });
+      expect(run.code).toBe(1);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toBe(
+        `gateway-tools-mcp: The ledger of billed calls (${database}) is damaged (file is not a database), so no billed call is sent: move it aside (mv ${database} ${database}.damaged) and the next call starts a new, empty ledger.\n`,
+      );
+    }
   });
 
   it('says in one line when the ledger cannot be read, and exits 1', async () => {
@@ -145,13 +147,67 @@ describe('gateway-tools-mcp usage', () => {
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr).toBe(
-      `gateway-tools-mcp: The ledger of billed calls in ${file} cannot be read (ENOTDIR); check GATEWAY_LEDGER_DIR.\n`,
+      `gateway-tools-mcp: The ledger's folder ${file} is not a folder: set GATEWAY_LEDGER_DIR to a folder of this user's.\n`,
     );
   });
 
   it('is named by --help', async () => {
     const run = await runCli(['--help']);
     expect(run.stdout).toMatch(/^ {2}gateway-tools-mcp usage \[--json\] +billed calls per kind/m);
+  });
+});
+
+describe('gateway-tools-mcp ledger export', () => {
+  it('writes every call as one JSON line, oldest first, and --since keeps the later ones', async () => {
+    const dir = tempDir('gtm-ledger-');
+    await recordCalls(dir);
+    const run = await runCli(['ledger', 'export'], { GATEWAY_LEDGER_DIR: dir, ...SETTINGS });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toBe('');
+    const lines = run.stdout.trimEnd().split('\n');
+    const calls = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(calls.map((c) => [c.tool, c.outcome, c.words, c.amount, c.cost])).toEqual([
+      ['video_generate', 'accepted', 'a lighthouse at dusk', 8, 0.4],
+      ['video_generate', 'accepted', 'a cat surfing', 6, expect.closeTo(0.3, 9)],
+      ['ask_model', 'accepted', 'what is a ledger', 1000, null],
+    ]);
+    expect(Object.keys(calls[0] as object)).toEqual([
+      'id', 'at', 'kind', 'tool', 'model', 'words', 'outcome', 'job_id', 'idempotency_key', 'amount',
+      'unit', 'cost', 'file', 'reason', 'ended_at', 'pid',
+    ]);
+    const since = (calls[1] as { at: string }).at;
+    const later = await runCli(['ledger', 'export', '--since', since], { GATEWAY_LEDGER_DIR: dir, ...SETTINGS });
+    expect(later.stdout).toBe(
+      lines
+        .filter((line) => (JSON.parse(line) as { at: string }).at >= since)
+        .map((line) => `${line}\n`)
+        .join(''),
+    );
+    expect(later.stdout).toContain('what is a ledger');
+    const recent = await runCli(['ledger', 'export', '--since=1h'], { GATEWAY_LEDGER_DIR: dir });
+    expect(recent.stdout.trimEnd().split('\n')).toHaveLength(3);
+    const none = await runCli(['ledger', 'export', '--since', '2999-01-01'], { GATEWAY_LEDGER_DIR: dir });
+    expect([none.code, none.stdout]).toEqual([0, '']);
+  });
+
+  it('exports nothing from a ledger not made yet, and makes none', async () => {
+    const dir = join(tempDir(), 'ledger');
+    const run = await runCli(['ledger', 'export'], { GATEWAY_LEDGER_DIR: dir });
+    expect([run.code, run.stdout, run.stderr]).toEqual([0, '', '']);
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  it('refuses a --since it cannot read, and a ledger command it does not know, with exit status 2', async () => {
+    const bad = await runCli(['ledger', 'export', '--since', 'last tuesday']);
+    expect([bad.code, bad.stdout]).toEqual([2, '']);
+    expect(bad.stderr).toBe(
+      'gateway-tools-mcp: invalid --since "last tuesday": give a date or time (2026-11-01, 2026-11-01T09:00Z) or a span (90m, 12h, 7d, 2w)\n',
+    );
+    const unknown = await runCli(['ledger', 'import']);
+    expect([unknown.code, unknown.stderr]).toEqual([
+      2,
+      'gateway-tools-mcp: ledger takes one command: ledger export [--since TIME]\n',
+    ]);
   });
 });
 

@@ -38,7 +38,7 @@ export async function exportCommand(
   write: (text: string) => Promise<void>,
   now: number = Date.now(),
 ): Promise<void> {
-  const from = since === undefined ? Number.NEGATIVE_INFINITY : sinceTime(since, now);
+  const from = since === undefined ? 0 : sinceTime(since, now);
   const reader = ledgerReader(config, log);
   try {
     await reader.exportCalls(from, (calls) => write(calls.map((c) => `${JSON.stringify(exported(c))}\n`).join('')));

@@ -101,8 +101,8 @@ describe('doctor on billed calls', () => {
       expect.objectContaining({ id: 'limits', status: 'warn', required: false }),
       expect.objectContaining({ id: 'prices', status: 'ok', required: false }),
     ]);
-    // Only the day file the calls were written to: no probe, no lock holder, nothing swept.
-    expect(readdirSync(dir).filter((name) => !name.endsWith('.jsonl'))).toEqual([]);
+    // Only the database the calls were written to: no probe, nothing left open.
+    expect(readdirSync(dir)).toEqual(['ledger.sqlite']);
   });
 
   it('warns that a cost limit stops nothing without prices', async () => {
@@ -127,7 +127,7 @@ describe('doctor on billed calls', () => {
       'Set GATEWAY_LEDGER_DIR to a directory this user can write, or fix its permissions: a billed call the ledger cannot record is not sent.',
     );
     expect(lineOf(run.stdout, 'Limits').line).toMatch(
-      /^! Limits \(GATEWAY_LIMITS\): video=1\/day; how much of them is used is unknown\. The ledger of billed calls in .* cannot be read \(ENOTDIR\)/,
+      /^! Limits \(GATEWAY_LIMITS\): video=1\/day; how much of them is used is unknown\. The ledger of billed calls at .* lies below a file, not a folder/,
     );
   });
 });

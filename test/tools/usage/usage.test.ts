@@ -274,7 +274,7 @@ describe('the usage tool', () => {
     const { result, text } = await usage(gw);
     expect(result.isError).toBe(true);
     expect(text).toBe(
-      `The ledger of billed calls cannot be made in ${file} (EEXIST): set GATEWAY_LEDGER_DIR to a directory this user can write.`,
+      `The ledger's folder ${file} is not a folder: set GATEWAY_LEDGER_DIR to a folder of this user's.`,
     );
   });
 });
