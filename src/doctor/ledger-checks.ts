@@ -6,7 +6,7 @@
 import type { Config } from '../config/config.js';
 import { money } from '../ledger/evaluate.js';
 import { LedgerUnavailable, maskedUrl, type UsageReport } from '../ledger/ledger.js';
-import { checkLedgerPlace, LedgerPlaceProblem } from '../ledger/sqlite-place.js';
+import { checkLedgerPlace, type LedgerPlace, LedgerPlaceProblem } from '../ledger/sqlite-place.js';
 import type { Logger } from '../lib/log.js';
 import { ledgerReader } from '../tools/usage/read-usage.js';
 import { type LimitData, usageData } from '../tools/usage/usage-data.js';
@@ -39,13 +39,15 @@ async function folderCheck(config: Config, read: Read): Promise<Check> {
     madeOn: 'the first billed call',
   });
   if (folder.status === 'fail') return folder;
+  let warning: LedgerPlace['warning'];
   try {
-    await checkLedgerPlace(config.ledgerDir, false);
+    ({ warning } = await checkLedgerPlace(config.ledgerDir, false));
   } catch (error) {
     if (!(error instanceof LedgerPlaceProblem)) throw error;
     return fail('ledger', true, error.problem, `${capitalized(error.fix)}: ${NOT_SENT}.`);
   }
   if ('why' in read) return fail('ledger', true, `Ledger of billed calls: ${read.why}`, `Fix it: ${NOT_SENT}.`);
+  if (warning) return warn('ledger', true, `${folder.message}; ${warning.problem}`, `${capitalized(warning.fix)}.`);
   return folder;
 }
 

@@ -347,6 +347,7 @@ export class Ledger {
     }
     return openSqliteStore({
       dir,
+      log,
       waitMs: this.settings.waitMs,
       readOnly: this.readOnly,
       ...(this.options.now ? { now: this.options.now } : {}),

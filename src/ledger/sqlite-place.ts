@@ -7,7 +7,7 @@
 
 import { constants, type Stats } from 'node:fs';
 import { access, lstat, mkdir, stat, statfs } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { codeOf, LedgerUnavailable } from './unavailable.js';
 
 /** What is wrong with the ledger's place, and the fix, apart (doctor shows them on two lines). */
@@ -38,27 +38,36 @@ export const NETWORK_FILE_SYSTEMS: ReadonlyMap<number, string> = new Map([
   [0x01161970, 'GFS2'],
   [0x5346414f, 'AFS'],
   [0x6b414653, 'AFS'],
-  [0x65735546, 'FUSE'],
   [0x01021997, '9P'],
   [0x47504653, 'GPFS'],
 ]);
 
+/** FUSE: local (an encrypted folder) or remote (sshfs) alike; SQLite is safe on some, not others. */
+const FUSE = 0x65735546;
+
 const ADVICE_URL =
   'SQLite is not safe there; put GATEWAY_LEDGER_DIR on a local disk, or set GATEWAY_LEDGER_URL to a PostgreSQL database to share one ledger across hosts';
 
+export interface LedgerPlace {
+  /** The database file is there. */
+  exists: boolean;
+  /** Something to warn about that does not stop the ledger (a FUSE file system), and the fix. */
+  warning?: { problem: string; fix: string };
+}
+
 /**
  * Checks the ledger's folder and database file, making the folder (0700) when `make` and it is
- * missing. Returns whether the database file exists. Throws LedgerUnavailable with the fix.
+ * missing. Throws LedgerPlaceProblem with the fix.
  */
-export async function checkLedgerPlace(dir: string, make: boolean): Promise<boolean> {
+export async function checkLedgerPlace(dir: string, make: boolean): Promise<LedgerPlace> {
   let folder = await stat(dir).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return null;
     throw placeError(dir, error);
   });
   if (!folder) {
-    if (!make) return false;
-    await mkdir(dir, { recursive: true, mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
-      throw placeError(dir, error);
+    if (!make) return { exists: false };
+    await mkdir(dir, { recursive: true, mode: 0o700 }).catch(async (error: NodeJS.ErrnoException) => {
+      throw placeError(dir, await whyNotMade(dir, error));
     });
     folder = await stat(dir);
   }
@@ -68,7 +77,7 @@ export async function checkLedgerPlace(dir: string, make: boolean): Promise<bool
       "set GATEWAY_LEDGER_DIR to a folder of this user's",
     );
   assertOwnedAndPrivate(dir, folder, 'folder', `chmod go-w ${shellQuote(dir)}`);
-  await assertLocal(dir);
+  const warning = await localWarning(dir);
   if (make) {
     await access(dir, constants.W_OK).catch((error: NodeJS.ErrnoException) => {
       throw placeError(dir, error);
@@ -91,7 +100,7 @@ export async function checkLedgerPlace(dir: string, make: boolean): Promise<bool
     assertOwnedAndPrivate(path, found, 'file', `chmod go-w ${shellQuote(path)}`);
     if (suffix === '') exists = true;
   }
-  return exists;
+  return warning ? { exists, warning } : { exists };
 }
 
 function assertOwnedAndPrivate(path: string, stats: Stats, what: 'folder' | 'file', chmod: string): void {
@@ -109,13 +118,37 @@ function assertOwnedAndPrivate(path: string, stats: Stats, what: 'folder' | 'fil
     );
 }
 
-async function assertLocal(dir: string): Promise<void> {
+/** Refuses a network file system; a FUSE one is a warning. */
+async function localWarning(dir: string): Promise<LedgerPlace['warning']> {
   const type = await statfs(dir).then(
     (s) => s.type,
     () => undefined,
   );
   const name = type === undefined ? undefined : NETWORK_FILE_SYSTEMS.get(type);
   if (name) throw new LedgerPlaceProblem(`The ledger's folder ${dir} is on a ${name} file system`, ADVICE_URL);
+  if (type === FUSE)
+    return {
+      problem: `the ledger's folder ${dir} is on a FUSE file system, where SQLite's locks may not hold if it reaches another machine (sshfs, a cloud drive)`,
+      fix: 'put GATEWAY_LEDGER_DIR on a local disk, or set GATEWAY_LEDGER_URL to a PostgreSQL database',
+    };
+  return undefined;
+}
+
+/**
+ * Why a folder could not be made: a recursive mkdir on a read-only file system says ENOENT, so
+ * the nearest folder that exists is asked whether it can be written.
+ */
+async function whyNotMade(dir: string, error: NodeJS.ErrnoException): Promise<unknown> {
+  if (error.code !== 'ENOENT') return error;
+  for (let parent = dirname(dir); parent !== dirname(parent); parent = dirname(parent)) {
+    const found = await stat(parent).catch(() => null);
+    if (!found) continue;
+    return access(parent, constants.W_OK).then(
+      () => error,
+      (denied: unknown) => denied,
+    );
+  }
+  return error;
 }
 
 function kindOf(stats: Stats): string {

@@ -10,7 +10,11 @@
 
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { join } from 'node:path';
+import { constants } from 'node:fs';
+import { access } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Logger } from '../lib/log.js';
 import { loadSqlite } from './sqlite-module.js';
 import { checkLedgerPlace, DATABASE_FILE, placeError } from './sqlite-place.js';
 import type {
@@ -35,6 +39,7 @@ export interface SqliteStoreOptions {
   readOnly?: boolean;
   /** The clock (ms since the epoch); tests move it. */
   now?: () => number;
+  log: Logger;
 }
 
 // SQLite's primary result codes (the low byte of an extended code).
@@ -52,34 +57,47 @@ const MEASURED = 'coalesce(amount, expected)';
 
 export async function openSqliteStore(options: SqliteStoreOptions): Promise<LedgerStore> {
   const readOnly = options.readOnly ?? false;
-  const exists = await checkLedgerPlace(options.dir, !readOnly);
+  const { exists, warning } = await checkLedgerPlace(options.dir, !readOnly);
+  if (warning) options.log.warn(`ledger: ${warning.problem}: ${warning.fix}`);
   const file = join(options.dir, DATABASE_FILE);
   const { DatabaseSync } = await loadSqlite();
-  let db: DatabaseSync;
-  try {
-    // A report on a ledger not made yet reads an empty one, and makes nothing. A report on one
-    // that exists only reads, through a connection that may write where this user can: SQLite
-    // then tidies its WAL files on closing, where a read-only connection would leave them behind.
-    if (!exists && readOnly) db = new DatabaseSync(':memory:');
-    else {
-      try {
-        db = new DatabaseSync(file);
-      } catch (error) {
-        if (!readOnly) throw error;
-        db = new DatabaseSync(file, { readOnly: true });
-      }
+  // A report on a ledger not made yet reads an empty one, and makes nothing. A report on one that
+  // exists only reads, through a connection that may write where this user can: SQLite then tidies
+  // its WAL files on closing, where a read-only connection would leave them behind. On a read-only
+  // file system, SQLite can read a WAL database only as immutable (Node 23 and later open URIs).
+  const ways: (() => DatabaseSync)[] =
+    readOnly && !exists
+      ? [() => new DatabaseSync(':memory:')]
+      : readOnly
+        ? [() => new DatabaseSync(file), () => new DatabaseSync(new URL(`${pathToFileURL(file)}?immutable=1`))]
+        : [() => new DatabaseSync(file)];
+  let failure: unknown;
+  for (const open of ways) {
+    let db: DatabaseSync | undefined;
+    try {
+      db = open();
+      const store = new SqliteStore(db, file, options);
+      await store.prepare(readOnly && exists);
+      return store;
+    } catch (error) {
+      db?.close();
+      failure ??= error;
     }
-  } catch (error) {
-    throw sqliteError(file, error);
   }
-  const store = new SqliteStore(db, file, options);
-  try {
-    await store.prepare(readOnly && exists);
-  } catch (error) {
-    db.close();
-    throw error;
+  throw await openingError(file, failure);
+}
+
+/** Why the database could not be opened: a read-only file system is said as such. */
+async function openingError(file: string, error: unknown): Promise<Error> {
+  const code = resultCode((error as { cause?: unknown }).cause ?? error);
+  if (code === SQLITE_CANTOPEN || code === SQLITE_READONLY) {
+    const denied = await access(dirname(file), constants.W_OK).then(
+      () => null,
+      (why: NodeJS.ErrnoException) => why,
+    );
+    if (denied?.code === 'EROFS') return placeError(dirname(file), denied);
   }
-  return store;
+  return sqliteError(file, error);
 }
 
 class SqliteStore implements LedgerStore {
@@ -333,9 +351,14 @@ function isBusy(error: unknown): boolean {
 /** SQLite's failure in words: what it means for billed calls, and what to do. */
 export function sqliteError(file: string, error: unknown): Error {
   if (error instanceof LedgerUnavailable) return error;
-  const code = resultCode(error);
   const said = (error as { errstr?: string }).errstr ?? (error as Error).message;
-  switch (code) {
+  const unavailable = sqliteUnavailable(file, error, said);
+  if (unavailable instanceof LedgerUnavailable) unavailable.cause = error;
+  return unavailable;
+}
+
+function sqliteUnavailable(file: string, error: unknown, said: string): Error {
+  switch (resultCode(error)) {
     case SQLITE_CORRUPT:
     case SQLITE_NOTADB:
       return new LedgerUnavailable(
