@@ -72,6 +72,10 @@ describe('what the server never does', () => {
     expect(valueImports(httpValues[0]?.text ?? '', ['node:http'])).toEqual(['createServer']);
     const netValues = sources.flatMap((s) => valueImports(s.text, ['node:net']));
     expect(new Set(netValues)).toEqual(new Set(['isIP']));
+    // The ledger's PostgreSQL client connects only to GATEWAY_LEDGER_URL, loaded only for it.
+    expect(filesMatching(/import\(\s*'pg'\s*\)|^import\s+(?!type\b)[^;]*from\s+'pg'/m)).toEqual([
+      'ledger/postgres-store.ts',
+    ]);
   });
 
   it('contacts no host of its own: every URL in the code is loopback or an example', () => {
@@ -133,9 +137,7 @@ describe('what the server never does', () => {
       'files/download.ts', // a private temporary directory, always removed
       'files/exit-cleanup.ts', // removes this process's temporary files when it exits
       'files/output-files.ts', // the output directory
-      'ledger/day-files.ts', // the ledger's day files in GATEWAY_LEDGER_DIR, and removing old ones
-      'ledger/ledger.ts', // the ledger's folder (GATEWAY_LEDGER_DIR), made when first needed
-      'ledger/lock.ts', // the ledger's lock and its holder files, in the same folder
+      'ledger/sqlite-place.ts', // the ledger's folder (GATEWAY_LEDGER_DIR), made when first needed
       'tools/audio/audio-speech.ts', // removes an empty file it just saved in the output directory
     ]);
     // Files opened by name for writing: only the exclusive create of a new output file (the

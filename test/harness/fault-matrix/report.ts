@@ -114,6 +114,26 @@ export function renderReport(matrices: readonly Matrix[]): string {
     if (!cell) continue;
     out.push(`- **${label} × ${fault}**: ${stableMessage(cell.message).replace(/\n+/g, ' ')}`);
   }
-  out.push('');
+  out.push('', ...LEDGER_FAULTS, '');
   return out.join('\n');
 }
+
+/** The ledger's own faults: not cells of this matrix, each proved by the test named. */
+const LEDGER_FAULTS = [
+  "## The ledger's faults",
+  '',
+  'A billed call the ledger cannot record is not sent. What each fault of the ledger itself does (the table in',
+  '[money.md](money.md#when-the-ledger-cannot-do-its-work) says what to do about each):',
+  '',
+  '| fault | what the server does | proved by |',
+  '|---|---|---|',
+  '| another process holds the database (SQLite) or the advisory lock (PostgreSQL) and is stopped | waits on a timer, serving other calls meanwhile; after 5 s refuses the billed call: nothing sent | [processes.test.ts](../test/ledger/processes.test.ts) |',
+  '| a process killed between sending and recording the outcome | the call reads as `unknown`, counts against the limits, is listed with its idempotency key | [processes.test.ts](../test/ledger/processes.test.ts), [tool-processes.test.ts](../test/ledger/tool-processes.test.ts) |',
+  '| a damaged database | every billed call refused with how to start a new ledger; reports say the same | [hostile-places.test.ts](../test/ledger/hostile-places.test.ts), [usage-command.test.ts](../test/process/usage-command.test.ts) |',
+  '| a FIFO, device or folder at the database path | refused within a second | [hostile-places.test.ts](../test/ledger/hostile-places.test.ts) |',
+  '| a ledger folder or file other users can write, or another user owns | refused; doctor ✗ with the fix | [hostile-places.test.ts](../test/ledger/hostile-places.test.ts) |',
+  '| a read-only file system | refused, said as read-only | [hostile-places.test.ts](../test/ledger/hostile-places.test.ts) |',
+  '| a FUSE file system | used, with a warning; doctor ! | [hostile-places.test.ts](../test/ledger/hostile-places.test.ts) |',
+  '| one process whose clock is far ahead | removes nothing the others still count | [ledger.test.ts](../test/ledger/ledger.test.ts) |',
+  '| a video without `duration` under a cost limit | refused, saying to pass `duration`: a cost that cannot be known is never free | [hostile-places.test.ts](../test/ledger/hostile-places.test.ts) |',
+];
