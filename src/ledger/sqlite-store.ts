@@ -15,7 +15,6 @@ import { access } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Logger } from '../lib/log.js';
-import { loadSqlite } from './sqlite-module.js';
 import { checkLedgerPlace, DATABASE_FILE, placeError } from './sqlite-place.js';
 import type {
   BeginTransaction,
@@ -377,6 +376,36 @@ function sqliteUnavailable(file: string, error: unknown, said: string): Error {
       return error instanceof Error ? error : new Error(String(error));
     default:
       return new LedgerUnavailable(`The ledger of billed calls (${file}) failed (${said}).`);
+  }
+}
+
+// ---- Loading node:sqlite ----
+// Node's built-in SQLite is loaded on the first use of the ledger (start-up does not pay for it).
+// Node 22 announces the module with an ExperimentalWarning on stderr, which a user's terminal or
+// client log would show at every start; that one warning is held back while the module loads.
+// Node 24 and later print none.
+
+type SqliteModule = typeof import('node:sqlite');
+
+let loading: Promise<SqliteModule> | undefined;
+
+function loadSqlite(): Promise<SqliteModule> {
+  loading ??= importQuietly();
+  return loading;
+}
+
+async function importQuietly(): Promise<SqliteModule> {
+  const emitWarning = process.emitWarning;
+  process.emitWarning = function (this: unknown, warning: string | Error, ...rest: unknown[]) {
+    const type = typeof rest[0] === 'string' ? rest[0] : (rest[0] as { type?: string } | undefined)?.type;
+    const text = typeof warning === 'string' ? warning : warning.message;
+    if (type === 'ExperimentalWarning' && text.startsWith('SQLite')) return;
+    return (emitWarning as (...args: unknown[]) => void).call(process, warning, ...rest);
+  } as typeof process.emitWarning;
+  try {
+    return await import('node:sqlite');
+  } finally {
+    process.emitWarning = emitWarning;
   }
 }
 
