@@ -1,0 +1,337 @@
+// The ledger's SQL, written once for both databases. A store is this over a `SqlDatabase`: SQLite
+// or PostgreSQL, which differ in how a connection runs a statement, how a begin's transaction is
+// locked, whose clock `$now` reads and the column types of the schema. Statements name their
+// parameters (`$since`); each database binds them its own way.
+
+import { BILLED_KINDS, type BilledKind } from './kinds.js';
+import type {
+  BeginTransaction,
+  CallEndRow,
+  CallRow,
+  CountedCall,
+  LedgerReads,
+  LedgerStore,
+  NewCall,
+  Outcome,
+  TallyRow,
+  UsageRow,
+  Window,
+} from './store.js';
+
+export type SqlValue = string | number | null;
+export type SqlParams = Record<string, SqlValue>;
+export type SqlRow = Record<string, unknown>;
+
+/** Runs statements on one connection. `$now` in a statement is the database's clock, in ms. */
+export interface SqlRunner {
+  all(sql: string, params?: SqlParams): Promise<SqlRow[]>;
+  /** Returns the number of rows changed. */
+  run(sql: string, params?: SqlParams): Promise<number>;
+  /** The database's clock, ms since the epoch. */
+  now(): Promise<number>;
+}
+
+export interface SqlDatabase extends SqlRunner {
+  readonly where: string;
+  /** A begin's transaction: locked against every other begin, released on commit or rollback. */
+  transaction<T>(work: (tx: SqlRunner) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export const CALLS = 'gateway_ledger_calls';
+export const STATUSES = 'gateway_ledger_job_status';
+
+/** The schema, in each database's column types: `serial` for the insertion order, `real` for amounts. */
+export function schemaSql(types: { serial: string; integer: string; real: string }): string[] {
+  const { serial, integer, real } = types;
+  return [
+    `CREATE TABLE IF NOT EXISTS ${CALLS} (
+      seq ${serial} PRIMARY KEY,
+      id TEXT NOT NULL UNIQUE,
+      began_at ${integer} NOT NULL,
+      session TEXT NOT NULL,
+      pid ${integer} NOT NULL,
+      host TEXT NOT NULL,
+      kind TEXT NOT NULL,
+      tool TEXT NOT NULL,
+      model TEXT NOT NULL,
+      hash TEXT NOT NULL,
+      words TEXT NOT NULL,
+      key TEXT,
+      expected ${real},
+      outcome TEXT,
+      ended_at ${integer},
+      job TEXT,
+      amount ${real},
+      reason TEXT,
+      status TEXT,
+      file TEXT
+    )`,
+    `CREATE INDEX IF NOT EXISTS ${CALLS}_began_at ON ${CALLS} (began_at)`,
+    `CREATE INDEX IF NOT EXISTS ${CALLS}_hash ON ${CALLS} (hash, began_at)`,
+    `CREATE INDEX IF NOT EXISTS ${CALLS}_kind ON ${CALLS} (kind, began_at)`,
+    `CREATE INDEX IF NOT EXISTS ${CALLS}_session ON ${CALLS} (session, began_at)`,
+    `CREATE TABLE IF NOT EXISTS ${STATUSES} (job TEXT PRIMARY KEY, status TEXT NOT NULL, at ${integer} NOT NULL)`,
+  ];
+}
+
+const COUNTED = `(outcome IS NULL OR outcome IN ('accepted', 'unknown'))`;
+const MEASURED = 'coalesce(amount, expected)';
+const COLUMNS =
+  'id, began_at, session, pid, host, kind, tool, model, hash, words, key, expected, outcome, ended_at, job, amount, reason, status, file';
+const NEW_COLUMNS = 'id, began_at, session, pid, host, kind, tool, model, hash, words, key, expected';
+const NEW_VALUES = '$id, $now, $session, $pid, $host, $kind, $tool, $model, $hash, $words, $key, $expected';
+const END_VALUES = '$outcome, $now, $job, $amount, $reason, $status, $file';
+
+const SQL = {
+  insert: `INSERT INTO ${CALLS} (${NEW_COLUMNS}) VALUES (${NEW_VALUES})`,
+  insertEnded: `INSERT INTO ${CALLS} (${COLUMNS}) VALUES (${NEW_VALUES}, ${END_VALUES})`,
+  end: `UPDATE ${CALLS} SET outcome = $outcome, ended_at = $now, job = $job, amount = $amount, reason = $reason,
+    status = $status, file = $file WHERE id = $id`,
+  noteStatus: `INSERT INTO ${STATUSES} (job, status, at) VALUES ($job, $status, $now)
+    ON CONFLICT (job) DO UPDATE SET status = excluded.status, at = excluded.at`,
+  duplicate: `SELECT ${COLUMNS} FROM ${CALLS} WHERE hash = $hash AND began_at > $since AND ${COUNTED}
+    AND (CAST($except AS TEXT) IS NULL OR key IS NULL OR key <> CAST($except AS TEXT))
+    ORDER BY began_at DESC, seq DESC LIMIT 1`,
+  recentVideo: `SELECT ${COLUMNS} FROM ${CALLS} WHERE kind = 'video' AND ${COUNTED} ORDER BY began_at DESC, seq DESC LIMIT $limit`,
+  latest: `SELECT ${COLUMNS} FROM ${CALLS} ORDER BY began_at DESC, seq DESC LIMIT $limit`,
+  open: `SELECT ${COLUMNS} FROM ${CALLS} WHERE outcome IS NULL AND began_at > $since ORDER BY began_at DESC, seq DESC LIMIT $limit`,
+  usage: `SELECT kind, model, outcome, began_at > $hour AS in_hour, began_at > $day AS in_day, session = $session AS in_session,
+    count(*) AS calls, coalesce(sum(${MEASURED}), 0) AS amount, count(*) - count(${MEASURED}) AS unmeasured
+    FROM ${CALLS} WHERE began_at > $day OR session = $session
+    GROUP BY kind, model, outcome, in_hour, in_day, in_session`,
+  exportPage: `SELECT seq, ${COLUMNS} FROM ${CALLS} WHERE began_at >= $since AND seq > $after ORDER BY seq LIMIT 1000`,
+  newestOther: `SELECT max(began_at) AS newest FROM ${CALLS} WHERE session <> $session`,
+  removeOld: `DELETE FROM ${CALLS} WHERE began_at < $others OR (session = $session AND began_at < $own)`,
+  removeOldStatuses: `DELETE FROM ${STATUSES} WHERE at < $before`,
+};
+
+/** The ledger's store over a database. */
+export class SqlStore implements LedgerStore {
+  constructor(private readonly db: SqlDatabase) {}
+
+  get where(): string {
+    return this.db.where;
+  }
+
+  beginTransaction<T>(work: (tx: BeginTransaction) => Promise<T>): Promise<T> {
+    return this.db.transaction((tx) =>
+      work({
+        ...readsOver(tx),
+        insert: async (call) => {
+          await tx.run(SQL.insert, callParams(call));
+        },
+        insertEnded: async (call, end) => {
+          await tx.run(SQL.insertEnded, { ...callParams(call), ...endParams(end) });
+        },
+      }),
+    );
+  }
+
+  async end(id: string, end: CallEndRow): Promise<void> {
+    await this.db.run(SQL.end, { ...endParams(end), $id: id });
+  }
+
+  async noteJobStatus(job: string, status: string): Promise<void> {
+    await this.db.run(SQL.noteStatus, { $job: job, $status: status });
+  }
+
+  async jobStatuses(jobs: readonly string[]): Promise<Map<string, { status: string; at: number }>> {
+    const found = new Map<string, { status: string; at: number }>();
+    if (jobs.length === 0) return found;
+    const params = Object.fromEntries(jobs.map((job, i) => [`$job${i}`, job]));
+    const rows = await this.db.all(
+      `SELECT job, status, at FROM ${STATUSES} WHERE job IN (${Object.keys(params).join(', ')})`,
+      params,
+    );
+    for (const row of rows) found.set(String(row.job), { status: String(row.status), at: Number(row.at) });
+    return found;
+  }
+
+  reads(): LedgerReads {
+    return readsOver(this.db);
+  }
+
+  async recentVideoCalls(limit: number): Promise<CallRow[]> {
+    return (await this.db.all(SQL.recentVideo, { $limit: limit })).map(callRow);
+  }
+
+  async latest(limit: number): Promise<CallRow[]> {
+    return (await this.db.all(SQL.latest, { $limit: limit })).map(callRow);
+  }
+
+  async usageRows(now: number, session: string): Promise<UsageRow[]> {
+    const rows = await this.db.all(SQL.usage, { $hour: now - 3_600_000, $day: now - 86_400_000, $session: session });
+    return rows.map(usageRow);
+  }
+
+  async openCalls(since: number, limit: number): Promise<CallRow[]> {
+    return (await this.db.all(SQL.open, { $since: since, $limit: limit })).map(callRow);
+  }
+
+  async exportCalls(since: number, onPage: (rows: CallRow[]) => Promise<void> | void): Promise<void> {
+    let after = -1;
+    for (;;) {
+      const rows = await this.db.all(SQL.exportPage, { $since: since, $after: after });
+      if (rows.length === 0) return;
+      after = Number(rows[rows.length - 1]?.seq);
+      await onPage(rows.map(callRow));
+    }
+  }
+
+  /**
+   * Removes calls older than the retention. One process's wrong clock must not delete what the
+   * others still count: another session's calls go only when older than the retention by the
+   * newest time another session recorded too (a clock far ahead finds nothing that old).
+   */
+  async removeOld(retentionMs: number, session: string): Promise<number> {
+    const now = await this.db.now();
+    const newest = (await this.db.all(SQL.newestOther, { $session: session }))[0]?.newest;
+    const others = newest === null || newest === undefined ? null : Math.min(now, Number(newest)) - retentionMs;
+    const removed = await this.db.run(SQL.removeOld, {
+      $session: session,
+      $own: now - retentionMs,
+      $others: others ?? Number.MIN_SAFE_INTEGER,
+    });
+    await this.db.run(SQL.removeOldStatuses, { $before: others ?? now - retentionMs });
+    return removed;
+  }
+
+  close(): Promise<void> {
+    return this.db.close();
+  }
+}
+
+function readsOver(runner: SqlRunner): LedgerReads {
+  return {
+    now: () => runner.now(),
+    duplicate: async (hash, since, exceptKey) => {
+      const [row] = await runner.all(SQL.duplicate, { $hash: hash, $since: since, $except: exceptKey });
+      return row ? callRow(row) : null;
+    },
+    tally: async (window) => {
+      const rows = await runner.all(
+        `SELECT kind, model, count(*) AS calls, coalesce(sum(${MEASURED}), 0) AS amount,
+          count(*) - count(${MEASURED}) AS unmeasured FROM ${CALLS} WHERE ${windowWhere(window)} GROUP BY kind, model`,
+        windowParams(window),
+      );
+      return rows.map(tallyRow);
+    },
+    counted: async (window) => {
+      const rows = await runner.all(
+        `SELECT began_at, kind, model, ${MEASURED} AS amount FROM ${CALLS} WHERE ${windowWhere(window)} ORDER BY began_at, seq`,
+        windowParams(window),
+      );
+      return rows.map(countedCall);
+    },
+  };
+}
+
+function windowWhere(window: Window): string {
+  return [
+    COUNTED,
+    window.since !== undefined ? 'began_at > $since' : '',
+    window.session !== undefined ? 'session = $session' : '',
+    window.kind !== undefined ? 'kind = $kind' : '',
+  ]
+    .filter(Boolean)
+    .join(' AND ');
+}
+
+function windowParams(window: Window): SqlParams {
+  return {
+    ...(window.since !== undefined ? { $since: window.since } : {}),
+    ...(window.session !== undefined ? { $session: window.session } : {}),
+    ...(window.kind !== undefined ? { $kind: window.kind } : {}),
+  };
+}
+
+function callParams(call: NewCall): SqlParams {
+  return {
+    $id: call.id,
+    $session: call.session,
+    $pid: call.pid,
+    $host: call.host,
+    $kind: call.kind,
+    $tool: call.tool,
+    $model: call.model,
+    $hash: call.hash,
+    $words: call.words,
+    $key: call.key,
+    $expected: call.expected,
+  };
+}
+
+function endParams(end: CallEndRow): SqlParams {
+  return {
+    $outcome: end.outcome,
+    $job: end.job,
+    $amount: end.amount,
+    $reason: end.reason,
+    $status: end.status,
+    $file: end.file,
+  };
+}
+
+const text = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
+const number = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
+/** SQLite answers a comparison with 0 or 1, PostgreSQL with a boolean. */
+const truth = (value: unknown): boolean => value === true || Number(value) === 1;
+
+function kindOf(value: unknown): BilledKind {
+  const kind = String(value);
+  if (!(BILLED_KINDS as readonly string[]).includes(kind)) throw new Error(`a ledger row of unknown kind ${kind}`);
+  return kind as BilledKind;
+}
+
+function callRow(row: SqlRow): CallRow {
+  return {
+    id: String(row.id),
+    beganAt: Number(row.began_at),
+    session: String(row.session),
+    pid: Number(row.pid),
+    host: String(row.host),
+    kind: kindOf(row.kind),
+    tool: String(row.tool),
+    model: String(row.model),
+    hash: String(row.hash),
+    words: String(row.words),
+    key: text(row.key),
+    expected: number(row.expected),
+    outcome: text(row.outcome) as Outcome | null,
+    endedAt: number(row.ended_at),
+    job: text(row.job),
+    amount: number(row.amount),
+    reason: text(row.reason),
+    status: text(row.status),
+    file: text(row.file),
+  };
+}
+
+function tallyRow(row: SqlRow): TallyRow {
+  return {
+    kind: kindOf(row.kind),
+    model: String(row.model),
+    calls: Number(row.calls),
+    amount: Number(row.amount),
+    unmeasured: Number(row.unmeasured),
+  };
+}
+
+function countedCall(row: SqlRow): CountedCall {
+  return { beganAt: Number(row.began_at), kind: kindOf(row.kind), model: String(row.model), amount: number(row.amount) };
+}
+
+function usageRow(row: SqlRow): UsageRow {
+  return {
+    kind: kindOf(row.kind),
+    model: String(row.model),
+    outcome: text(row.outcome) as Outcome | null,
+    inHour: truth(row.in_hour),
+    inDay: truth(row.in_day),
+    inSession: truth(row.in_session),
+    calls: Number(row.calls),
+    amount: Number(row.amount),
+    unmeasured: Number(row.unmeasured),
+  };
+}
