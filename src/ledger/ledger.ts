@@ -59,8 +59,10 @@ export interface LedgerOptions {
   prices?: readonly Price[];
   /** GATEWAY_DUPLICATE_WINDOW_SECONDS; 0 turns the duplicate guard off. */
   duplicateWindowSeconds?: number;
-  /** Calls older than this are removed. */
+  /** Calls older than this are removed… */
   retentionDays?: number;
+  /** …except this many recorded last, whatever their times (a wrong clock cannot push them out). */
+  keptCalls?: number;
   /** A call not ended after this long reads as unknown even if its process lives on. */
   pendingBoundMs?: number;
   /** How long a begin waits for another process's transaction before the call is refused. */
@@ -72,6 +74,7 @@ export interface LedgerOptions {
 export const LEDGER_DEFAULTS = {
   duplicateWindowSeconds: DEFAULT_DUPLICATE_WINDOW_SECONDS,
   retentionDays: RETENTION_DAYS,
+  keptCalls: 10_000,
   pendingBoundMs: 2 * 3_600_000,
   waitMs: 5_000,
 } as const;
@@ -127,7 +130,6 @@ export type LedgerReader = Pick<Ledger, 'where' | 'usage' | 'check' | 'exportCal
 
 export class Ledger {
   readonly sessionId = randomBytes(6).toString('base64url');
-  readonly sessionStartedAt: number;
   private readonly host = hostname().slice(0, 255);
   private readonly limits: readonly Limit[];
   private readonly prices: readonly Price[];
@@ -137,7 +139,11 @@ export class Ledger {
   /** The last status this process noted per job, so a poll that saw nothing new writes nothing. */
   private readonly noted = new Map<string, string>();
   private opened: Promise<LedgerStore> | undefined;
+  private closed = false;
   private sweptAt = Number.NEGATIVE_INFINITY;
+  /** A removal of old calls under way (close() waits for it). */
+  private sweeping: Promise<void> = Promise.resolve();
+  private startedAt: number;
   /** Calls begun, for their ids. */
   private calls = 0;
 
@@ -158,12 +164,13 @@ export class Ledger {
     private readonly options: LedgerOptions,
     private readonly readOnly: boolean,
   ) {
-    this.sessionStartedAt = (options.now ?? Date.now)();
+    this.startedAt = (options.now ?? Date.now)();
     this.limits = options.limits ?? [];
     this.prices = options.prices ?? [];
     this.settings = {
       duplicateWindowSeconds: options.duplicateWindowSeconds ?? LEDGER_DEFAULTS.duplicateWindowSeconds,
       retentionDays: options.retentionDays ?? LEDGER_DEFAULTS.retentionDays,
+      keptCalls: options.keptCalls ?? LEDGER_DEFAULTS.keptCalls,
       pendingBoundMs: options.pendingBoundMs ?? LEDGER_DEFAULTS.pendingBoundMs,
       waitMs: options.waitMs ?? LEDGER_DEFAULTS.waitMs,
     };
@@ -172,6 +179,11 @@ export class Ledger {
         'GATEWAY_LIMITS has a cost limit but GATEWAY_PRICES is empty: no call has a cost, so it never stops one',
       );
     }
+  }
+
+  /** When this session began, by the store's clock (the database's, for PostgreSQL, once opened). */
+  get sessionStartedAt(): number {
+    return this.startedAt;
   }
 
   /** Where the ledger is: its folder, or the database URL without its password. */
@@ -321,14 +333,18 @@ export class Ledger {
     await store.exportCalls(since, (rows) => onPage(rows.map((row) => callOf(row, ctx))));
   }
 
-  /** Waits for writes under way, and closes the database. */
+  /** Waits for writes under way, and closes the database. Later calls are refused. */
   async close(): Promise<void> {
+    this.closed = true;
+    await this.sweeping;
     const store = await this.opened?.catch(() => undefined);
     await store?.close();
   }
 
   /** The store, opened on first use; a failed opening is tried again by the next call. */
   private store(): Promise<LedgerStore> {
+    if (this.closed)
+      return Promise.reject(new LedgerUnavailable('The ledger of billed calls is closed: the server is stopping.'));
     if (!this.opened) {
       const opening = this.openStore();
       this.opened = opening;
@@ -343,7 +359,10 @@ export class Ledger {
     const { url, dir, log } = this.options;
     if (url) {
       const { openPostgresStore } = await import('./postgres-store.js');
-      return openPostgresStore({ url, waitMs: this.settings.waitMs, log, readOnly: this.readOnly });
+      const store = await openPostgresStore({ url, waitMs: this.settings.waitMs, log, readOnly: this.readOnly });
+      // The session's own period is timed by the database's clock, as its calls are.
+      this.startedAt = await store.reads().now();
+      return store;
     }
     return openSqliteStore({
       dir,
@@ -357,12 +376,14 @@ export class Ledger {
   /** Removes calls past their retention, at most once an hour, after the call that asked. */
   private sweepSoon(): void {
     const now = Date.now();
-    if (this.readOnly || now - this.sweptAt < SWEEP_EVERY_MS) return;
+    if (this.readOnly || this.closed || now - this.sweptAt < SWEEP_EVERY_MS) return;
     this.sweptAt = now;
-    setImmediate(async () => {
+    this.sweeping = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+      if (this.closed) return;
       try {
         const store = await this.store();
-        const removed = await store.removeOld(this.settings.retentionDays * PERIOD_MS.day, this.sessionId);
+        const retention = this.settings.retentionDays * PERIOD_MS.day;
+        const removed = await store.removeOld(retention, this.settings.keptCalls);
         if (removed) this.options.log.debug(`ledger: removed ${removed} calls older than the retention`);
       } catch (error) {
         this.options.log.warn(`ledger: could not remove old calls (${codeOf(error)})`);

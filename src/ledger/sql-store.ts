@@ -101,8 +101,8 @@ const SQL = {
     FROM ${CALLS} WHERE began_at > $day OR session = $session
     GROUP BY kind, model, outcome, in_hour, in_day, in_session`,
   exportPage: `SELECT seq, ${COLUMNS} FROM ${CALLS} WHERE began_at >= $since AND seq > $after ORDER BY seq LIMIT 1000`,
-  newestOther: `SELECT max(began_at) AS newest FROM ${CALLS} WHERE session <> $session`,
-  removeOld: `DELETE FROM ${CALLS} WHERE began_at < $others OR (session = $session AND began_at < $own)`,
+  removeOld: `DELETE FROM ${CALLS} WHERE began_at < $before
+    AND seq < (SELECT min(seq) FROM (SELECT seq FROM ${CALLS} ORDER BY seq DESC LIMIT $kept) AS recent)`,
   removeOldStatuses: `DELETE FROM ${STATUSES} WHERE at < $before`,
 };
 
@@ -180,20 +180,14 @@ export class SqlStore implements LedgerStore {
   }
 
   /**
-   * Removes calls older than the retention. One process's wrong clock must not delete what the
-   * others still count: another session's calls go only when older than the retention by the
-   * newest time another session recorded too (a clock far ahead finds nothing that old).
+   * Removes calls older than the retention, except the `kept` calls recorded last, whatever their
+   * times: a clock far ahead (one process's, or its restarts') finds the correct clocks' calls of
+   * today among them, and cannot remove what the others still count.
    */
-  async removeOld(retentionMs: number, session: string): Promise<number> {
-    const now = await this.db.now();
-    const newest = (await this.db.all(SQL.newestOther, { $session: session }))[0]?.newest;
-    const others = newest === null || newest === undefined ? null : Math.min(now, Number(newest)) - retentionMs;
-    const removed = await this.db.run(SQL.removeOld, {
-      $session: session,
-      $own: now - retentionMs,
-      $others: others ?? Number.MIN_SAFE_INTEGER,
-    });
-    await this.db.run(SQL.removeOldStatuses, { $before: others ?? now - retentionMs });
+  async removeOld(retentionMs: number, kept: number): Promise<number> {
+    const before = (await this.db.now()) - retentionMs;
+    const removed = await this.db.run(SQL.removeOld, { $before: before, $kept: kept });
+    await this.db.run(SQL.removeOldStatuses, { $before: before });
     return removed;
   }
 

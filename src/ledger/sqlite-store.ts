@@ -211,7 +211,7 @@ class SqliteDatabase implements SqlDatabase {
         if (!isBusy(error)) throw error;
         if (Date.now() >= deadline)
           throw new LedgerUnavailable(
-            `Not sent, and nothing billed: the ledger of billed calls (${this.where}) is held by another server process that has not let go for ${Math.round(this.options.waitMs / 1000)} s (stopped, or stuck). Try again shortly; if it stays busy, end the stuck gateway-tools-mcp process.`,
+            `The ledger of billed calls (${this.where}) is held by another server process that has not let go for ${span(this.options.waitMs)} (stopped, or stuck): try again shortly; if it stays busy, end the stuck gateway-tools-mcp process.`,
           );
         await sleep(pause + Math.random() * pause);
         pause = Math.min(pause * 2, 25);
@@ -236,6 +236,11 @@ class SqliteDatabase implements SqlDatabase {
       // no transaction was open (BEGIN failed), or SQLite rolled it back already
     }
   }
+}
+
+/** A wait as the busy sentence says it: `800 ms`, `5 s`. */
+function span(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`;
 }
 
 function resultCode(error: unknown): number | undefined {

@@ -156,7 +156,7 @@ export interface LedgerStore {
   openCalls(since: number, limit: number): Promise<CallRow[]>;
   /** Every call begun at or after `since`, oldest first, in pages (for `ledger export`). */
   exportCalls(since: number, onPage: (rows: CallRow[]) => Promise<void> | void): Promise<void>;
-  /** Removes calls and statuses older than the retention allows (see each store for whose clock). */
-  removeOld(retentionMs: number, session: string): Promise<number>;
+  /** Removes calls and statuses older than the retention, but never the `kept` calls recorded last. */
+  removeOld(retentionMs: number, kept: number): Promise<number>;
   close(): Promise<void>;
 }
