@@ -111,7 +111,9 @@ class SqliteDatabase implements SqlDatabase {
       if (version !== SCHEMA_VERSION) throw this.newerOrOlder(Number(version));
       return;
     }
-    this.guard(() => this.db.exec('PRAGMA busy_timeout = 0; PRAGMA synchronous = FULL'));
+    this.guard(() => this.db.exec('PRAGMA busy_timeout = 0'));
+    // Another process may be making the file at this moment: every first statement waits its turn.
+    await this.whenFree(() => this.db.exec('PRAGMA synchronous = FULL'));
     await this.whenFree(() => this.db.exec('PRAGMA journal_mode = WAL'));
     await this.whenFree(() => {
       this.db.exec('BEGIN IMMEDIATE');

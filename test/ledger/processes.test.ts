@@ -1,310 +1,580 @@
-// The ledger shared by real processes: a race for the last calls a limit allows, a process killed
-// with a call in flight, appends at once that must never interleave, a lock left by a dead holder.
+// The ledger shared by real processes, on each store: a race for the last calls a limit allows, a
+// process killed with a call in flight or in the middle of its calls, a process stopped (SIGSTOP)
+// while it holds a begin's transaction, and many calls with the longest fields at once.
+//
+// SQLite: every process names the same GATEWAY_LEDGER_DIR. PostgreSQL: every process has a
+// GATEWAY_LEDGER_DIR of its own, and they share only the database's URL (a fresh database for each
+// test); without a PostgreSQL server to start, its cases are skipped, and said so once.
 
-import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from 'node:child_process';
-import { linkSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { hostname } from 'node:os';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { Ledger } from '../../src/ledger/ledger.js';
+import { DatabaseSync } from 'node:sqlite';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Ledger, type LedgerCall } from '../../src/ledger/ledger.js';
 import { parseLimits } from '../../src/ledger/limits.js';
-import { FileLock } from '../../src/ledger/lock.js';
 import type { Logger } from '../../src/lib/log.js';
 import { PROJECT_ROOT, processAlive, tempDir } from '../harness/harness.js';
-import type { WorkerTask } from './worker.js';
+import { HAS_POSTGRES, POSTGRES_MISSING, startPostgres } from '../harness/postgres.js';
+import type { CallReport, WorkerTask } from './worker.js';
 
 const WORKER = join(PROJECT_ROOT, 'test/ledger/worker.ts');
+const VIDEO_MODEL = 'xai/grok-imagine-video';
+/** How long a begin waits for another process's transaction, in the tests of a held one. */
+const WAIT_MS = 1_000;
 
-interface Worker {
-  child: ChildProcessWithoutNullStreams;
-  ready: Promise<void>;
-  /** The one line of JSON the worker prints when done. */
-  result: Promise<Record<string, unknown>>;
-  stderr(): string;
-  go(): void;
-}
+// ---- Workers ----
 
-function startWorker(task: WorkerTask): Worker {
-  const child = spawn(process.execPath, ['--import', 'tsx', WORKER, JSON.stringify(task)], {
-    cwd: PROJECT_ROOT,
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  let ready!: () => void;
-  let finished!: (value: Record<string, unknown>) => void;
-  const result = new Promise<Record<string, unknown>>((resolve, reject) => {
-    finished = resolve;
-    child.once('exit', (code, signal) =>
-      reject(new Error(`worker exited (${code ?? signal}) before its result: ${stderr}`)),
+const workers = new Set<Worker>();
+const readers: Ledger[] = [];
+
+/** One worker process (test/ledger/worker.ts): its stdout read as lines, every wait bounded. */
+class Worker {
+  readonly child: ChildProcessWithoutNullStreams;
+  /** Lines printed so far; `cursor` is the first not yet taken by `line()`. */
+  readonly lines: string[] = [];
+  private cursor = 0;
+  private partial = '';
+  private err = '';
+  /** How it ended, once its output is closed. */
+  gone: string | null = null;
+  readonly closed: Promise<void>;
+
+  constructor(readonly task: WorkerTask) {
+    this.child = spawn(process.execPath, ['--import', 'tsx', WORKER, JSON.stringify(task)], {
+      cwd: PROJECT_ROOT,
+    });
+    workers.add(this);
+    this.child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      const parts = (this.partial + chunk).split('\n');
+      this.partial = parts.pop() ?? '';
+      this.lines.push(...parts);
+    });
+    this.child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      this.err += chunk;
+    });
+    this.closed = new Promise((resolve) =>
+      this.child.once('close', (code, signal) => {
+        this.gone = signal ?? `exit ${code}`;
+        resolve();
+      }),
     );
-  });
-  result.catch(() => undefined);
-  const readyPromise = new Promise<void>((resolve) => {
-    ready = resolve;
-  });
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk;
-    const lines = stdout.split('\n');
-    if (lines.includes('ready')) ready();
-    const json = lines.find((l) => l.startsWith('{'));
-    if (json) finished(JSON.parse(json));
-  });
-  return { child, ready: readyPromise, result, stderr: () => stderr, go: () => child.stdin.write('go\n') };
+  }
+
+  get pid(): number {
+    return this.child.pid as number;
+  }
+
+  stderr(): string {
+    return this.err;
+  }
+
+  /** The next line that `match` accepts (the lines before it are passed over). */
+  async line(match: (line: string) => boolean, what: string, timeoutMs = 10_000): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      while (this.cursor < this.lines.length) {
+        const line = this.lines[this.cursor++] as string;
+        if (match(line)) return line;
+      }
+      if (this.gone !== null)
+        throw new Error(`worker ${this.task.name} ended (${this.gone}) before ${what}: ${this.err}`);
+      if (Date.now() > deadline)
+        throw new Error(`worker ${this.task.name}: no ${what} within ${timeoutMs} ms: ${this.err}`);
+      await sleep(5);
+    }
+  }
+
+  ready(): Promise<string> {
+    return this.line((l) => l === 'ready', '"ready"', 15_000);
+  }
+
+  send(line: string): void {
+    this.child.stdin.write(`${line}\n`);
+  }
+
+  /** Does its action once: `go`, and the line of JSON it answers with. */
+  async run<T = Record<string, unknown>>(timeoutMs = 15_000): Promise<T> {
+    this.send('go');
+    return JSON.parse(await this.line((l) => l.startsWith('{'), 'its result', timeoutMs)) as T;
+  }
+
+  signal(signal: NodeJS.Signals): void {
+    this.child.kill(signal);
+  }
+
+  /** Closes its stdin (it exits) and waits for it to be gone. */
+  async end(): Promise<void> {
+    this.child.stdin.end();
+    await within(this.closed, 10_000, `worker ${this.task.name} to exit`);
+  }
+
+  /** Kills it, and waits for it to be gone. */
+  async kill(): Promise<void> {
+    if (this.gone === null) this.child.kill('SIGKILL');
+    await within(this.closed, 10_000, `worker ${this.task.name} to be killed`);
+  }
 }
 
-async function runTogether(
-  tasks: WorkerTask[],
-): Promise<{ results: Record<string, unknown>[]; stderr: string[] }> {
-  const workers = tasks.map(startWorker);
-  await Promise.all(workers.map((w) => w.ready));
-  for (const w of workers) w.go();
-  const results = await Promise.all(workers.map((w) => w.result));
-  await Promise.all(
-    workers.map(
-      (w) =>
-        new Promise((resolve) => (w.child.exitCode !== null ? resolve(null) : w.child.once('exit', resolve))),
-    ),
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The workers warned of nothing (on stderr), to the end: checked last, after what they did. */
+function expectNoWarnings(list: Worker[]): void {
+  expect(Object.fromEntries(list.map((w) => [w.task.name, w.stderr()]))).toEqual(
+    Object.fromEntries(list.map((w) => [w.task.name, ''])),
   );
-  return { results, stderr: workers.map((w) => w.stderr()) };
 }
 
-function collectingLogger(): Logger & { warnings: string[] } {
-  const warnings: string[] = [];
-  return {
-    level: 'debug',
-    warnings,
-    error: (m) => warnings.push(m),
-    warn: (m) => warnings.push(m),
-    info() {},
-    debug() {},
-  };
+/** Starts workers and waits until every one has its ledger open. */
+async function started(tasks: WorkerTask[]): Promise<Worker[]> {
+  const list = tasks.map((task) => new Worker(task));
+  await Promise.all(list.map((w) => w.ready()));
+  return list;
 }
 
-function limits(text: string) {
+// Every process is gone after each test, also when it failed (a stopped one is killed too).
+afterEach(async () => {
+  await Promise.all([...workers].map((w) => w.kill().catch(() => undefined)));
+  workers.clear();
+  await Promise.all(readers.splice(0).map((l) => l.close().catch(() => undefined)));
+  readerWarnings.length = 0;
+});
+
+// ---- The stores ----
+
+/** One test's ledger: where each process finds it, and this test process's view of it. */
+interface Place {
+  /** What a worker is given: the folder every process shares (SQLite), or its own and the URL. */
+  worker(task: Omit<WorkerTask, 'dir' | 'url'>): WorkerTask;
+  /** The ledger from this test process, another process to the workers. */
+  open(limitsText?: string): Ledger;
+  /** The store holds the ledger where it should, and nowhere else. */
+  checkPlace(): void;
+}
+
+interface Store {
+  name: string;
+  available: boolean;
+  setUp(): Promise<void>;
+  tearDown(): Promise<void>;
+  /** A new, empty ledger for one test: not made yet, unless `made`, and then kept open here. */
+  fresh(made?: boolean): Promise<Place>;
+  /** The refusal a begin meets when another process holds the transaction past the wait bound. */
+  busy: RegExp;
+  /** How soon the store frees a transaction whose process is stopped (never: null). */
+  stoppedHeldForMs: number | null;
+  /** The database file's own check, where there is one. */
+  integrity?(place: Place): string;
+}
+
+/** What this test process's ledgers warned of: nothing, checked by each test's checkPlace(). */
+const readerWarnings: string[] = [];
+
+const readerLog: Logger = {
+  level: 'debug',
+  error: (m) => readerWarnings.push(m),
+  warn: (m) => readerWarnings.push(m),
+  info() {},
+  debug() {},
+};
+
+function limitsOf(text: string) {
   const parsed = parseLimits(text);
   if (!parsed.ok) throw new Error(parsed.error);
   return parsed.value;
 }
 
-function allLines(dir: string): string[] {
-  return readdirSync(dir)
-    .filter((name) => name.endsWith('.jsonl'))
-    .flatMap((name) => readFileSync(join(dir, name), 'utf8').split('\n').filter(Boolean));
-}
+const sqliteDirs = new WeakMap<Place, string>();
 
-/** The pid of a process that has exited. */
-function deadPid(): number {
-  const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], {
-    encoding: 'utf8',
-  });
-  const pid = Number(child.stdout);
-  expect(processAlive(pid)).toBe(false);
-  return pid;
-}
-
-describe('the ledger across processes', () => {
-  it('lets exactly two of six video submits from three processes through video=2/day', async () => {
-    for (let round = 0; round < 3; round++) {
-      const dir = tempDir('gtm-ledger-');
-      const { results, stderr } = await runTogether(
-        ['a', 'b', 'c'].map((name) => ({ dir, action: 'race', calls: 2, name, limits: 'video=2/day' })),
-      );
-      const outcomes = results.flatMap((r) => r.outcomes as string[]);
-      expect(outcomes).toHaveLength(6);
-      expect(outcomes.filter((o) => o === 'go')).toHaveLength(2);
-      expect(outcomes.filter((o) => o === 'limited')).toHaveLength(4);
-      expect(stderr.join('')).toBe('');
-      // The file agrees: two calls accepted, four recorded as declined by the limit.
-      const ledger = Ledger.open({ dir, log: collectingLogger(), limits: limits('video=2/day') });
-      const usage = await ledger.usage(10);
-      expect(usage.periods.day.kinds.video.calls).toBe(2);
-      expect(usage.periods.day.notBilled).toBe(4);
-      expect(usage.limits).toEqual([expect.objectContaining({ limit: 'video=2/day', used: 2, left: 0 })]);
-    }
-  });
-
-  it('lets exactly ten of sixty submits through video=10/day, in a longer race', async () => {
-    for (let round = 0; round < 2; round++) {
-      const dir = tempDir('gtm-ledger-');
-      const { results } = await runTogether(
-        ['a', 'b', 'c'].map((name) => ({ dir, action: 'race', calls: 20, name, limits: 'video=10/day' })),
-      );
-      const outcomes = results.flatMap((r) => r.outcomes as string[]);
-      expect(outcomes.filter((o) => o === 'go')).toHaveLength(10);
-      expect(outcomes.filter((o) => o === 'limited')).toHaveLength(50);
-    }
-  });
-
-  it('lists a submit whose process was killed mid-call as unknown, with its idempotency key, and counts it', async () => {
+const SQLITE: Store = {
+  name: 'SQLite',
+  available: true,
+  setUp: async () => {},
+  tearDown: async () => {},
+  async fresh(made = true) {
     const dir = tempDir('gtm-ledger-');
-    const worker = startWorker({ dir, action: 'hang', name: 'killed' });
-    await worker.ready;
-    worker.go();
-    const begun = await worker.result;
-    expect(begun.status).toBe('go');
-    const log = collectingLogger();
-    const other = Ledger.open({ dir, log, limits: limits('video=1/day') });
-    // While the process lives, its call is in flight.
-    expect((await other.recentJobs()).map((j) => j.state)).toEqual(['pending']);
-    worker.child.kill('SIGKILL');
-    await new Promise((resolve) => worker.child.once('exit', resolve));
-
-    const jobs = await other.recentJobs();
-    expect(jobs).toEqual([
-      expect.objectContaining({
-        state: 'unknown',
-        jobId: null,
-        idempotencyKey: 'key-killed',
-        words: 'a lighthouse in a storm, slow zoom out,…',
-        model: 'xai/grok-imagine-video',
-        thisSession: false,
-      }),
-    ]);
-    const usage = await other.usage();
-    expect(usage.periods.day.unknown).toBe(1);
-    // It may have been billed, so it counts against the limit.
-    const next = await other.begin({
-      kind: 'video',
-      tool: 'video_generate',
-      model: 'xai/grok-imagine-video',
-      text: 'another',
-    });
-    expect(next.status).toBe('limited');
-    expect(log.warnings).toEqual([]);
-  });
-
-  it('never interleaves lines appended by three processes at once, each line under 4 KiB', async () => {
-    const dir = tempDir('gtm-ledger-');
-    const { results, stderr } = await runTogether(
-      ['p', 'q', 'r'].map((name) => ({ dir, action: 'many', calls: 150, name })),
-    );
-    expect(results.map((r) => r.calls)).toEqual([150, 150, 150]);
-    expect(stderr.join('')).toBe('');
-    const lines = allLines(dir);
-    expect(lines).toHaveLength(900);
-    for (const line of lines) {
-      expect(Buffer.byteLength(line) + 1).toBeLessThanOrEqual(4095);
-      expect(() => JSON.parse(line)).not.toThrow();
-    }
-    // The longest records the API can make still keep their job ids.
-    const ends = lines.map((l) => JSON.parse(l)).filter((r) => r.type === 'end');
-    expect(ends.every((r) => typeof r.job === 'string' && r.job.length === 2048)).toBe(true);
-    expect(Math.max(...lines.map((l) => Buffer.byteLength(l)))).toBeGreaterThan(3000);
-    const log = collectingLogger();
-    const reader = Ledger.open({ dir, log });
-    expect((await reader.usage()).periods.day.kinds.speech).toEqual({
-      calls: 450,
-      amount: 450 * 70,
-      unit: 'chars',
-    });
-    expect(log.warnings).toEqual([]);
-  });
-
-  it('takes the lock over from a holder that died holding it', async () => {
-    const dir = tempDir('gtm-ledger-');
-    const pid = deadPid();
-    // As a process leaves it when killed holding the lock: its holder file, linked as the lock.
-    const holderFile = join(dir, `.holder.${pid}.n1`);
-    writeFileSync(
-      holderFile,
-      `${JSON.stringify({ pid, host: hostname(), nonce: 'n1', at: new Date().toISOString() })}\n`,
-    );
-    linkSync(holderFile, join(dir, '.lock'));
-    const log = collectingLogger();
-    const ledger = Ledger.open({ dir, log, lockWaitMs: 2_000 });
-    const started = Date.now();
-    const result = await ledger.begin({
-      kind: 'chat',
-      tool: 'ask_model',
-      model: 'openai/gpt-4o-mini',
-      text: 'hi',
-    });
-    expect(result.status).toBe('go');
-    expect(Date.now() - started).toBeLessThan(1_000);
-    expect(log.warnings).toEqual([
-      `ledger: took over the lock of ${dir} from process ${pid} on ${hostname()}`,
-    ]);
-    // The lock is free again, and the dead holder's file is swept away; ours goes on close.
-    expect(
-      readdirSync(dir)
-        .filter((n) => n.startsWith('.'))
-        .map((n) => n.replace(/\.[^.]+$/, '')),
-    ).toEqual([`.holder.${process.pid}`]);
-    await ledger.close();
-    expect(readdirSync(dir).filter((n) => n.startsWith('.'))).toEqual([]);
-  });
-
-  it("lets exactly two through when three processes race to take over a dead holder's lock", async () => {
-    for (let round = 0; round < 2; round++) {
-      const dir = tempDir('gtm-ledger-');
-      const holder = { pid: deadPid(), host: hostname(), nonce: 'gone', at: new Date().toISOString() };
-      writeFileSync(join(dir, '.lock'), `${JSON.stringify(holder)}\n`);
-      // A taker that died mid-takeover, too.
-      if (round === 1)
-        writeFileSync(join(dir, '.lock.break'), `${JSON.stringify({ ...holder, pid: deadPid() })}\n`);
-      const { results, stderr } = await runTogether(
-        ['a', 'b', 'c'].map((name) => ({ dir, action: 'race', calls: 2, name, limits: 'video=2/day' })),
-      );
-      expect(results.flatMap((r) => r.outcomes as string[]).filter((o) => o === 'go')).toHaveLength(2);
-      const takeovers = stderr.join('').match(/took over the lock/g) ?? [];
-      expect(takeovers).toHaveLength(1);
-      expect(readdirSync(dir).filter((n) => n.startsWith('.lock'))).toEqual([]);
-    }
-  });
-
-  it('waits for a live holder, and takes over a lock held past the bound', async () => {
-    const dir = tempDir('gtm-ledger-');
-    const holder = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)']);
+    const place: Place = {
+      worker: (task) => ({ ...task, dir }),
+      open(limitsText = '') {
+        const ledger = Ledger.open({ dir, log: readerLog, limits: limitsOf(limitsText) });
+        readers.push(ledger);
+        return ledger;
+      },
+      checkPlace() {
+        expect(existsSync(join(dir, 'ledger.sqlite'))).toBe(true);
+        expect(readerWarnings).toEqual([]);
+      },
+    };
+    sqliteDirs.set(place, dir);
+    if (made) await place.open().check('chat', 'openai/gpt-4o-mini');
+    return place;
+  },
+  // The tool layer puts "Not sent, and nothing billed:" first where the store does not.
+  busy: /^(?:Not sent, and nothing billed: the|The) ledger of billed calls \(\/.+\/ledger\.sqlite\) is held by another server process that has not let go for 1 s \(stopped, or stuck\)[:.] [Tt]ry again shortly; if it stays busy, end the stuck gateway-tools-mcp process\.$/,
+  stoppedHeldForMs: null,
+  integrity(place) {
+    const db = new DatabaseSync(join(sqliteDirs.get(place) as string, 'ledger.sqlite'), { readOnly: true });
     try {
-      const lock = join(dir, '.lock');
-      writeFileSync(
-        lock,
-        `${JSON.stringify({ pid: holder.pid, host: hostname(), nonce: 'n2', at: new Date().toISOString() })}\n`,
+      return String(db.prepare('PRAGMA integrity_check').get()?.integrity_check);
+    } finally {
+      db.close();
+    }
+  },
+};
+
+/** The database server's idle_in_transaction_session_timeout, as src/ledger/postgres-store.ts sets it. */
+const POSTGRES_IDLE_IN_TRANSACTION_MS = 5_000;
+
+let server: Awaited<ReturnType<typeof startPostgres>> | undefined;
+let databases = 0;
+
+const POSTGRES: Store = {
+  name: 'PostgreSQL',
+  available: HAS_POSTGRES,
+  async setUp() {
+    server = await startPostgres();
+  },
+  async tearDown() {
+    await server?.stop();
+    server = undefined;
+  },
+  async fresh(made = true) {
+    if (!server) throw new Error('no PostgreSQL server');
+    const database = `ledger_${process.pid}_${++databases}`;
+    // Made by the superuser, owned by the URL's user, who may then make the ledger's tables.
+    await server.psql(`CREATE DATABASE ${database} OWNER "${server.user}"`);
+    const url = new URL(server.url);
+    url.pathname = `/${database}`;
+    const shared = url.toString();
+    const password = server.password;
+    const dirs: string[] = [];
+    const place: Place = {
+      worker(task) {
+        // A folder of its own: the database's URL is all the processes share.
+        const dir = tempDir('gtm-ledger-');
+        dirs.push(dir);
+        return { ...task, dir, url: shared };
+      },
+      open(limitsText = '') {
+        const dir = tempDir('gtm-ledger-');
+        dirs.push(dir);
+        const ledger = Ledger.open({ dir, url: shared, log: readerLog, limits: limitsOf(limitsText) });
+        readers.push(ledger);
+        return ledger;
+      },
+      checkPlace() {
+        for (const dir of dirs) expect(readdirSync(dir), `${dir} stays empty`).toEqual([]);
+        for (const worker of workers) expect(worker.stderr()).not.toContain(password);
+        expect(readerWarnings).toEqual([]);
+      },
+    };
+    if (made) await place.open().check('chat', 'openai/gpt-4o-mini');
+    return place;
+  },
+  busy: /^(?:Not sent, and nothing billed: the|The) ledger of billed calls \(postgres(ql)?:\/\/[^:/]+:\*\*\*\*@[^)]+\) is busy: .*\b1 s\b.*pg_stat_activity/,
+  stoppedHeldForMs: POSTGRES_IDLE_IN_TRANSACTION_MS,
+};
+
+if (!HAS_POSTGRES) console.warn(POSTGRES_MISSING);
+
+/** Every call of the ledger, oldest first, as reports show them. */
+async function allCalls(ledger: Ledger): Promise<LedgerCall[]> {
+  const calls: LedgerCall[] = [];
+  await ledger.exportCalls(0, (page) => {
+    calls.push(...page);
+  });
+  return calls;
+}
+
+const LIMIT_SENTENCE = (limit: string, used: number) =>
+  new RegExp(
+    `^Not sent, and nothing billed: the limit ${limit.replace('/', '\\/')} \\(GATEWAY_LIMITS\\) is reached, with ${used} video calls in the last 24 hours, across all of this user's server processes\\. The next is possible at .+ \\(in .+\\); to allow more, raise it in GATEWAY_LIMITS and restart the server\\.$`,
+  );
+
+describe.each([SQLITE, POSTGRES])('the ledger across processes on $name', (store) => {
+  describe.skipIf(!store.available)(store.name, () => {
+    beforeAll(() => store.setUp(), 60_000);
+    afterAll(() => store.tearDown());
+
+    /** Processes racing: outcomes and sentences, and what the ledger then holds. */
+    async function race(processes: number, calls: number, limit: string, allowed: number, made = true) {
+      const place = await store.fresh(made);
+      const racers = await started(
+        Array.from({ length: processes }, (_, i) =>
+          place.worker({ action: 'race', calls, name: `p${i}`, limits: limit }),
+        ),
       );
-      const call = { kind: 'chat', tool: 'ask_model', model: 'openai/gpt-4o-mini', text: 'hi' } as const;
-      const log = collectingLogger();
-      const waiting = Ledger.open({ dir, log, lockWaitMs: 300 });
-      await expect(waiting.begin(call)).rejects.toThrow(/ledger of billed calls is busy.*process \d+/);
-      expect(allLines(dir)).toEqual([]);
-      // A hold longer than the bound is no real hold (a stopped process): it is taken over.
-      const patient = Ledger.open({ dir, log, lockWaitMs: 5_000, lockStaleMs: 1_000 });
-      const started = Date.now();
-      expect((await patient.begin(call)).status).toBe('go');
-      expect(Date.now() - started).toBeGreaterThan(500);
-      expect(log.warnings).toEqual([
-        `ledger: took over the lock of ${dir} from process ${holder.pid} on ${hostname()}`,
+      const results = await Promise.all(
+        racers.map((w) => w.run<{ outcomes: string[]; sentences: string[] }>()),
+      );
+      await Promise.all(racers.map((w) => w.end()));
+      const outcomes = results.flatMap((r) => r.outcomes);
+      expect(outcomes).toHaveLength(processes * calls);
+      expect(outcomes.filter((o) => o === 'go')).toHaveLength(allowed);
+      expect(outcomes.filter((o) => o === 'limited')).toHaveLength(processes * calls - allowed);
+      const sentences = results.flatMap((r) => r.sentences);
+      expect(sentences).toHaveLength(processes * calls - allowed);
+      for (const sentence of sentences) expect(sentence).toMatch(LIMIT_SENTENCE(limit, allowed));
+
+      // The ledger agrees: the calls let through, accepted; the rest declined by the limit.
+      const reader = place.open(limit);
+      const recorded = await allCalls(reader);
+      expect(recorded).toHaveLength(processes * calls);
+      expect(recorded.filter((c) => c.state === 'accepted')).toHaveLength(allowed);
+      expect(
+        recorded.filter((c) => c.state === 'accepted').every((c) => /^vj_p\d+_0_\d+$/.test(c.jobId ?? '')),
+      ).toBe(true);
+      const declined = recorded.filter((c) => c.state === 'declined');
+      expect(declined).toHaveLength(processes * calls - allowed);
+      expect(declined.every((c) => c.reason === `limit ${limit}` && c.jobId === null)).toBe(true);
+      const usage = await reader.usage(0);
+      expect(usage.periods.day.kinds.video.calls).toBe(allowed);
+      expect(usage.periods.day.notBilled).toBe(processes * calls - allowed);
+      expect(usage.limits).toEqual([expect.objectContaining({ limit, used: allowed, left: 0 })]);
+      place.checkPlace();
+      expectNoWarnings(racers);
+    }
+
+    it('lets exactly the calls a limit allows through when processes race for them', async () => {
+      await race(3, 2, 'video=2/day', 2);
+      await race(3, 10, 'video=8/day', 8);
+    });
+
+    it('makes a new ledger from several processes opening it at once, and still keeps the limit', async () => {
+      // Servers started together, whose first billed calls come at once: each opens (and one makes)
+      // the ledger while the others do. Several rounds, since who comes first varies (SQLite's
+      // file goes through more states as it is made: created, switched to WAL, given its tables).
+      const rounds = store.name === 'SQLite' ? 5 : 3;
+      for (let round = 0; round < rounds; round++) await race(4, 1, 'video=3/day', 3, false);
+    });
+
+    it('lists a call whose process was killed between its begin and its end as unknown, and counts it', async () => {
+      const place = await store.fresh();
+      const limit = 'video=2/day';
+      const [killed, b, c] = (await started([
+        place.worker({ action: 'hang', name: 'killed', limits: limit }),
+        place.worker({ action: 'race', calls: 1, name: 'b', limits: limit }),
+        place.worker({ action: 'race', calls: 1, name: 'c', limits: limit }),
+      ])) as [Worker, Worker, Worker];
+      const begun = await killed.run<{ status: string; id: string }>();
+      expect(begun.status).toBe('go');
+
+      const other = place.open(limit);
+      // While the process lives, its call is in flight.
+      expect(await other.recentJobs()).toEqual([
+        expect.objectContaining({ state: 'pending', jobId: null, idempotencyKey: 'key-killed' }),
       ]);
-    } finally {
-      holder.kill('SIGKILL');
-    }
-  });
-});
+      killed.signal('SIGKILL');
+      await within(killed.closed, 5_000, 'the killed worker to be gone');
+      expect(processAlive(killed.pid)).toBe(false);
 
-describe('the lock', () => {
-  it("wakes a waiter when the holder releases it, without waiting for the waiter's timer", async () => {
-    const dir = tempDir('gtm-ledger-');
-    const options = { staleMs: 10_000, waitMs: 30_000, host: hostname() };
-    const holder = new FileLock(join(dir, '.lock'), options);
-    const waiter = new FileLock(join(dir, '.lock'), { ...options, retryMs: 60_000 });
-    try {
-      const release = await holder.acquire();
-      let taken = false;
-      const waiting = waiter.acquire().then((releaseAgain) => {
-        taken = true;
-        return releaseAgain;
+      expect(await other.recentJobs()).toEqual([
+        expect.objectContaining({
+          state: 'unknown',
+          jobId: null,
+          idempotencyKey: 'key-killed',
+          words: 'a lighthouse in a storm, slow zoom out,…',
+          model: VIDEO_MODEL,
+          thisSession: false,
+        }),
+      ]);
+      const usage = await other.usage(0);
+      expect(usage.periods.day.unknown).toBe(1);
+      expect(usage.periods.day.kinds.video.calls).toBe(1);
+
+      // It may have been billed, so it counts: of two more processes' calls, one fits video=2/day.
+      const results = await Promise.all(
+        [b, c].map((w) => w.run<{ outcomes: string[]; sentences: string[] }>()),
+      );
+      expect(results.flatMap((r) => r.outcomes).sort()).toEqual(['go', 'limited']);
+      expect(results.flatMap((r) => r.sentences)).toEqual([expect.stringMatching(LIMIT_SENTENCE(limit, 2))]);
+
+      // Nothing is lost: the killed call is recorded as it was begun, without an end.
+      const recorded = await allCalls(other);
+      expect(recorded.map((r) => r.state).sort()).toEqual(['accepted', 'declined', 'unknown']);
+      expect(recorded.find((r) => r.state === 'unknown')).toEqual(
+        expect.objectContaining({
+          id: begun.id,
+          pid: killed.pid,
+          endedAt: null,
+          idempotencyKey: 'key-killed',
+        }),
+      );
+      await Promise.all([b, c].map((w) => w.end()));
+      place.checkPlace();
+      expectNoWarnings([b, c]);
+    });
+
+    it('loses no call of a process killed in the middle of its calls', async () => {
+      const place = await store.fresh();
+      const [streamer, caller] = (await started([
+        place.worker({ action: 'stream', calls: 2_000, name: 'stream' }),
+        place.worker({ action: 'call', name: 'after' }),
+      ])) as [Worker, Worker];
+      streamer.send('go');
+      for (let i = 0; i < 40; i++) await streamer.line((l) => l.startsWith('begun '), `begun call ${i}`);
+      streamer.signal('SIGKILL');
+      await within(streamer.closed, 5_000, 'the killed worker to be gone');
+      const printed = streamer.lines
+        .filter((l) => l.startsWith('begun '))
+        .map((l) => l.slice('begun '.length));
+      expect(printed.length).toBeGreaterThanOrEqual(40);
+      expect(printed.length).toBeLessThan(2_000);
+
+      const reader = place.open();
+      const recorded = (await allCalls(reader)).filter((c) => c.tool === 'ask_model');
+      const ids = new Set(recorded.map((c) => c.id));
+      // Every call whose begin was recorded is there; at most one more was begun as it was killed.
+      expect(printed.filter((id) => !ids.has(id))).toEqual([]);
+      expect(recorded.length - printed.length).toBeGreaterThanOrEqual(0);
+      expect(recorded.length - printed.length).toBeLessThanOrEqual(1);
+      // Each ended but the one in flight, which reads as unknown.
+      const open = recorded.filter((c) => c.endedAt === null);
+      expect(open.length).toBeLessThanOrEqual(1);
+      expect(open.every((c) => c.state === 'unknown')).toBe(true);
+      expect(recorded.filter((c) => c.endedAt !== null).every((c) => c.state === 'accepted')).toBe(true);
+      if (store.integrity) expect(store.integrity(place)).toBe('ok');
+
+      // The ledger goes on.
+      const after = await caller.run<CallReport>();
+      expect(after).toEqual(expect.objectContaining({ status: 'go', error: null }));
+      await caller.end();
+      place.checkPlace();
+      expectNoWarnings([caller]);
+    });
+
+    it('refuses a call while a stopped process holds a begin, without freezing, and calls go again once it lets go', async () => {
+      const place = await store.fresh();
+      const [caller, holder] = (await started([
+        place.worker({ action: 'call', name: 'caller', waitMs: WAIT_MS }),
+        place.worker({ action: 'hold', name: 'holder', waitMs: WAIT_MS }),
+      ])) as [Worker, Worker];
+      holder.send('go');
+      await holder.line((l) => l === 'holding', '"holding"');
+      const heldAt = Date.now();
+      holder.signal('SIGSTOP');
+
+      const refused = await caller.run<CallReport>();
+      expect(refused.status).toBeNull();
+      expect(refused.error?.name).toBe('LedgerUnavailable');
+      expect(refused.error?.message).toMatch(store.busy);
+      // After about the wait bound, not at once and not stuck.
+      expect(refused.ms).toBeGreaterThanOrEqual(WAIT_MS - 50);
+      expect(refused.ms).toBeLessThan(WAIT_MS + 2_000);
+      // Its event loop went on meanwhile: a 10 ms timer turned at least half as often as it could.
+      expect(refused.ticks).toBeGreaterThanOrEqual(Math.floor(refused.ms / 20));
+
+      const reader = place.open();
+      if (store.stoppedHeldForMs === null) {
+        // SQLite: a stopped process keeps its lock; continued, it finishes its begin, and calls go.
+        holder.signal('SIGCONT');
+        holder.send('release');
+        expect(await holder.line((l) => l.startsWith('{'), 'the release')).toBe('{"released":true}');
+        await within(holder.closed, 5_000, 'the holder to exit');
+        const after = await caller.run<CallReport>();
+        expect(after).toEqual(expect.objectContaining({ status: 'go', error: null }));
+        expect(after.ms).toBeLessThan(WAIT_MS);
+        expect((await allCalls(reader)).map((c) => c.id)).toContain('hold-holder');
+      } else {
+        // PostgreSQL: the database ends the stopped process's idle transaction after its bound, and
+        // calls go again while that process is still stopped.
+        let after: CallReport | undefined;
+        const tries: CallReport[] = [];
+        while (Date.now() - heldAt < store.stoppedHeldForMs + 3 * WAIT_MS) {
+          const report = await caller.run<CallReport>();
+          tries.push(report);
+          if (report.status === 'go') {
+            after = report;
+            break;
+          }
+          expect(report.error?.message).toMatch(store.busy);
+        }
+        const freedAfter = Date.now() - heldAt;
+        expect(after, JSON.stringify(tries)).toEqual(expect.objectContaining({ status: 'go', error: null }));
+        expect(freedAfter).toBeGreaterThanOrEqual(store.stoppedHeldForMs - 500);
+        expect(freedAfter).toBeLessThan(store.stoppedHeldForMs + 3 * WAIT_MS);
+        expect(processAlive(holder.pid)).toBe(true);
+        // What it wrote in its transaction was never committed.
+        expect((await allCalls(reader)).map((c) => c.id)).not.toContain('hold-holder');
+        await holder.kill();
+      }
+
+      // A holder killed while stopped: its transaction is rolled back, and calls go at once.
+      const [killed] = (await started([
+        place.worker({ action: 'hold', name: 'killed', waitMs: WAIT_MS }),
+      ])) as [Worker];
+      killed.send('go');
+      await killed.line((l) => l === 'holding', '"holding"');
+      killed.signal('SIGSTOP');
+      killed.signal('SIGKILL');
+      await within(killed.closed, 5_000, 'the killed holder to be gone');
+      const again = await caller.run<CallReport>();
+      expect(again).toEqual(expect.objectContaining({ status: 'go', error: null }));
+      expect(again.ms).toBeLessThan(WAIT_MS);
+      const ids = (await allCalls(reader)).map((c) => c.id);
+      expect(ids).not.toContain('hold-killed');
+      expect(ids.filter((id) => !id.startsWith('hold-'))).toHaveLength(2);
+      await caller.end();
+      place.checkPlace();
+      expectNoWarnings([caller]);
+    });
+
+    it('records every call of several processes with the longest fields, with its end', async () => {
+      const place = await store.fresh();
+      const names = ['p', 'q', 'r'];
+      const calls = 60;
+      const many = await started(names.map((name) => place.worker({ action: 'many', calls, name })));
+      const results = await Promise.all(many.map((w) => w.run<{ calls: number }>(20_000)));
+      await Promise.all(many.map((w) => w.end()));
+      expect(results.map((r) => r.calls)).toEqual(names.map(() => calls));
+
+      const reader = place.open();
+      const recorded = await allCalls(reader);
+      expect(recorded).toHaveLength(names.length * calls);
+      for (const name of names) {
+        const own = recorded.filter((c) => c.model === `${'é'.repeat(250)}-${name}`);
+        expect(own).toHaveLength(calls);
+        own.forEach((call, i) => {
+          expect(call).toEqual(
+            expect.objectContaining({
+              state: 'accepted',
+              kind: 'speech',
+              tool: 'audio_speech',
+              jobId: `${name}-${i}-`.padEnd(2048, 'j'),
+              idempotencyKey: `${name}-${i}-`.padEnd(256, 'k'),
+              amount: 70,
+              reason: '🙂'.repeat(100),
+              file: `/tmp/${'ö'.repeat(500)}`,
+              endedAt: expect.any(String),
+            }),
+          );
+          expect(call.words.startsWith('ü')).toBe(true);
+        });
+      }
+      const usage = await reader.usage(0);
+      expect(usage.periods.day.kinds.speech).toEqual({
+        calls: names.length * calls,
+        amount: names.length * calls * 70,
+        unit: 'chars',
       });
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(taken).toBe(false);
-      release();
-      // Only the release can wake it: its next try on the timer is a minute away.
-      (await waiting)();
-      expect(taken).toBe(true);
-    } finally {
-      holder.close();
-      waiter.close();
-    }
-  }, 10_000);
+      place.checkPlace();
+      expectNoWarnings(many);
+    });
+  });
 });

@@ -1,9 +1,10 @@
 // The ledger shared by built servers (dist/cli.js over stdio) one after another, against the
 // reference service: a job submitted by one process is found again by the next after the first
 // is gone, also when the submit's answer was lost to a reset or the process was killed while
-// waiting for it; a damaged ledger line costs a warning, never a call. The race of processes
-// against a limit, on both gateways, is in billed-calls.real.test.ts.
-import { appendFileSync } from 'node:fs';
+// waiting for it; a damaged ledger database refuses billed calls, sending nothing, and says how to
+// move it aside. The race of processes against a limit, on both gateways, is in
+// billed-calls.real.test.ts.
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useReferenceService } from '../harness/gateway.js';
@@ -133,37 +134,58 @@ describe('jobs found again by the next process', () => {
 });
 
 describe('a damaged ledger', () => {
-  it('skips a corrupt line and a half-written one with a warning, and the calls go on', async () => {
+  it('refuses billed calls with one sentence that says how to move it aside, and sends nothing', async () => {
     reference.service.reset();
     const dir = tempDir('gtm-ledger-');
-    const today = join(dir, `${new Date().toISOString().slice(0, 10)}.jsonl`);
-    // A line that is no record, then a record cut off mid-write (a crash, a full disk).
-    appendFileSync(today, 'this is not a ledger record\n{"type":"begin","id":"torn","at":"20');
-    const server = await start(dir);
+    const first = await start(dir);
+    const { jobId } = await submit(first, 'a snail crosses a garden path');
+    expect(jobId).toEqual(expect.any(String));
+    await stop(first);
+    // Garbage over the database (a disk error, a tool that wrote over it), its mode left as it was.
+    const file = join(dir, 'ledger.sqlite');
+    const garbage = Buffer.from('this is not a ledger, only garbage\n'.repeat(400));
+    writeFileSync(file, garbage);
+
+    const next = await start(dir);
     try {
-      const { result, jobId } = await submit(server, 'a snail crosses a garden path');
-      expect(result.isError, textOf(result)).toBeFalsy();
-      const search = await server.client.callTool({
-        name: 'web_search',
-        arguments: { query: 'after damage' },
-      });
-      expect(search.isError, textOf(search)).toBeFalsy();
-      const { jobs } = await listJobs(server.client);
-      expect(jobs.map((j) => j.job_id)).toEqual([jobId]);
-      await until(
-        () => (server.stderr().match(/skipped a damaged line/g) ?? []).length >= 2,
-        5_000,
-        'the warnings',
+      const sent = reference.service.requests.length;
+      const refused = await submit(next, 'a heron waits in the reeds');
+      expect(refused.result.isError).toBe(true);
+      const sentence = new RegExp(
+        `^Not sent, and nothing billed: the ledger of billed calls \\(${escaped(file)}\\) is damaged \\(file is not a database\\), so no billed call is sent: move it aside \\(mv ${escaped(file)} ${escaped(file)}\\.damaged\\) and the next call starts a new, empty ledger\\.$`,
       );
-      expect(server.stderr()).toMatch(
-        /warn: ledger: skipped a damaged line in .*\.jsonl at byte 0 \(not a whole record\)/,
-      );
-      expect(server.stderr()).toMatch(
-        /warn: ledger: skipped a damaged line in .*damaged bytes before a whole record/,
-      );
-      expect(processAlive(server.pid() as number)).toBe(true);
+      expect(refused.text).toMatch(sentence);
+      // One sentence: no other begins after a full stop.
+      expect(refused.text.split(/[.!?]\s+(?=[A-Z])/)).toHaveLength(1);
+      const search = await next.client.callTool({ name: 'web_search', arguments: { query: 'after damage' } });
+      expect(search.isError).toBe(true);
+      expect(textOf(search)).toMatch(sentence);
+      // Nothing billed reached the gateway (web_search reads the free model catalog first).
+      const billable = (route: string) => !route.startsWith('models') && route !== 'health';
+      expect(reference.service.requests.slice(sent).filter((r) => billable(r.route))).toEqual([]);
+      expect(reference.service.counters['videos.generations']).toBe(1);
+      expect(reference.service.counters.search).toBe(0);
+      // The damaged file is left as it was, and the server lives on.
+      expect(readFileSync(file)).toEqual(garbage);
+      expect(processAlive(next.pid() as number)).toBe(true);
+
+      // Moved aside as the sentence says, the next call starts a new ledger and goes.
+      const [, from, to] = /\(mv (\S+) (\S+)\)/.exec(refused.text) ?? [];
+      expect([from, to]).toEqual([file, `${file}.damaged`]);
+      renameSync(from as string, to as string);
+      const after = await submit(next, 'a heron waits in the reeds');
+      expect(after.result.isError, after.text).toBeFalsy();
+      expect(reference.service.counters['videos.generations']).toBe(2);
+      const { jobs } = await listJobs(next.client);
+      expect(jobs.map((j) => j.job_id)).toEqual([after.jobId]);
+      expect(readFileSync(`${file}.damaged`)).toEqual(garbage);
     } finally {
-      await stop(server);
+      await stop(next);
     }
   });
 });
+
+/** Text as a regular expression matches it literally. */
+function escaped(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+}

@@ -65,7 +65,7 @@ function otherProcess(task: WorkerTask): Promise<void> {
       stderr += chunk.toString();
     });
     child.stdout.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('ready')) child.stdin.write('go\n');
+      if (chunk.toString().includes('ready')) child.stdin.end('go\n');
     });
     child.on('exit', (code) =>
       code === 0 ? resolve() : reject(new Error(`worker exited ${code}: ${stderr}`)),
@@ -262,7 +262,7 @@ describe('the usage tool', () => {
     expect(data.periods.session?.calls.video).toBe(1);
     expect(data.limits).toEqual([expect.objectContaining({ limit: 'video=5/day', used: 5, left: 0 })]);
     expect(data.latest.map((c) => c.words).sort()).toEqual(
-      ['video a 0', 'video a 1', 'video b 0', 'video b 1', 'this server'].sort(),
+      ['video a 0 0', 'video a 0 1', 'video b 0 0', 'video b 0 1', 'this server'].sort(),
     );
     expect(text).toContain('| video | 5 (8 s) | 5 (8 s) | 1 (8 s) |');
   });
