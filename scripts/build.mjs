@@ -2,7 +2,8 @@
 // parses one minified module instead of hundreds, without the dependency code it never runs
 // (scripts/bundle-stubs.mjs).
 // undici stays external and is imported on the first service request, so a server that is only
-// started and listed never loads it.
+// started and listed never loads it. pg stays external too: it is imported only when the ledger is
+// kept in PostgreSQL (GATEWAY_LEDGER_URL), from node_modules, where it is installed as a dependency.
 import { execFileSync } from 'node:child_process';
 import { chmod, readFile, rm } from 'node:fs/promises';
 import { build } from 'esbuild';
@@ -29,8 +30,8 @@ const { metafile } = await build({
   bundle: true,
   platform: 'node',
   format: 'esm',
-  target: 'node20',
-  external: ['undici'],
+  target: 'node22',
+  external: ['undici', 'pg'],
   legalComments: 'none',
   // Less source text to read and compile at every start-up.
   minify: true,

@@ -1,6 +1,6 @@
 // Writes dist/THIRD-PARTY-NOTICES.md: the bundle carries code of the packages below, so the
 // package ships their names, versions and license texts (the packages themselves are not
-// installed with it; only undici, which stays external, is).
+// installed with it; only undici and pg, which stay external, are).
 import { readdirSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

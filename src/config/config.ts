@@ -61,15 +61,15 @@ export function parseCommandLine(
     else if ((arg === 'doctor' || arg === 'usage') && command === 'serve') command = arg;
     else if (arg === '--json') json = true;
     else if (arg === 'ledger' && command === 'serve') {
-      if (argv[i + 1] !== 'export') throw new ConfigError('ledger takes one command: ledger export [--since TIME]');
+      if (argv[i + 1] !== 'export')
+        throw new ConfigError('ledger takes one command: ledger export [--since TIME]');
       i++;
       command = 'ledger-export';
     } else if (arg === '--since' || arg.startsWith('--since=')) {
       if (command !== 'ledger-export') throw new ConfigError('--since belongs to ledger export (see --help)');
       since = arg.includes('=') ? arg.slice('--since='.length) : argv[++i];
       if (!since) throw new ConfigError('option --since needs a value');
-    }
-    else if (arg.startsWith('--')) {
+    } else if (arg.startsWith('--')) {
       const [flag, inline] = splitFlag(arg);
       const setting = SETTINGS.find((s) => s.flag === flag);
       if (!setting) throw new ConfigError(`unknown option ${flag} (see --help)`);

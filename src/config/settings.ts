@@ -85,7 +85,10 @@ const httpUrl = z
 const postgresUrl = z
   .string()
   .trim()
-  .refine(isPostgresUrl, 'must be a postgres:// or postgresql:// URL, e.g. postgres://user:password@host:5432/db');
+  .refine(
+    isPostgresUrl,
+    'must be a postgres:// or postgresql:// URL, e.g. postgres://user:password@host:5432/db',
+  );
 
 function isPostgresUrl(text: string): boolean {
   try {

@@ -46,15 +46,22 @@ async function folderCheck(config: Config, read: Read): Promise<Check> {
     if (!(error instanceof LedgerPlaceProblem)) throw error;
     return fail('ledger', true, error.problem, `${capitalized(error.fix)}: ${NOT_SENT}.`);
   }
-  if ('why' in read) return fail('ledger', true, `Ledger of billed calls: ${read.why}`, `Fix it: ${NOT_SENT}.`);
-  if (warning) return warn('ledger', true, `${folder.message}; ${warning.problem}`, `${capitalized(warning.fix)}.`);
+  if ('why' in read)
+    return fail('ledger', true, `Ledger of billed calls: ${read.why}`, `Fix it: ${NOT_SENT}.`);
+  if (warning)
+    return warn('ledger', true, `${folder.message}; ${warning.problem}`, `${capitalized(warning.fix)}.`);
   return folder;
 }
 
 /** The PostgreSQL ledger: reachable, and readable with the URL's credentials. */
 function databaseCheck(url: string, read: Read): Check {
   if ('why' in read)
-    return fail('ledger', true, `Ledger of billed calls: ${read.why}`, `Fix GATEWAY_LEDGER_URL: ${NOT_SENT}.`);
+    return fail(
+      'ledger',
+      true,
+      `Ledger of billed calls: ${read.why}`,
+      `Fix GATEWAY_LEDGER_URL: ${NOT_SENT}.`,
+    );
   return ok(
     'ledger',
     true,

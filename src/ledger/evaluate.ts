@@ -106,7 +106,9 @@ export async function limitUse(view: View, limit: Limit): Promise<LimitUse> {
   const tally = used(view, limit, await view.reads.tally(windowOf(view, limit)));
   // The next call as the limit sees it: one more call, or for a cost limit one of unknown cost.
   const held =
-    limit.subject === 'cost' ? await costRefusal(view, limit, tally.used, 0) : await countRefusal(view, limit, tally.used);
+    limit.subject === 'cost'
+      ? await costRefusal(view, limit, tally.used, 0)
+      : await countRefusal(view, limit, tally.used);
   return {
     limit,
     used: tally.used,
@@ -133,7 +135,12 @@ export async function refusal(
       const unknown = unknownCost(view.prices, call);
       found = unknown
         ? { setting: 'GATEWAY_LIMITS', limit, used: tally.used, needs: unknown, nextAt: null, sent: false }
-        : await costRefusal(view, limit, tally.used, costOf(view.prices, call.kind, call.model, call.expected) ?? 0);
+        : await costRefusal(
+            view,
+            limit,
+            tally.used,
+            costOf(view.prices, call.kind, call.model, call.expected) ?? 0,
+          );
     } else found = await countRefusal(view, limit, tally.used);
     if (!found) continue;
     const at = found.nextAt === null ? Infinity : Date.parse(found.nextAt);
@@ -163,7 +170,12 @@ async function countRefusal(view: View, limit: Limit, used: number): Promise<Lim
 }
 
 /** `thisCost`: the estimated cost of the call proposed (0 when unknown). */
-async function costRefusal(view: View, limit: Limit, used: number, thisCost: number): Promise<LimitRefusal | null> {
+async function costRefusal(
+  view: View,
+  limit: Limit,
+  used: number,
+  thisCost: number,
+): Promise<LimitRefusal | null> {
   const fits = (spent: number) => spent < limit.max - EPSILON && spent + thisCost <= limit.max + EPSILON;
   if (fits(used)) return null;
   let nextAt: string | null = null;

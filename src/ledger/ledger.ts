@@ -43,11 +43,19 @@ import {
   usageOf,
 } from './reports.js';
 import { openSqliteStore } from './sqlite-store.js';
-import type { CallEndRow, CallRow, LedgerStore, NewCall, Outcome } from './store.js';
-import { codeOf, LedgerUnavailable } from './unavailable.js';
+import {
+  type CallEndRow,
+  type CallRow,
+  codeOf,
+  type LedgerStore,
+  LedgerUnavailable,
+  maskedUrl,
+  type NewCall,
+  type Outcome,
+} from './store.js';
 
 export type { CallState, LedgerCall, LimitRefusal, RecentJob, UsageReport };
-export { LedgerUnavailable };
+export { LedgerUnavailable, maskedUrl };
 
 export interface LedgerOptions {
   /** GATEWAY_LEDGER_DIR: the SQLite ledger's folder, made (0700) if missing. */
@@ -231,7 +239,9 @@ export class Ledger {
       job = null;
     }
     const amount =
-      result.amount !== undefined && Number.isFinite(result.amount) && result.amount >= 0 ? result.amount : null;
+      result.amount !== undefined && Number.isFinite(result.amount) && result.amount >= 0
+        ? result.amount
+        : null;
     const end: CallEndRow = {
       outcome: result.outcome,
       job,
@@ -344,7 +354,9 @@ export class Ledger {
   /** The store, opened on first use; a failed opening is tried again by the next call. */
   private store(): Promise<LedgerStore> {
     if (this.closed)
-      return Promise.reject(new LedgerUnavailable('The ledger of billed calls is closed: the server is stopping.'));
+      return Promise.reject(
+        new LedgerUnavailable('The ledger of billed calls is closed: the server is stopping.'),
+      );
     if (!this.opened) {
       const opening = this.openStore();
       this.opened = opening;
@@ -359,7 +371,12 @@ export class Ledger {
     const { url, dir, log } = this.options;
     if (url) {
       const { openPostgresStore } = await import('./postgres-store.js');
-      const store = await openPostgresStore({ url, waitMs: this.settings.waitMs, log, readOnly: this.readOnly });
+      const store = await openPostgresStore({
+        url,
+        waitMs: this.settings.waitMs,
+        log,
+        readOnly: this.readOnly,
+      });
       // The session's own period is timed by the database's clock, as its calls are.
       this.startedAt = await store.reads().now();
       return store;
@@ -396,7 +413,9 @@ export class Ledger {
     this.calls++;
     const key = call.idempotencyKey && call.idempotencyKey.length <= 256 ? call.idempotencyKey : null;
     const expected =
-      call.expected !== undefined && Number.isFinite(call.expected) && call.expected >= 0 ? call.expected : null;
+      call.expected !== undefined && Number.isFinite(call.expected) && call.expected >= 0
+        ? call.expected
+        : null;
     return {
       id: `${this.sessionId}${this.calls.toString(36)}`,
       session: this.sessionId,
@@ -450,7 +469,14 @@ export function ledgerOptions(
   };
 }
 
-const NO_END: CallEndRow = { outcome: 'declined', job: null, amount: null, reason: null, status: null, file: null };
+const NO_END: CallEndRow = {
+  outcome: 'declined',
+  job: null,
+  amount: null,
+  reason: null,
+  status: null,
+  file: null,
+};
 
 function proposed(call: BillableCall): Proposed {
   return {
@@ -468,16 +494,5 @@ function processAlive(pid: number): boolean {
     return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** A database URL as messages may show it: the password replaced. */
-export function maskedUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '****';
-    return parsed.toString();
-  } catch {
-    return 'GATEWAY_LEDGER_URL (not a valid URL)';
   }
 }

@@ -161,7 +161,11 @@ export class SqlStore implements LedgerStore {
   }
 
   async usageRows(now: number, session: string): Promise<UsageRow[]> {
-    const rows = await this.db.all(SQL.usage, { $hour: now - 3_600_000, $day: now - 86_400_000, $session: session });
+    const rows = await this.db.all(SQL.usage, {
+      $hour: now - 3_600_000,
+      $day: now - 86_400_000,
+      $session: session,
+    });
     return rows.map(usageRow);
   }
 
@@ -267,14 +271,17 @@ function endParams(end: CallEndRow): SqlParams {
   };
 }
 
-const text = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
-const number = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
+const text = (value: unknown): string | null =>
+  value === null || value === undefined ? null : String(value);
+const number = (value: unknown): number | null =>
+  value === null || value === undefined ? null : Number(value);
 /** SQLite answers a comparison with 0 or 1, PostgreSQL with a boolean. */
 const truth = (value: unknown): boolean => value === true || Number(value) === 1;
 
 function kindOf(value: unknown): BilledKind {
   const kind = String(value);
-  if (!(BILLED_KINDS as readonly string[]).includes(kind)) throw new Error(`a ledger row of unknown kind ${kind}`);
+  if (!(BILLED_KINDS as readonly string[]).includes(kind))
+    throw new Error(`a ledger row of unknown kind ${kind}`);
   return kind as BilledKind;
 }
 
@@ -313,7 +320,12 @@ function tallyRow(row: SqlRow): TallyRow {
 }
 
 function countedCall(row: SqlRow): CountedCall {
-  return { beganAt: Number(row.began_at), kind: kindOf(row.kind), model: String(row.model), amount: number(row.amount) };
+  return {
+    beganAt: Number(row.began_at),
+    kind: kindOf(row.kind),
+    model: String(row.model),
+    amount: number(row.amount),
+  };
 }
 
 function usageRow(row: SqlRow): UsageRow {

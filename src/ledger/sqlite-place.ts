@@ -8,7 +8,7 @@
 import { constants, type Stats } from 'node:fs';
 import { access, lstat, mkdir, stat, statfs } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { codeOf, LedgerUnavailable } from './unavailable.js';
+import { codeOf, LedgerUnavailable } from './store.js';
 
 /** What is wrong with the ledger's place, and the fix, apart (doctor shows them on two lines). */
 export class LedgerPlaceProblem extends LedgerUnavailable {
@@ -125,7 +125,8 @@ async function localWarning(dir: string): Promise<LedgerPlace['warning']> {
     () => undefined,
   );
   const name = type === undefined ? undefined : NETWORK_FILE_SYSTEMS.get(type);
-  if (name) throw new LedgerPlaceProblem(`The ledger's folder ${dir} is on a ${name} file system`, ADVICE_URL);
+  if (name)
+    throw new LedgerPlaceProblem(`The ledger's folder ${dir} is on a ${name} file system`, ADVICE_URL);
   if (type === FUSE)
     return {
       problem: `the ledger's folder ${dir} is on a FUSE file system, where SQLite's locks may not hold if it reaches another machine (sshfs, a cloud drive)`,

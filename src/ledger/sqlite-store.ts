@@ -15,10 +15,17 @@ import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import type { Logger } from '../lib/log.js';
+import {
+  type SqlDatabase,
+  type SqlParams,
+  type SqlRow,
+  type SqlRunner,
+  SqlStore,
+  schemaSql,
+} from './sql-store.js';
 import { checkLedgerPlace, DATABASE_FILE, placeError } from './sqlite-place.js';
-import { schemaSql, type SqlDatabase, type SqlParams, type SqlRow, type SqlRunner, SqlStore } from './sql-store.js';
 import type { LedgerStore } from './store.js';
-import { LedgerUnavailable } from './unavailable.js';
+import { LedgerUnavailable } from './store.js';
 
 export interface SqliteStoreOptions {
   dir: string;
@@ -58,7 +65,10 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Ledg
     readOnly && !exists
       ? [() => new DatabaseSync(':memory:')]
       : readOnly
-        ? [() => new DatabaseSync(file), () => new DatabaseSync(new URL(`${pathToFileURL(file)}?immutable=1`))]
+        ? [
+            () => new DatabaseSync(file),
+            () => new DatabaseSync(new URL(`${pathToFileURL(file)}?immutable=1`)),
+          ]
         : [() => new DatabaseSync(file)];
   let failure: unknown;
   for (const open of ways) {
@@ -158,7 +168,8 @@ class SqliteDatabase implements SqlDatabase {
       await this.whenFree(() => this.db.exec('BEGIN IMMEDIATE'));
       const inside: SqlRunner = {
         now: () => this.now(),
-        all: async (sql, params = {}) => this.guard(() => this.statement(sql).all(this.bind(sql, params)) as SqlRow[]),
+        all: async (sql, params = {}) =>
+          this.guard(() => this.statement(sql).all(this.bind(sql, params)) as SqlRow[]),
         run: async (sql, params = {}) =>
           this.guard(() => Number(this.statement(sql).run(this.bind(sql, params)).changes)),
       };

@@ -7,7 +7,26 @@
 // Times are milliseconds since the epoch, from the store's clock (`now()`): the process's for
 // SQLite, the database server's for PostgreSQL, so hosts whose clocks differ cannot split a day.
 
+import { withoutCredentials } from '../lib/urls.js';
 import type { BilledKind } from './kinds.js';
+
+/** The ledger cannot record a billed call, so the call is not sent: the message says why. */
+export class LedgerUnavailable extends Error {
+  override name = 'LedgerUnavailable';
+}
+
+/** An error's code (errno, SQLite or PostgreSQL), else its message. */
+export function codeOf(error: unknown): string {
+  const e = error as { code?: unknown; errstr?: unknown };
+  if (typeof e.errstr === 'string' && e.errstr) return e.errstr;
+  if (typeof e.code === 'string' && e.code && e.code !== 'ERR_SQLITE_ERROR') return e.code;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** A database URL as messages show it: its user and password as `***`, as every URL with credentials. */
+export function maskedUrl(url: string): string {
+  return withoutCredentials(url);
+}
 
 export const OUTCOMES = ['accepted', 'refused', 'unknown', 'declined'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
@@ -46,7 +65,10 @@ export interface CallRow {
 }
 
 /** The begin of a call: what is known before it is sent. `beganAt` is the store's to set. */
-export type NewCall = Omit<CallRow, 'beganAt' | 'outcome' | 'endedAt' | 'job' | 'amount' | 'reason' | 'status' | 'file'>;
+export type NewCall = Omit<
+  CallRow,
+  'beganAt' | 'outcome' | 'endedAt' | 'job' | 'amount' | 'reason' | 'status' | 'file'
+>;
 
 /** What became of a call. */
 export interface CallEndRow {

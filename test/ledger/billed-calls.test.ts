@@ -171,7 +171,9 @@ describe('nothing is sent that the ledger cannot hold', () => {
       expect(reference.service.requests.filter((r) => !r.route.startsWith('models'))).toEqual([]);
       const listed = await listJobs(conn.client);
       expect(listed.result.isError).toBe(true);
-      expect(listed.text).toMatch(/^The ledger of billed calls at .*a-file\/ledger lies below a file, not a folder: set GATEWAY_LEDGER_DIR/);
+      expect(listed.text).toMatch(
+        /^The ledger of billed calls at .*a-file\/ledger lies below a file, not a folder: set GATEWAY_LEDGER_DIR/,
+      );
     } finally {
       await conn.close();
     }

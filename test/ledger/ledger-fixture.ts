@@ -122,8 +122,7 @@ function usePostgres(): StoreUnderTest {
     },
     where(place) {
       const url = new URL(place.url ?? '');
-      url.password = '****';
-      return url.toString();
+      return url.toString().replace(`//${url.username}:${url.password}@`, '//***@');
     },
   };
 }

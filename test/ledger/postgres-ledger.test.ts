@@ -86,7 +86,10 @@ describe.skipIf(!HAS_POSTGRES)('a ledger in PostgreSQL shared by servers on seve
       sent.map((r) => structuredOf<{ job_id: string }>(r)?.job_id).sort(),
     );
     // And the report of every host's calls, from a terminal on yet another.
-    const usage = await runCli(['usage', '--json'], { GATEWAY_LEDGER_URL: url, GATEWAY_LIMITS: 'video=2/day' });
+    const usage = await runCli(['usage', '--json'], {
+      GATEWAY_LEDGER_URL: url,
+      GATEWAY_LIMITS: 'video=2/day',
+    });
     expect(usage.code, usage.stderr).toBe(0);
     const data = JSON.parse(usage.stdout);
     expect(data.periods.day.calls.video).toBe(2);
@@ -102,8 +105,12 @@ describe.skipIf(!HAS_POSTGRES)('a ledger in PostgreSQL shared by servers on seve
     expect(first.isError, textOf(first)).toBeFalsy();
     const again = await submit(b, 'a paper boat on a rain gutter, macro');
     expect(again.isError).toBeFalsy();
-    expect(structuredOf<{ job_id: string }>(again)?.job_id).toBe(structuredOf<{ job_id: string }>(first)?.job_id);
-    expect(textOf(again)).toContain('Nothing was sent or billed: an identical video_generate was accepted at ');
+    expect(structuredOf<{ job_id: string }>(again)?.job_id).toBe(
+      structuredOf<{ job_id: string }>(first)?.job_id,
+    );
+    expect(textOf(again)).toContain(
+      'Nothing was sent or billed: an identical video_generate was accepted at ',
+    );
     expect(submitsOf(reference.service)).toHaveLength(1);
   });
 
@@ -111,12 +118,15 @@ describe.skipIf(!HAS_POSTGRES)('a ledger in PostgreSQL shared by servers on seve
     reference.service.reset();
     const url = await freshDatabase();
     const server = await host(url, { GATEWAY_LIMITS: 'video=1/day' });
-    const results = [await submit(server, 'a kite over dunes'), await submit(server, 'a kite over dunes at noon')];
+    const results = [
+      await submit(server, 'a kite over dunes'),
+      await submit(server, 'a kite over dunes at noon'),
+    ];
     const usageTool = await server.client.callTool({ name: 'usage', arguments: {} });
     const doctor = await runCli(['doctor'], { ...reference.env, GATEWAY_LEDGER_URL: url });
     const doctorJson = await runCli(['doctor', '--json'], { ...reference.env, GATEWAY_LEDGER_URL: url });
     const usage = await runCli(['usage'], { GATEWAY_LEDGER_URL: url });
-    const masked = url.replace(`:${postgres.password}@`, ':****@');
+    const masked = url.replace(`${postgres.user}:${postgres.password}@`, '***@');
     expect(doctor.stdout).toContain(
       `✓ Ledger of billed calls: PostgreSQL at ${masked}, shared by every server process on every host that names it`,
     );
@@ -131,7 +141,7 @@ describe.skipIf(!HAS_POSTGRES)('a ledger in PostgreSQL shared by servers on seve
       usage.stdout,
       usage.stderr,
     ].join('\n');
-    expect(everything).toContain('****');
+    expect(everything).toContain('***@');
     expect(everything).not.toContain(postgres.password);
   });
 
@@ -144,7 +154,7 @@ describe.skipIf(!HAS_POSTGRES)('a ledger in PostgreSQL shared by servers on seve
     expect(result.isError).toBe(true);
     const text = textOf(result);
     expect(text).toMatch(/^Not sent, and nothing billed: /);
-    expect(text).toContain(url.replace(`:${wrong}@`, ':****@'));
+    expect(text).toContain(url.replace(`${postgres.user}:${wrong}@`, '***@'));
     expect(text).toContain('GATEWAY_LEDGER_URL');
     expect(`${text}\n${server.stderr()}`).not.toContain(wrong);
     expect(submitsOf(reference.service)).toHaveLength(0);
@@ -162,7 +172,9 @@ describe.skipIf(!HAS_POSTGRES)('a ledger in PostgreSQL shared by servers on seve
     const result = await submit(server, 'a heron in the fog');
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(result.isError).toBe(true);
-    expect(textOf(result)).toMatch(/^Not sent, and nothing billed: .*postgres:\/\/ledger:\*\*\*\*@127\.0\.0\.1:9\/ledger/);
+    expect(textOf(result)).toMatch(
+      /^Not sent, and nothing billed: .*postgres:\/\/\*\*\*@127\.0\.0\.1:9\/ledger/,
+    );
     expect(textOf(result)).not.toContain('secret-pw-9');
     expect(submitsOf(reference.service)).toHaveLength(0);
     expect(readdirSync(server.dir)).toEqual([]);

@@ -226,7 +226,7 @@ const SQLITE: Store = {
     return place;
   },
   // The tool layer puts "Not sent, and nothing billed:" first where the store does not.
-  busy: /^(?:Not sent, and nothing billed: the|The) ledger of billed calls \(\/.+\/ledger\.sqlite\) is held by another server process that has not let go for 1 s \(stopped, or stuck\)[:.] [Tt]ry again shortly; if it stays busy, end the stuck gateway-tools-mcp process\.$/,
+  busy: /^The ledger of billed calls \(\/.+\/ledger\.sqlite\) is held by another server process that has not let go for 1 s \(stopped, or stuck\): try again shortly; if it stays busy, end the stuck gateway-tools-mcp process\.$/,
   stoppedHeldForMs: null,
   integrity(place) {
     const db = new DatabaseSync(join(sqliteDirs.get(place) as string, 'ledger.sqlite'), { readOnly: true });
@@ -287,7 +287,7 @@ const POSTGRES: Store = {
     if (made) await place.open().check('chat', 'openai/gpt-4o-mini');
     return place;
   },
-  busy: /^(?:Not sent, and nothing billed: the|The) ledger of billed calls \(postgres(ql)?:\/\/[^:/]+:\*\*\*\*@[^)]+\) is busy: .*\b1 s\b.*pg_stat_activity/,
+  busy: /^The ledger of billed calls \(postgres(ql)?:\/\/\*\*\*@[^)]+\) is busy: .*\b1 s\b.*pg_stat_activity/,
   stoppedHeldForMs: POSTGRES_IDLE_IN_TRANSACTION_MS,
 };
 

@@ -41,7 +41,9 @@ export async function exportCommand(
   const from = since === undefined ? 0 : sinceTime(since, now);
   const reader = ledgerReader(config, log);
   try {
-    await reader.exportCalls(from, (calls) => write(calls.map((c) => `${JSON.stringify(exported(c))}\n`).join('')));
+    await reader.exportCalls(from, (calls) =>
+      write(calls.map((c) => `${JSON.stringify(exported(c))}\n`).join('')),
+    );
   } finally {
     await reader.close();
   }
@@ -69,7 +71,13 @@ function exported(call: LedgerCall): ExportedCall {
 }
 
 const SPAN = /^(\d+)\s*(m|min|h|d|w)$/i;
-const SPAN_MS: Record<string, number> = { m: 60_000, min: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+const SPAN_MS: Record<string, number> = {
+  m: 60_000,
+  min: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+  w: 604_800_000,
+};
 
 /** `--since`: a date or time (2026-11-01, 2026-11-01T09:00Z), or a span back from now (90m, 12h, 7d, 2w). */
 export function sinceTime(text: string, now: number): number {

@@ -1,0 +1,326 @@
+// The ledger in a PostgreSQL database (GATEWAY_LEDGER_URL), shared by every server process on
+// every host that names it: a team's one set of limits, one budget and one duplicate guard. The
+// SQL is sql-store.ts's; this is how PostgreSQL runs it, locks a begin and reads the clock.
+//
+// Begins take turns through one transaction-scoped advisory lock, the same on every host. Waiting
+// for it is a query like any other (the event loop serves everything else), bounded by
+// lock_timeout. A process stopped (SIGSTOP) or cut off while holding it keeps it only until the
+// database ends its idle transaction (idle_in_transaction_session_timeout). Every time is the
+// database server's clock, so hosts whose clocks differ agree on the last hour and day.
+//
+// pg is imported when the store is opened (a server without GATEWAY_LEDGER_URL never loads it),
+// without its native binding. The password appears in no message: `where` masks it, and every
+// text from pg is scrubbed of it; pg's errors are not kept as causes (they carry the client).
+
+import type { Pool, PoolClient } from 'pg';
+import type { Logger } from '../lib/log.js';
+import { withoutCredentials } from '../lib/urls.js';
+import {
+  type SqlDatabase,
+  type SqlParams,
+  type SqlRow,
+  type SqlRunner,
+  SqlStore,
+  schemaSql,
+} from './sql-store.js';
+import { type LedgerStore, LedgerUnavailable, maskedUrl } from './store.js';
+
+export interface PostgresStoreOptions {
+  url: string;
+  /** How long a begin waits for another process's transaction (or a connection) before the call is refused. */
+  waitMs: number;
+  log: Logger;
+  /** Opened only to report: nothing is made, and a ledger not made yet reads as empty. */
+  readOnly?: boolean;
+}
+
+/** The advisory lock every begin (and the making of the tables) takes, on every host. */
+export const LEDGER_LOCK_KEY = '7455546890867139954';
+const SCHEMA_VERSION = '1';
+const META = 'gateway_ledger_meta';
+const SCHEMA = [
+  `CREATE TABLE IF NOT EXISTS ${META} (name text PRIMARY KEY, value text NOT NULL)`,
+  ...schemaSql({ serial: 'bigserial', integer: 'bigint', real: 'double precision' }),
+  `INSERT INTO ${META} (name, value) VALUES ('schema_version', '${SCHEMA_VERSION}') ON CONFLICT (name) DO NOTHING`,
+].join(';\n');
+/** How long a stopped process holding the lock blocks the others: a healthy begin is never idle this long. */
+const IDLE_IN_TRANSACTION_MS = 5_000;
+/** The database's clock in ms: what `$now` reads. */
+const DB_NOW = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
+
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<LedgerStore> {
+  const place = placeOf(options);
+  const pool = await newPool(options, place);
+  const database = new PostgresDatabase(pool, place);
+  try {
+    const version = await database.schemaVersion();
+    if (version === undefined && options.readOnly) return new SqlStore(database.asEmpty());
+    if (version === undefined) await database.makeSchema();
+    else if (version !== SCHEMA_VERSION)
+      throw new LedgerUnavailable(
+        `The ledger of billed calls (${place.where}) was made by another version of gateway-tools-mcp (ledger version ${version}, this one reads ${SCHEMA_VERSION}): run the same version on every host that shares it, or name another database in GATEWAY_LEDGER_URL.`,
+      );
+    return new SqlStore(database);
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw failure(error, place);
+  }
+}
+
+/** Where the ledger is (password masked), the wait bound, and the scrub of the password. */
+interface Place {
+  where: string;
+  waitMs: number;
+  scrub(text: string): string;
+}
+
+function placeOf({ url, waitMs }: PostgresStoreOptions): Place {
+  const passwords = [process.env.PGPASSWORD ?? ''];
+  try {
+    const { password } = new URL(url);
+    passwords.push(password, decodeURIComponent(password));
+  } catch {
+    // not a URL pg can read either: the message says so
+  }
+  const secrets = [...new Set(passwords.filter(Boolean))].sort((a, b) => b.length - a.length);
+  return {
+    where: maskedUrl(url),
+    waitMs,
+    scrub: (text) =>
+      secrets
+        .reduce((out, secret) => out.split(secret).join('***'), withoutCredentials(text)),
+  };
+}
+
+/** A failure of pg or of the database, in one sentence that says where and what to check. */
+function failure(error: unknown, place: Place): LedgerUnavailable {
+  if (error instanceof LedgerUnavailable) return error;
+  const { code, message } = plainError(error);
+  const said = place.scrub(message);
+  const waited = place.waitMs < 1000 ? `${place.waitMs} ms` : `${Math.round(place.waitMs / 1000)} s`;
+  const lead = `The ledger of billed calls (${place.where})`;
+  const text = (() => {
+    if (code === '55P03')
+      return `is busy: other server processes held it for all of ${waited} (many calls at once, or one process stuck). Try again shortly; if it stays busy, look for a stuck gateway-tools-mcp session in pg_stat_activity.`;
+    if (code === '53300' || /timeout exceeded when trying to connect|connection timeout/i.test(said))
+      return `is busy or not answering: no connection to the database within ${waited} (${said}). Try again shortly; if it goes on, check the PostgreSQL server at the host and port in GATEWAY_LEDGER_URL.`;
+    if (code === '28P01' || code === '28000' || /password/i.test(said))
+      return `refused the password or the user (${said}): check the user and password in GATEWAY_LEDGER_URL, and the server's pg_hba.conf.`;
+    if (code === '3D000')
+      return `cannot be opened (${said}): create the database (createdb), or name an existing one in GATEWAY_LEDGER_URL.`;
+    if (code === '42501')
+      return `was refused (${said}): the user in GATEWAY_LEDGER_URL must be allowed to create the ledger's tables on first use, and to read and write them.`;
+    if (code === '25P03')
+      return `ended this process's transaction, which stood idle too long (${said}; was the process stopped?): nothing of it was recorded. Try again.`;
+    if (typeof code === 'string' && /^(08|57P|E[A-Z]+$)/.test(code))
+      return `cannot be reached (${said}): check that the PostgreSQL server is running, and the host and port in GATEWAY_LEDGER_URL.`;
+    return `failed (${said}): check the database GATEWAY_LEDGER_URL names.`;
+  })();
+  return new LedgerUnavailable(`${lead} ${text}`);
+}
+
+/** A code and message; a refused connection to several addresses comes as an AggregateError without one. */
+function plainError(error: unknown): { code: unknown; message: string } {
+  const { code, message, errors } = (error ?? {}) as {
+    code?: unknown;
+    message?: unknown;
+    errors?: unknown[];
+  };
+  if (typeof message === 'string' && message) return { code, message };
+  if (errors?.length) return { ...plainError(errors[0]), ...(code ? { code } : {}) };
+  return { code, message: String(error) };
+}
+
+async function newPool(options: PostgresStoreOptions, place: Place): Promise<Pool> {
+  // NODE_PG_FORCE_NATIVE would make pg require pg-native as it loads.
+  const forced = process.env.NODE_PG_FORCE_NATIVE;
+  delete process.env.NODE_PG_FORCE_NATIVE;
+  const pg = await import('pg').finally(() => {
+    if (forced !== undefined) process.env.NODE_PG_FORCE_NATIVE = forced;
+  });
+  // bigint columns (times, counts) as numbers, for this pool only; ms times stay far below 2^53.
+  const types = new pg.TypeOverrides();
+  types.setTypeParser(pg.types.builtins.INT8, Number);
+  const statementMs = Math.max(30_000, options.waitMs + 5_000);
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    types,
+    max: 4,
+    idleTimeoutMillis: 30_000,
+    connectionTimeoutMillis: Math.max(1, options.waitMs),
+    allowExitOnIdle: true,
+    keepAlive: true,
+    application_name: 'gateway-tools-mcp',
+    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
+    statement_timeout: statementMs,
+    query_timeout: statementMs + 5_000,
+  });
+  // A connection that breaks while idle is dropped and replaced; unhandled, this would end the process.
+  pool.on('error', (error) =>
+    options.log.warn(
+      `ledger: a connection to ${place.where} failed while idle (${place.scrub(error.message)}); the next query opens another`,
+    ),
+  );
+  return pool;
+}
+
+/** Runs the SQL store's statements with pg: named parameters as $1…, `$now` as the database's clock. */
+function runnerOver(
+  query: (text: string, values: unknown[]) => Promise<{ rows: SqlRow[]; rowCount: number | null }>,
+): SqlRunner {
+  return {
+    all: async (sql, params) => (await query(...positional(sql, params))).rows,
+    run: async (sql, params) => (await query(...positional(sql, params))).rowCount ?? 0,
+    now: async () => Number((await query(`SELECT ${DB_NOW} AS now`, [])).rows[0]?.now),
+  };
+}
+
+class PostgresDatabase implements SqlDatabase {
+  readonly where: string;
+  private readonly runner: SqlRunner;
+  /** This process's begins one at a time: one connection waits for the lock, the others stay free. */
+  private begins: Promise<unknown> = Promise.resolve();
+  /** Operations under way, which close() lets finish. */
+  private readonly underWay = new Set<Promise<unknown>>();
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly place: Place,
+  ) {
+    this.where = place.where;
+    this.runner = runnerOver(async (text, values) => {
+      try {
+        return (await pool.query(text, values)) as { rows: SqlRow[]; rowCount: number | null };
+      } catch (error) {
+        throw failure(error, place);
+      }
+    });
+  }
+
+  all(sql: string, params?: SqlParams): Promise<SqlRow[]> {
+    return this.tracked(this.runner.all(sql, params));
+  }
+
+  run(sql: string, params?: SqlParams): Promise<number> {
+    return this.tracked(this.runner.run(sql, params));
+  }
+
+  now(): Promise<number> {
+    return this.tracked(this.runner.now());
+  }
+
+  /** The wait bound counts from the call: a turn behind this process's other begins is part of it. */
+  transaction<T>(work: (tx: SqlRunner) => Promise<T>): Promise<T> {
+    const deadline = performance.now() + this.place.waitMs;
+    const turn = this.begins.then(() => this.locked(deadline, work));
+    this.begins = turn.catch(() => undefined);
+    return this.tracked(turn);
+  }
+
+  async close(): Promise<void> {
+    while (this.underWay.size > 0) await Promise.allSettled([...this.underWay]);
+    await this.pool.end().catch(() => undefined);
+  }
+
+  async schemaVersion(): Promise<string | undefined> {
+    const [table] = await this.runner.all(`SELECT to_regclass('${META}') IS NOT NULL AS made`);
+    if (!table?.made) return undefined;
+    const [row] = await this.runner.all(`SELECT value FROM ${META} WHERE name = 'schema_version'`);
+    return row ? String(row.value) : 'none';
+  }
+
+  /** Made in one transaction under the lock: two processes making them at once would collide. */
+  makeSchema(): Promise<void> {
+    return this.locked(performance.now() + this.place.waitMs, async (tx) => {
+      await tx.run(SCHEMA);
+    });
+  }
+
+  /** The same ledger read as one with no calls (its tables not made yet), nothing written. */
+  asEmpty(): SqlDatabase {
+    return {
+      where: this.where,
+      all: async () => [],
+      run: async () => 0,
+      now: () => this.now(),
+      transaction: () =>
+        Promise.reject(new LedgerUnavailable(`The ledger (${this.where}) is open only to read.`)),
+      close: () => this.close(),
+    };
+  }
+
+  /**
+   * A transaction holding the ledger's lock, READ COMMITTED whatever the database's default (each
+   * statement after the lock sees every begin committed before it), the wait bounded by the time left.
+   */
+  private async locked<T>(deadline: number, work: (tx: SqlRunner) => Promise<T>): Promise<T> {
+    let client: PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw failure(error, this.place);
+    }
+    let broken: Error | undefined;
+    const onError = (error: Error) => {
+      broken ??= error;
+    };
+    client.on('error', onError);
+    const query = async (text: string, values: unknown[] = []) => {
+      try {
+        return (await client.query(text, values)) as { rows: SqlRow[]; rowCount: number | null };
+      } catch (error) {
+        if (
+          (error as { severity?: string }).severity === undefined ||
+          (error as { severity?: string }).severity === 'FATAL'
+        )
+          broken ??= error as Error;
+        throw failure(broken ?? error, this.place);
+      }
+    };
+    try {
+      const left = Math.floor(deadline - performance.now());
+      if (left <= 0) throw failure({ code: '55P03' }, this.place);
+      await query(
+        `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = ${left}; SELECT pg_advisory_xact_lock(${LEDGER_LOCK_KEY})`,
+      );
+      const result = await work(runnerOver(query));
+      await query('COMMIT');
+      return result;
+    } catch (error) {
+      if (!broken) await client.query('ROLLBACK').catch((e: Error) => (broken = e));
+      throw error;
+    } finally {
+      client.removeListener('error', onError);
+      // A connection given back with an error is closed rather than used again.
+      client.release(broken ?? false);
+    }
+  }
+
+  private tracked<T>(running: Promise<T>): Promise<T> {
+    this.underWay.add(running);
+    const done = () => this.underWay.delete(running);
+    running.then(done, done);
+    return running;
+  }
+}
+
+/** Each statement's text for pg and its parameters' names in order, made once. */
+const POSITIONAL = new Map<string, { text: string; names: string[] }>();
+
+function positional(sql: string, params: SqlParams = {}): [string, unknown[]] {
+  let made = POSITIONAL.get(sql);
+  if (!made) {
+    const names: string[] = [];
+    const text = sql.replace(/\$([A-Za-z_]\w*)/g, (_, name: string) => {
+      if (name === 'now') return DB_NOW;
+      const index = names.includes(name) ? names.indexOf(name) : names.push(name) - 1;
+      return `$${index + 1}`;
+    });
+    made = { text, names };
+    POSITIONAL.set(sql, made);
+  }
+  // A time before or after any (±Infinity, as SQLite compares it) as the farthest a bigint holds.
+  const value = (v: SqlParams[string] | undefined) =>
+    typeof v === 'number' && !Number.isFinite(v) ? Math.sign(v) * Number.MAX_SAFE_INTEGER : (v ?? null);
+  return [made.text, made.names.map((name) => value(params[`$${name}`]))];
+}
