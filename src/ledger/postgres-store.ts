@@ -86,9 +86,7 @@ function placeOf({ url, waitMs }: PostgresStoreOptions): Place {
   return {
     where: maskedUrl(url),
     waitMs,
-    scrub: (text) =>
-      secrets
-        .reduce((out, secret) => out.split(secret).join('***'), withoutCredentials(text)),
+    scrub: (text) => secrets.reduce((out, secret) => out.split(secret).join('***'), withoutCredentials(text)),
   };
 }
 

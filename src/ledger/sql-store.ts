@@ -3,7 +3,6 @@
 // locked, whose clock `$now` reads and the column types of the schema. Statements name their
 // parameters (`$since`); each database binds them its own way.
 
-import { BILLED_KINDS, type BilledKind } from './kinds.js';
 import type {
   BeginTransaction,
   CallEndRow,
@@ -11,8 +10,6 @@ import type {
   CountedCall,
   LedgerReads,
   LedgerStore,
-  NewCall,
-  Outcome,
   TallyRow,
   UsageRow,
   Window,
@@ -79,9 +76,19 @@ const COUNTED = `(outcome IS NULL OR outcome IN ('accepted', 'unknown'))`;
 const MEASURED = 'coalesce(amount, expected)';
 const COLUMNS =
   'id, began_at, session, pid, host, kind, tool, model, hash, words, key, expected, outcome, ended_at, job, amount, reason, status, file';
+/** A call's columns as CallRow names them: rows come back as CallRows (both drivers give numbers and nulls). */
+const CALL = COLUMNS.replace('began_at', 'began_at AS "beganAt"').replace(
+  'ended_at',
+  'ended_at AS "endedAt"',
+);
 const NEW_COLUMNS = 'id, began_at, session, pid, host, kind, tool, model, hash, words, key, expected';
 const NEW_VALUES = '$id, $now, $session, $pid, $host, $kind, $tool, $model, $hash, $words, $key, $expected';
 const END_VALUES = '$outcome, $now, $job, $amount, $reason, $status, $file';
+
+/** Counted calls and their amounts, as TallyRow names them. */
+const TALLY = `count(*) AS calls, coalesce(sum(${MEASURED}), 0) AS amount, count(*) - count(${MEASURED}) AS unmeasured`;
+/** A condition as 1 or 0: SQLite and PostgreSQL answer a comparison differently (0/1, true/false). */
+const flag = (condition: string) => `CASE WHEN ${condition} THEN 1 ELSE 0 END`;
 
 const SQL = {
   insert: `INSERT INTO ${CALLS} (${NEW_COLUMNS}) VALUES (${NEW_VALUES})`,
@@ -90,17 +97,17 @@ const SQL = {
     status = $status, file = $file WHERE id = $id`,
   noteStatus: `INSERT INTO ${STATUSES} (job, status, at) VALUES ($job, $status, $now)
     ON CONFLICT (job) DO UPDATE SET status = excluded.status, at = excluded.at`,
-  duplicate: `SELECT ${COLUMNS} FROM ${CALLS} WHERE hash = $hash AND began_at > $since AND ${COUNTED}
+  duplicate: `SELECT ${CALL} FROM ${CALLS} WHERE hash = $hash AND began_at > $since AND ${COUNTED}
     AND (CAST($except AS TEXT) IS NULL OR key IS NULL OR key <> CAST($except AS TEXT))
     ORDER BY began_at DESC, seq DESC LIMIT 1`,
-  recentVideo: `SELECT ${COLUMNS} FROM ${CALLS} WHERE kind = 'video' AND ${COUNTED} ORDER BY began_at DESC, seq DESC LIMIT $limit`,
-  latest: `SELECT ${COLUMNS} FROM ${CALLS} ORDER BY began_at DESC, seq DESC LIMIT $limit`,
-  open: `SELECT ${COLUMNS} FROM ${CALLS} WHERE outcome IS NULL AND began_at > $since ORDER BY began_at DESC, seq DESC LIMIT $limit`,
-  usage: `SELECT kind, model, outcome, began_at > $hour AS in_hour, began_at > $day AS in_day, session = $session AS in_session,
-    count(*) AS calls, coalesce(sum(${MEASURED}), 0) AS amount, count(*) - count(${MEASURED}) AS unmeasured
+  recentVideo: `SELECT ${CALL} FROM ${CALLS} WHERE kind = 'video' AND ${COUNTED} ORDER BY began_at DESC, seq DESC LIMIT $limit`,
+  latest: `SELECT ${CALL} FROM ${CALLS} ORDER BY began_at DESC, seq DESC LIMIT $limit`,
+  open: `SELECT ${CALL} FROM ${CALLS} WHERE outcome IS NULL AND began_at > $since ORDER BY began_at DESC, seq DESC LIMIT $limit`,
+  usage: `SELECT kind, model, outcome, ${flag('began_at > $hour')} AS "inHour", ${flag('began_at > $day')} AS "inDay",
+    ${flag('session = $session')} AS "inSession", ${TALLY}
     FROM ${CALLS} WHERE began_at > $day OR session = $session
-    GROUP BY kind, model, outcome, in_hour, in_day, in_session`,
-  exportPage: `SELECT seq, ${COLUMNS} FROM ${CALLS} WHERE began_at >= $since AND seq > $after ORDER BY seq LIMIT 1000`,
+    GROUP BY kind, model, outcome, 4, 5, 6`,
+  exportPage: `SELECT seq, ${CALL} FROM ${CALLS} WHERE began_at >= $since AND seq > $after ORDER BY seq LIMIT 1000`,
   removeOld: `DELETE FROM ${CALLS} WHERE began_at < $before
     AND seq < (SELECT min(seq) FROM (SELECT seq FROM ${CALLS} ORDER BY seq DESC LIMIT $kept) AS recent)`,
   removeOldStatuses: `DELETE FROM ${STATUSES} WHERE at < $before`,
@@ -119,17 +126,17 @@ export class SqlStore implements LedgerStore {
       work({
         ...readsOver(tx),
         insert: async (call) => {
-          await tx.run(SQL.insert, callParams(call));
+          await tx.run(SQL.insert, named(call));
         },
         insertEnded: async (call, end) => {
-          await tx.run(SQL.insertEnded, { ...callParams(call), ...endParams(end) });
+          await tx.run(SQL.insertEnded, named({ ...call, ...end }));
         },
       }),
     );
   }
 
   async end(id: string, end: CallEndRow): Promise<void> {
-    await this.db.run(SQL.end, { ...endParams(end), $id: id });
+    await this.db.run(SQL.end, named({ ...end, id }));
   }
 
   async noteJobStatus(job: string, status: string): Promise<void> {
@@ -153,11 +160,11 @@ export class SqlStore implements LedgerStore {
   }
 
   async recentVideoCalls(limit: number): Promise<CallRow[]> {
-    return (await this.db.all(SQL.recentVideo, { $limit: limit })).map(callRow);
+    return (await this.db.all(SQL.recentVideo, { $limit: limit })) as unknown as CallRow[];
   }
 
   async latest(limit: number): Promise<CallRow[]> {
-    return (await this.db.all(SQL.latest, { $limit: limit })).map(callRow);
+    return (await this.db.all(SQL.latest, { $limit: limit })) as unknown as CallRow[];
   }
 
   async usageRows(now: number, session: string): Promise<UsageRow[]> {
@@ -166,11 +173,17 @@ export class SqlStore implements LedgerStore {
       $day: now - 86_400_000,
       $session: session,
     });
-    return rows.map(usageRow);
+    const flagged = (row: SqlRow) => ({
+      ...row,
+      inHour: row.inHour === 1,
+      inDay: row.inDay === 1,
+      inSession: row.inSession === 1,
+    });
+    return rows.map(flagged) as unknown as UsageRow[];
   }
 
   async openCalls(since: number, limit: number): Promise<CallRow[]> {
-    return (await this.db.all(SQL.open, { $since: since, $limit: limit })).map(callRow);
+    return (await this.db.all(SQL.open, { $since: since, $limit: limit })) as unknown as CallRow[];
   }
 
   async exportCalls(since: number, onPage: (rows: CallRow[]) => Promise<void> | void): Promise<void> {
@@ -179,7 +192,7 @@ export class SqlStore implements LedgerStore {
       const rows = await this.db.all(SQL.exportPage, { $since: since, $after: after });
       if (rows.length === 0) return;
       after = Number(rows[rows.length - 1]?.seq);
-      await onPage(rows.map(callRow));
+      await onPage(rows as unknown as CallRow[]);
     }
   }
 
@@ -205,22 +218,16 @@ function readsOver(runner: SqlRunner): LedgerReads {
     now: () => runner.now(),
     duplicate: async (hash, since, exceptKey) => {
       const [row] = await runner.all(SQL.duplicate, { $hash: hash, $since: since, $except: exceptKey });
-      return row ? callRow(row) : null;
+      return (row as CallRow | undefined) ?? null;
     },
     tally: async (window) => {
-      const rows = await runner.all(
-        `SELECT kind, model, count(*) AS calls, coalesce(sum(${MEASURED}), 0) AS amount,
-          count(*) - count(${MEASURED}) AS unmeasured FROM ${CALLS} WHERE ${windowWhere(window)} GROUP BY kind, model`,
-        windowParams(window),
-      );
-      return rows.map(tallyRow);
+      const sql = `SELECT kind, model, ${TALLY} FROM ${CALLS} WHERE ${windowWhere(window)} GROUP BY kind, model`;
+      return (await runner.all(sql, windowParams(window))) as unknown as TallyRow[];
     },
     counted: async (window) => {
-      const rows = await runner.all(
-        `SELECT began_at, kind, model, ${MEASURED} AS amount FROM ${CALLS} WHERE ${windowWhere(window)} ORDER BY began_at, seq`,
-        windowParams(window),
-      );
-      return rows.map(countedCall);
+      const sql = `SELECT began_at AS "beganAt", kind, model, ${MEASURED} AS amount FROM ${CALLS}
+        WHERE ${windowWhere(window)} ORDER BY began_at, seq`;
+      return (await runner.all(sql, windowParams(window))) as unknown as CountedCall[];
     },
   };
 }
@@ -244,100 +251,7 @@ function windowParams(window: Window): SqlParams {
   };
 }
 
-function callParams(call: NewCall): SqlParams {
-  return {
-    $id: call.id,
-    $session: call.session,
-    $pid: call.pid,
-    $host: call.host,
-    $kind: call.kind,
-    $tool: call.tool,
-    $model: call.model,
-    $hash: call.hash,
-    $words: call.words,
-    $key: call.key,
-    $expected: call.expected,
-  };
-}
-
-function endParams(end: CallEndRow): SqlParams {
-  return {
-    $outcome: end.outcome,
-    $job: end.job,
-    $amount: end.amount,
-    $reason: end.reason,
-    $status: end.status,
-    $file: end.file,
-  };
-}
-
-const text = (value: unknown): string | null =>
-  value === null || value === undefined ? null : String(value);
-const number = (value: unknown): number | null =>
-  value === null || value === undefined ? null : Number(value);
-/** SQLite answers a comparison with 0 or 1, PostgreSQL with a boolean. */
-const truth = (value: unknown): boolean => value === true || Number(value) === 1;
-
-function kindOf(value: unknown): BilledKind {
-  const kind = String(value);
-  if (!(BILLED_KINDS as readonly string[]).includes(kind))
-    throw new Error(`a ledger row of unknown kind ${kind}`);
-  return kind as BilledKind;
-}
-
-function callRow(row: SqlRow): CallRow {
-  return {
-    id: String(row.id),
-    beganAt: Number(row.began_at),
-    session: String(row.session),
-    pid: Number(row.pid),
-    host: String(row.host),
-    kind: kindOf(row.kind),
-    tool: String(row.tool),
-    model: String(row.model),
-    hash: String(row.hash),
-    words: String(row.words),
-    key: text(row.key),
-    expected: number(row.expected),
-    outcome: text(row.outcome) as Outcome | null,
-    endedAt: number(row.ended_at),
-    job: text(row.job),
-    amount: number(row.amount),
-    reason: text(row.reason),
-    status: text(row.status),
-    file: text(row.file),
-  };
-}
-
-function tallyRow(row: SqlRow): TallyRow {
-  return {
-    kind: kindOf(row.kind),
-    model: String(row.model),
-    calls: Number(row.calls),
-    amount: Number(row.amount),
-    unmeasured: Number(row.unmeasured),
-  };
-}
-
-function countedCall(row: SqlRow): CountedCall {
-  return {
-    beganAt: Number(row.began_at),
-    kind: kindOf(row.kind),
-    model: String(row.model),
-    amount: number(row.amount),
-  };
-}
-
-function usageRow(row: SqlRow): UsageRow {
-  return {
-    kind: kindOf(row.kind),
-    model: String(row.model),
-    outcome: text(row.outcome) as Outcome | null,
-    inHour: truth(row.in_hour),
-    inDay: truth(row.in_day),
-    inSession: truth(row.in_session),
-    calls: Number(row.calls),
-    amount: Number(row.amount),
-    unmeasured: Number(row.unmeasured),
-  };
+/** An object's fields as the statements name them: `$id`, `$kind`… (every field is one word). */
+function named(fields: Record<string, SqlValue>): SqlParams {
+  return Object.fromEntries(Object.entries(fields).map(([name, value]) => [`$${name}`, value]));
 }
