@@ -42,12 +42,12 @@ import {
   type UsageReport,
   usageOf,
 } from './reports.js';
+import type { SqlStore } from './sql-store.js';
 import { openSqliteStore } from './sqlite-store.js';
 import {
   type CallEndRow,
   type CallRow,
   codeOf,
-  type LedgerStore,
   LedgerUnavailable,
   maskedUrl,
   type NewCall,
@@ -134,7 +134,7 @@ export interface CallEnd {
 }
 
 /** A ledger opened only to report on it (Ledger.read). */
-export type LedgerReader = Pick<Ledger, 'where' | 'usage' | 'check' | 'exportCalls' | 'close'>;
+export type LedgerReader = Pick<Ledger, 'where' | 'usage' | 'exportCalls' | 'close'>;
 
 export class Ledger {
   readonly sessionId = randomBytes(6).toString('base64url');
@@ -142,11 +142,11 @@ export class Ledger {
   private readonly limits: readonly Limit[];
   private readonly prices: readonly Price[];
   private readonly settings: { [K in keyof typeof LEDGER_DEFAULTS]: number };
-  /** This process's begun calls not yet ended, with their kinds. */
-  private readonly inFlight = new Map<string, BilledKind>();
+  /** This process's begun calls not yet ended. */
+  private readonly inFlight = new Set<string>();
   /** The last status this process noted per job, so a poll that saw nothing new writes nothing. */
   private readonly noted = new Map<string, string>();
-  private opened: Promise<LedgerStore> | undefined;
+  private opened: Promise<SqlStore> | undefined;
   private closed = false;
   private sweptAt = Number.NEGATIVE_INFINITY;
   /** A removal of old calls under way (close() waits for it). */
@@ -221,7 +221,7 @@ export class Ledger {
         return { status: 'limited', refusal: held, sentence: refusalSentence(held, now) };
       }
       await tx.insert(row);
-      this.inFlight.set(row.id, call.kind);
+      this.inFlight.add(row.id);
       return { status: 'go', id: row.id, hash };
     });
     this.sweepSoon();
@@ -272,25 +272,6 @@ export class Ledger {
     } catch (error) {
       this.options.log.warn(`ledger: could not record the status of job ${jobId} (${codeOf(error)})`);
     }
-  }
-
-  /**
-   * Whether a call would fit the limits now, without recording anything: for previews (doctor,
-   * usage). begin() checks again in its transaction.
-   */
-  async check(
-    kind: BilledKind,
-    model: string,
-    expected?: number,
-  ): Promise<{ ok: true } | { ok: false; refusal: LimitRefusal; sentence: string }> {
-    const reads = (await this.store()).reads();
-    const now = await reads.now();
-    const held = await refusal(this.view(reads, now), this.limits, {
-      kind,
-      model,
-      ...(expected !== undefined ? { expected } : {}),
-    });
-    return held ? { ok: false, refusal: held, sentence: refusalSentence(held, now) } : { ok: true };
   }
 
   /** Video submits of every process, newest first. */
@@ -352,7 +333,7 @@ export class Ledger {
   }
 
   /** The store, opened on first use; a failed opening is tried again by the next call. */
-  private store(): Promise<LedgerStore> {
+  private store(): Promise<SqlStore> {
     if (this.closed)
       return Promise.reject(
         new LedgerUnavailable('The ledger of billed calls is closed: the server is stopping.'),
@@ -367,7 +348,7 @@ export class Ledger {
     return this.opened;
   }
 
-  private async openStore(): Promise<LedgerStore> {
+  private async openStore(): Promise<SqlStore> {
     const { url, dir, log } = this.options;
     if (url) {
       const { openPostgresStore } = await import('./postgres-store.js');

@@ -23,7 +23,7 @@ import {
   SqlStore,
   schemaSql,
 } from './sql-store.js';
-import { type LedgerStore, LedgerUnavailable, maskedUrl } from './store.js';
+import { LedgerUnavailable, maskedUrl } from './store.js';
 
 export interface PostgresStoreOptions {
   url: string;
@@ -48,7 +48,7 @@ const IDLE_IN_TRANSACTION_MS = 5_000;
 /** The database's clock in ms: what `$now` reads. */
 const DB_NOW = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
 
-export async function openPostgresStore(options: PostgresStoreOptions): Promise<LedgerStore> {
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<SqlStore> {
   const place = placeOf(options);
   const pool = await newPool(options, place);
   const database = new PostgresDatabase(pool, place);

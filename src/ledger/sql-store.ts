@@ -9,7 +9,6 @@ import type {
   CallRow,
   CountedCall,
   LedgerReads,
-  LedgerStore,
   TallyRow,
   UsageRow,
   Window,
@@ -114,13 +113,19 @@ const SQL = {
 };
 
 /** The ledger's store over a database. */
-export class SqlStore implements LedgerStore {
+export class SqlStore {
   constructor(private readonly db: SqlDatabase) {}
 
   get where(): string {
     return this.db.where;
   }
 
+  /**
+   * Runs `work` in one transaction no other begin of any process (or host) interleaves with: the
+   * limit check, the duplicate look-up and the insert see the same calls. Another process's
+   * transaction is waited for without blocking the event loop, at most the wait bound; then
+   * LedgerUnavailable. The work must be short and must send nothing.
+   */
   beginTransaction<T>(work: (tx: BeginTransaction) => Promise<T>): Promise<T> {
     return this.db.transaction((tx) =>
       work({

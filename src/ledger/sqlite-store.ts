@@ -24,7 +24,6 @@ import {
   schemaSql,
 } from './sql-store.js';
 import { checkLedgerPlace, DATABASE_FILE, placeError } from './sqlite-place.js';
-import type { LedgerStore } from './store.js';
 import { LedgerUnavailable } from './store.js';
 
 export interface SqliteStoreOptions {
@@ -51,7 +50,7 @@ const SQLITE_NOTADB = 26;
 /** The schema's version, in SQLite's user_version: a ledger of another version is not written to. */
 const SCHEMA_VERSION = 1;
 
-export async function openSqliteStore(options: SqliteStoreOptions): Promise<LedgerStore> {
+export async function openSqliteStore(options: SqliteStoreOptions): Promise<SqlStore> {
   const readOnly = options.readOnly ?? false;
   const { exists, warning } = await checkLedgerPlace(options.dir, !readOnly);
   if (warning) options.log.warn(`ledger: ${warning.problem}: ${warning.fix}`);

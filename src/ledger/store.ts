@@ -149,36 +149,3 @@ export interface BeginTransaction extends LedgerReads {
   /** Records a call begun and ended at once (refused by a limit: nothing sent). */
   insertEnded(call: NewCall, end: CallEndRow): Promise<void>;
 }
-
-export interface LedgerStore {
-  /** Where the ledger is, for messages: a file path, or a database URL without its password. */
-  readonly where: string;
-  /**
-   * Runs `work` in one transaction that no other begin of any process (or host) interleaves with:
-   * the limit check, the duplicate look-up and the insert see the same calls. Waits for another
-   * process's transaction without blocking the event loop, at most the store's wait bound, then
-   * throws LedgerUnavailable. The work must be short and must not send anything.
-   */
-  beginTransaction<T>(work: (tx: BeginTransaction) => Promise<T>): Promise<T>;
-  /** Records the end of a begun call; at the store's clock. */
-  end(id: string, end: CallEndRow): Promise<void>;
-  /** Records a video job's last known status. */
-  noteJobStatus(job: string, status: string): Promise<void>;
-  /** The last status noted for each job id given. */
-  jobStatuses(jobs: readonly string[]): Promise<Map<string, { status: string; at: number }>>;
-  /** Reads outside a begin. */
-  reads(): LedgerReads;
-  /** Video calls that count, newest first. */
-  recentVideoCalls(limit: number): Promise<CallRow[]>;
-  /** The latest calls of every process, newest first. */
-  latest(limit: number): Promise<CallRow[]>;
-  /** Calls begun after `since`, or of `session`, grouped for a usage report. */
-  usageRows(now: number, session: string): Promise<UsageRow[]>;
-  /** Calls not ended that were begun after `since`: their state depends on their process. */
-  openCalls(since: number, limit: number): Promise<CallRow[]>;
-  /** Every call begun at or after `since`, oldest first, in pages (for `ledger export`). */
-  exportCalls(since: number, onPage: (rows: CallRow[]) => Promise<void> | void): Promise<void>;
-  /** Removes calls and statuses older than the retention, but never the `kept` calls recorded last. */
-  removeOld(retentionMs: number, kept: number): Promise<number>;
-  close(): Promise<void>;
-}

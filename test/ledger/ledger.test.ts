@@ -405,7 +405,7 @@ describe.each(stores)('the ledger on $name', (store) => {
       const { read, place } = await setup(store, { limits: 'video=1/day' });
       const reader = read();
       expect((await reader.usage()).periods.day.kinds.video.calls).toBe(0);
-      expect(await reader.check('video', VIDEO_MODEL)).toEqual({ ok: true });
+      expect((await reader.usage()).limits).toEqual([expect.objectContaining({ used: 0, left: 1 })]);
       expect(await exported(reader)).toEqual([]);
       expect(await store.contents(place)).toBe('');
       expect(readdirSync(place.dir)).toEqual([]);
@@ -416,7 +416,9 @@ describe.each(stores)('the ledger on $name', (store) => {
       await go(ledger, video());
       const reader = read();
       expect((await reader.usage()).periods.day.kinds.video.calls).toBe(1);
-      expect(await reader.check('video', VIDEO_MODEL)).toMatchObject({ ok: false, refusal: { used: 1 } });
+      expect((await reader.usage()).limits).toEqual([
+        expect.objectContaining({ used: 1, left: 0, usedUp: true }),
+      ]);
       expect((await exported(reader)).map((c) => c.state)).toEqual(['pending']);
       expect(await exported(ledger)).toHaveLength(1);
     });
@@ -552,7 +554,7 @@ describe('a ledger opened only to report (Ledger.read), on SQLite', () => {
     const { read } = await setup(SQLITE, { place: { dir }, limits: 'video=1/day' });
     const reader = read();
     expect((await reader.usage()).periods.day.kinds.video.calls).toBe(0);
-    expect(await reader.check('video', VIDEO_MODEL)).toEqual({ ok: true });
+    expect((await reader.usage()).limits).toEqual([expect.objectContaining({ used: 0, left: 1 })]);
     expect(await exported(reader)).toEqual([]);
     expect(() => readdirSync(dir)).toThrow(/ENOENT/);
   });

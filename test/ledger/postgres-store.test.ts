@@ -10,7 +10,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LEDGER_LOCK_KEY, openPostgresStore } from '../../src/ledger/postgres-store.js';
-import type { BeginTransaction, CallRow, LedgerStore, NewCall } from '../../src/ledger/store.js';
+import type { SqlStore } from '../../src/ledger/sql-store.js';
+import type { BeginTransaction, CallRow, NewCall } from '../../src/ledger/store.js';
 import { LedgerUnavailable } from '../../src/ledger/store.js';
 import type { Logger } from '../../src/lib/log.js';
 import { HAS_POSTGRES, POSTGRES_MISSING, startPostgres } from '../harness/postgres.js';
@@ -61,7 +62,7 @@ describe.skipIf(!HAS_POSTGRES)(
     }
 
     /** A store on `url`, closed after the test. */
-    async function open(url: string, waitMs = WAIT_MS, readOnly = false): Promise<LedgerStore> {
+    async function open(url: string, waitMs = WAIT_MS, readOnly = false): Promise<SqlStore> {
       const store = await openPostgresStore({ url, waitMs, log, readOnly });
       opened.push({ end: () => store.close() });
       return store;
@@ -117,7 +118,7 @@ describe.skipIf(!HAS_POSTGRES)(
     it('lets two stores (two hosts) racing ten begins each record exactly three calls under a limit of three', async () => {
       const url = await freshDatabase();
       const [hostA, hostB] = [await open(url, 20_000), await open(url, 20_000)];
-      const race = (store: LedgerStore) =>
+      const race = (store: SqlStore) =>
         Array.from({ length: 10 }, () => store.beginTransaction(atMostThreeVideosADay));
       const outcomes = await Promise.all([...race(hostA), ...race(hostB)]);
       expect(outcomes.filter(Boolean)).toHaveLength(3);

@@ -222,7 +222,7 @@ const SQLITE: Store = {
       },
     };
     sqliteDirs.set(place, dir);
-    if (made) await place.open().check('chat', 'openai/gpt-4o-mini');
+    if (made) await place.open().usage(0);
     return place;
   },
   // The tool layer puts "Not sent, and nothing billed:" first where the store does not.
@@ -284,7 +284,7 @@ const POSTGRES: Store = {
         expect(readerWarnings).toEqual([]);
       },
     };
-    if (made) await place.open().check('chat', 'openai/gpt-4o-mini');
+    if (made) await place.open().usage(0);
     return place;
   },
   busy: /^The ledger of billed calls \(postgres(ql)?:\/\/\*\*\*@[^)]+\) is busy: .*\b1 s\b.*pg_stat_activity/,

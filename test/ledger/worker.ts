@@ -10,7 +10,7 @@
 import { createInterface } from 'node:readline';
 import { Ledger } from '../../src/ledger/ledger.js';
 import { parseLimits } from '../../src/ledger/limits.js';
-import type { LedgerStore } from '../../src/ledger/store.js';
+import type { SqlStore } from '../../src/ledger/sql-store.js';
 
 export interface WorkerTask {
   /** GATEWAY_LEDGER_DIR: shared by the SQLite workers, one of its own for each PostgreSQL one. */
@@ -110,7 +110,7 @@ const ledger = Ledger.open({
   ...(task.waitMs !== undefined ? { waitMs: task.waitMs } : {}),
 });
 // Opened now, so that what the test times or races is the calls, not the opening.
-await ledger.check('chat', 'openai/gpt-4o-mini');
+await ledger.usage(0);
 say('ready');
 
 let round = 0;
@@ -217,7 +217,7 @@ async function act(round: number): Promise<unknown> {
   }
 }
 
-async function openStore(): Promise<LedgerStore> {
+async function openStore(): Promise<SqlStore> {
   const waitMs = task.waitMs ?? 5_000;
   if (task.url) {
     const { openPostgresStore } = await import('../../src/ledger/postgres-store.js');
