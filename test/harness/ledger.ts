@@ -34,7 +34,8 @@ export function ledgerLines(dir: string): LedgerLine[] {
   const db = new DatabaseSync(file, { readOnly: true });
   try {
     const lines: LedgerLine[] = [];
-    for (const row of db.prepare('SELECT * FROM gateway_ledger_calls ORDER BY seq').all() as Record<string, unknown>[]) {
+    const rows = (sql: string) => db.prepare(sql).all() as Record<string, unknown>[];
+    for (const row of rows('SELECT * FROM gateway_ledger_calls ORDER BY seq')) {
       lines.push(
         withoutNulls({
           type: 'begin',
@@ -61,7 +62,7 @@ export function ledgerLines(dir: string): LedgerLine[] {
           }),
         );
     }
-    for (const row of db.prepare('SELECT * FROM gateway_ledger_job_status ORDER BY at').all() as Record<string, unknown>[])
+    for (const row of rows('SELECT * FROM gateway_ledger_job_status ORDER BY at'))
       lines.push(withoutNulls({ type: 'status', job: row.job, status: row.status }));
     return lines;
   } finally {

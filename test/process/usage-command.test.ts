@@ -172,11 +172,28 @@ describe('gateway-tools-mcp ledger export', () => {
       ['ask_model', 'accepted', 'what is a ledger', 1000, null],
     ]);
     expect(Object.keys(calls[0] as object)).toEqual([
-      'id', 'at', 'kind', 'tool', 'model', 'words', 'outcome', 'job_id', 'idempotency_key', 'amount',
-      'unit', 'cost', 'file', 'reason', 'ended_at', 'pid',
+      'id',
+      'at',
+      'kind',
+      'tool',
+      'model',
+      'words',
+      'outcome',
+      'job_id',
+      'idempotency_key',
+      'amount',
+      'unit',
+      'cost',
+      'file',
+      'reason',
+      'ended_at',
+      'pid',
     ]);
     const since = (calls[1] as { at: string }).at;
-    const later = await runCli(['ledger', 'export', '--since', since], { GATEWAY_LEDGER_DIR: dir, ...SETTINGS });
+    const later = await runCli(['ledger', 'export', '--since', since], {
+      GATEWAY_LEDGER_DIR: dir,
+      ...SETTINGS,
+    });
     expect(later.stdout).toBe(
       lines
         .filter((line) => (JSON.parse(line) as { at: string }).at >= since)
