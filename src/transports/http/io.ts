@@ -42,39 +42,67 @@ export type BodyResult =
  * left of it is read and dropped (so the client sees the answer), up to a bound, then cut off.
  * Bodies share a budget (BODY_BUDGET) for all but their first FREE_BODY_BYTES, so memory stays
  * bounded however many arrive at once: one that would overdraw it is refused as `busy` (503, retry
- * shortly); ordinary messages, smaller than that, never meet it. A body read whole keeps its share
- * until the caller releases it (see readBodyOrReply); any other outcome gives it back here.
+ * shortly) and the rest of it dropped likewise; ordinary messages, smaller than that, never meet
+ * it. A body read whole keeps its share until the caller releases it (see readBodyOrReply); any
+ * other outcome gives it back here.
+ *
+ * Read through 'data' events, not `for await`: leaving a `for await` loop early destroys the
+ * request, and a destroyed request is never read again, so the refused body would not be dropped
+ * but left unread, its connection open and stalled, and a client that finishes sending before it
+ * reads the answer would never see the 413 or 503.
  */
-export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<BodyResult> {
+export function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<BodyResult> {
   if (Number(req.headers['content-length']) > limit) {
     discardRest(req, 0);
-    return { kind: 'too-large' };
+    return Promise.resolve({ kind: 'too-large' });
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let held = 0;
-  const refuse = (kind: 'too-large' | 'busy' | 'invalid'): BodyResult => {
-    if (kind !== 'invalid') discardRest(req, size);
-    releaseBudget(held);
-    return { kind };
-  };
-  try {
-    for await (const chunk of req as AsyncIterable<Buffer>) {
+  if (req.destroyed) return Promise.resolve({ kind: 'invalid' });
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let held = 0;
+    const stop = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onGone);
+      req.off('close', onGone);
+    };
+    const refuse = (kind: 'too-large' | 'busy' | 'invalid') => {
+      stop();
+      if (kind !== 'invalid') discardRest(req, size);
+      releaseBudget(held);
+      resolve({ kind });
+    };
+    function onData(chunk: Buffer): void {
       size += chunk.length;
-      if (size > limit) return refuse('too-large');
       const counted = Math.max(0, size - FREE_BODY_BYTES);
-      if (budgetHeld + counted - held > BODY_BUDGET) return refuse('busy');
-      budgetHeld += counted - held;
-      held = counted;
-      chunks.push(chunk);
+      if (size > limit) refuse('too-large');
+      else if (budgetHeld + counted - held > BODY_BUDGET) refuse('busy');
+      else {
+        budgetHeld += counted - held;
+        held = counted;
+        chunks.push(chunk);
+      }
     }
-    const text = Buffer.concat(chunks, size).toString('utf8');
-    if (nestsTooDeep(text)) return refuse('invalid');
-    const value: unknown = JSON.parse(text);
-    return { kind: 'json', value, held };
-  } catch {
-    return refuse('invalid');
-  }
+    function onEnd(): void {
+      stop();
+      try {
+        const text = Buffer.concat(chunks, size).toString('utf8');
+        if (nestsTooDeep(text)) refuse('invalid');
+        else resolve({ kind: 'json', value: JSON.parse(text) as unknown, held });
+      } catch {
+        refuse('invalid');
+      }
+    }
+    /** The client went away (or the stream failed) before the end of the body. */
+    function onGone(): void {
+      refuse('invalid');
+    }
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onGone);
+    req.on('close', onGone);
+  });
 }
 
 function releaseBudget(bytes: number): void {

@@ -109,6 +109,12 @@ describe('request bodies', () => {
     });
     expect(sse.status).toBe(413);
     await reader.cancel();
+    // Without a Content-Length the body is refused once past 32 MiB, and the rest of it is still
+    // read and dropped: a client that sends all of its body before it reads the answer sees it too.
+    const chunked = openPost(server.url, 33 * MiB);
+    expect((await chunked.answered).status).toBe(413);
+    await chunked.sendMore(16 * MiB);
+    chunked.abort();
     expect((await fetch(new URL('/healthz', server.url))).status).toBe(200);
   });
 
@@ -123,6 +129,10 @@ describe('request bodies', () => {
     expect(refused.status).toBe(503);
     expect(refused.headers['retry-after']).toBe('2');
     expect(refused.body).toMatch(/reading other large requests.*again in a few seconds/);
+    // The rest of the refused body is read and dropped, not left unread.
+    const refusedPost = posts.find((p) => p.answer === refused)!;
+    await refusedPost.sendMore(16 * MiB);
+    refusedPost.abort();
     const others = posts.filter((p) => p.answer !== refused);
     for (const p of others) p.finish();
     for (const p of others) expect([413, 503]).not.toContain((await p.answered).status);
@@ -261,8 +271,12 @@ interface OpenPost {
   answered: Promise<RawAnswer>;
   /** Set once answered. */
   answer?: RawAnswer;
+  /** Sends `bytes` more of the padding; resolves once the connection has taken them, rejects if it closed. */
+  sendMore(bytes: number): Promise<void>;
   /** Sends the rest: the end of a valid JSON-RPC ping. */
   finish(): void;
+  /** Drops the connection. */
+  abort(): void;
 }
 
 /** A POST /mcp whose body (a ping padded to `size` bytes) is held open after its first `size` bytes. */
@@ -287,7 +301,17 @@ function openPost(baseUrl: string, size: number): OpenPost {
         });
       }),
     ),
+    sendMore: (bytes) =>
+      new Promise((resolve, reject) =>
+        req.write('x'.repeat(bytes), (error) => {
+          // A connection cut instead may still call back without an error (Node 20): look once more.
+          setImmediate(() =>
+            error || req.destroyed ? reject(error ?? new Error('the connection was closed')) : resolve(),
+          );
+        }),
+      ),
     finish: () => req.end(tail),
+    abort: () => req.destroy(),
   };
   return post;
 }
