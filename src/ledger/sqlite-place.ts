@@ -49,7 +49,7 @@ const ADVICE_URL =
   'SQLite is not safe there; put GATEWAY_LEDGER_DIR on a local disk, or set GATEWAY_LEDGER_URL to a PostgreSQL database to share one ledger across hosts';
 
 export interface LedgerPlace {
-  /** The database file is there. */
+  /** The database file is there, and not empty (an empty one is a ledger being made). */
   exists: boolean;
   /** Something to warn about that does not stop the ledger (a FUSE file system), and the fix. */
   warning?: { problem: string; fix: string };
@@ -98,7 +98,7 @@ export async function checkLedgerPlace(dir: string, make: boolean): Promise<Ledg
         `remove it (rm ${shellQuote(path)}) and the ledger is made anew`,
       );
     assertOwnedAndPrivate(path, found, 'file', `chmod go-w ${shellQuote(path)}`);
-    if (suffix === '') exists = true;
+    if (suffix === '') exists = found.size > 0; // an empty file is a ledger being made
   }
   return warning ? { exists, warning } : { exists };
 }
