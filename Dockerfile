@@ -4,8 +4,8 @@
 #   docker run -e GATEWAY_MCP_TOKEN=... -e GATEWAY_BASE_URL=... -e GATEWAY_API_KEY=... \
 #     -p 127.0.0.1:8080:8080 gateway-tools-mcp
 
-# Node 24, the current LTS (the package supports Node 20.20.1 and later).
-FROM node:24-alpine AS build
+# Node 26, the active LTS (the package supports Node 22.13 and later).
+FROM node:26-alpine AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -14,7 +14,7 @@ COPY scripts ./scripts
 COPY src ./src
 RUN npm run build
 
-FROM node:24-alpine
+FROM node:26-alpine
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./

