@@ -1,5 +1,6 @@
-# The HTTP service in a container: the built bundle (dist/) and its one dependency, run as the
-# unprivileged `node` user. Build from a clone:   docker build -t gateway-tools-mcp .
+# The HTTP service in a container: the built bundle (dist/) and its production dependencies (undici;
+# pg, for a ledger in PostgreSQL), run as the unprivileged `node` user. Build from a clone:
+#   docker build -t gateway-tools-mcp .
 # Run (a token is required: the server refuses to listen off loopback without one):
 #   docker run -e GATEWAY_MCP_TOKEN=... -e GATEWAY_BASE_URL=... -e GATEWAY_API_KEY=... \
 #     -p 127.0.0.1:8080:8080 gateway-tools-mcp

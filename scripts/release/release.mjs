@@ -1,7 +1,7 @@
 // `npm run release`: builds the release artifacts from dist/ (npm run build first) into release/
 // (or --out <dir>):
 //   gateway-tools-mcp-<version>.tgz   the npm package, exactly as `npm publish` would upload it
-//   gateway-tools-mcp-<version>.mcpb  the MCP Bundle: that package with its one dependency and a
+//   gateway-tools-mcp-<version>.mcpb  the MCP Bundle: that package with its dependencies and a
 //                                     manifest, validated and packed by the official mcpb CLI
 //   server.json                       the MCP Registry entry, checked against package.json and
 //                                     the registry's schema
@@ -53,13 +53,15 @@ const tarball = join(OUT, packed.filename);
 const staging = join(OUT, 'mcpb');
 mkdirSync(staging);
 execFileSync('tar', ['-xzf', tarball, '-C', staging, '--strip-components=1']);
-for (const dependency of Object.keys(pkg.dependencies ?? {})) {
-  const from = join(ROOT, 'node_modules', dependency);
-  const installed = JSON.parse(readFileSync(join(from, 'package.json'), 'utf8'));
-  if (installed.dependencies && Object.keys(installed.dependencies).length > 0) {
-    fail(`${dependency} has dependencies of its own; the bundle would need them too`);
-  }
-  cpSync(from, join(staging, 'node_modules', dependency), { recursive: true });
+// Every production dependency, and theirs (pg has some), as the project's install holds them.
+const production = execFileSync('npm', ['ls', '--omit=dev', '--all', '--parseable'], {
+  cwd: ROOT,
+  encoding: 'utf8',
+})
+  .split('\n')
+  .filter((path) => path.includes('node_modules'));
+for (const from of production) {
+  cpSync(from, join(staging, from.slice(ROOT.length + 1)), { recursive: true });
 }
 const manifest = mcpbManifest(pkg, await listTools());
 writeFileSync(join(staging, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);

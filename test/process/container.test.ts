@@ -62,7 +62,7 @@ function startServer(extra: Record<string, string>): Promise<{ child: ChildProce
 }
 
 describe('Dockerfile', () => {
-  it('runs the built bundle as the unprivileged node user, with only dist/ and the one dependency', () => {
+  it('runs the built bundle as the unprivileged node user, with only dist/ and the production dependencies', () => {
     expect(all).toHaveLength(2);
     expect(final[0]).toEqual({ op: 'FROM', args: 'node:26-alpine' });
     const users = of('USER').map((i) => i.args);

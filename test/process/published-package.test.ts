@@ -55,21 +55,20 @@ describe('the published package, through npx from a registry', () => {
     const packed = JSON.parse(
       npm(['pack', '--json', '--ignore-scripts', '--pack-destination', work], checkout),
     );
-    // Its one dependency, at the version the lockfile pins, from the project's install.
-    const undici = JSON.parse(
-      npm(
-        [
-          'pack',
-          '--json',
-          '--ignore-scripts',
-          '--pack-destination',
-          work,
-          join(PROJECT_ROOT, 'node_modules', 'undici'),
-        ],
-        work,
-      ),
+    // Its production dependencies (undici, and pg with what it needs), at the versions the
+    // lockfile pins, from the project's install: the registry has no uplink to fetch them from.
+    const installed = npm(['ls', '--omit=dev', '--all', '--parseable'], PROJECT_ROOT)
+      .split('\n')
+      .filter((path) => path.includes('node_modules'));
+    expect(installed.map((path) => path.slice(path.lastIndexOf('node_modules/') + 13))).toEqual(
+      expect.arrayContaining(['undici', 'pg']),
     );
-    npm(['publish', join(work, undici[0].filename)], work);
+    for (const path of installed) {
+      const [dependency] = JSON.parse(
+        npm(['pack', '--json', '--ignore-scripts', '--pack-destination', work, path], work),
+      );
+      npm(['publish', join(work, dependency.filename)], work);
+    }
     npm(['publish', join(work, packed[0].filename)], work);
   }, 600_000);
 
@@ -116,7 +115,11 @@ describe('the published package, through npx from a registry', () => {
     const installs = readdirSync(npxRoot).map((hash) =>
       readdirSync(join(npxRoot, hash, 'node_modules')).filter((name) => !name.startsWith('.')),
     );
-    expect(installs).toEqual([['gateway-tools-mcp', 'undici']]);
+    expect(installs).toHaveLength(1);
+    expect(installs[0]).toEqual(expect.arrayContaining(['gateway-tools-mcp', 'undici', 'pg', 'pg-pool']));
+    expect(installs[0]?.filter((name) => /vitest|typescript|zod|@modelcontextprotocol/.test(name))).toEqual(
+      [],
+    );
   }, 180_000);
 
   it("installs as the Claude Code plugin of the repository's marketplace, keeps the key secret, and connects", async () => {

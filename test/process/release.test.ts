@@ -85,7 +85,7 @@ describe('npm run release', () => {
     );
     expect(packed).toMatchObject({ name: pkg.name, version: pkg.version, mcpName: pkg.mcpName });
     expect(packed.bin).toEqual({ 'gateway-tools-mcp': 'dist/cli.js' });
-    expect(Object.keys(packed.dependencies)).toEqual(['undici']);
+    expect(Object.keys(packed.dependencies)).toEqual(['pg', 'undici']);
   });
 });
 
@@ -117,6 +117,7 @@ describe('the MCP bundle (.mcpb)', () => {
     expect(manifest).toMatchObject({ name: pkg.name, version: pkg.version, server: { type: 'node' } });
     expect(existsSync(join(dir, manifest.server.entry_point))).toBe(true);
     expect(existsSync(join(dir, 'node_modules/undici/package.json'))).toBe(true);
+    expect(existsSync(join(dir, 'node_modules/pg/package.json'))).toBe(true);
     expect(manifest.user_config).toMatchObject({
       base_url: { type: 'string', default: 'http://127.0.0.1:20128', required: true },
       api_key: { type: 'string', sensitive: true, required: false },
@@ -158,7 +159,8 @@ describe('the MCP bundle (.mcpb)', () => {
       new StdioClientTransport({
         command: SERVER_NODE, // the host's own Node.js
         args: config!.args ?? [],
-        env: { PATH: process.env.PATH ?? '', ...config!.env },
+        // The user's home as the host has it: the ledger of billed calls is made there.
+        env: { PATH: process.env.PATH ?? '', HOME: tempDir('gtm-mcpb-home-'), ...config!.env },
         cwd: tempDir(),
         stderr: 'pipe',
       }),

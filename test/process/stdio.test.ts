@@ -175,10 +175,12 @@ describe('start-up weight', () => {
     }
   });
 
-  it('the bundled CLI loads undici only on the first service request', async () => {
+  it('the bundled CLI loads undici only on the first service request, and pg only for a ledger in PostgreSQL', async () => {
     const bundle = await readBundle();
     expect(bundle).toContain('import("undici")');
     expect(bundle).not.toMatch(/^import[^;]*["']undici["']/m);
+    expect(bundle).toContain('import("pg")');
+    expect(bundle).not.toMatch(/^import[^;]*["']pg["']/m);
   });
 
   it('the bundle leaves out the dependency code the server never runs', async () => {
@@ -199,8 +201,9 @@ describe('start-up weight', () => {
     );
     const pkg = JSON.parse(await readFile(join(PROJECT_ROOT, 'package.json'), 'utf8'));
     const external = [...imported].filter((name) => !name.startsWith('node:'));
-    expect(external).toEqual(['undici']);
-    expect(Object.keys(pkg.dependencies)).toEqual(['undici']);
+    // pg only in the chunk of the PostgreSQL ledger, imported when GATEWAY_LEDGER_URL is set.
+    expect(external.sort()).toEqual(['pg', 'undici']);
+    expect(Object.keys(pkg.dependencies)).toEqual(['pg', 'undici']);
     const notices = await readFile(join(dirname(CLI), 'THIRD-PARTY-NOTICES.md'), 'utf8');
     for (const name of ['@modelcontextprotocol/sdk', 'zod']) {
       const section = notices.split('\n## ').find((part) => part.startsWith(`${name} `));
