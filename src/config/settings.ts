@@ -3,13 +3,13 @@
 // docs/configuration.md (scripts/configuration-doc.ts) are all made from it, so none can drift.
 import { z } from 'zod';
 import { parseHostEntry } from '../gateway/url-guard.js';
-import { DEFAULT_DUPLICATE_WINDOW_SECONDS, RETENTION_DAYS } from '../ledger/kinds.js';
-import { parseLimits } from '../ledger/limits.js';
-import { parsePrices } from '../ledger/prices.js';
 import { LOG_LEVELS } from '../lib/log.js';
 import { isHttpUrl } from '../lib/urls.js';
 import { CONFIRM_CHOICES, confirmKinds } from '../mcp/confirm.js';
+import { DEFAULT_DUPLICATE_WINDOW_SECONDS, RETENTION_DAYS } from './billed-kinds.js';
+import { parseLimits } from './limits.js';
 import { FIXED_DEFAULT_MODELS, modelIdSetting } from './model-ids.js';
+import { parsePrices } from './prices.js';
 import { TOOL_GROUPS } from './tool-groups.js';
 
 /** The headings settings are shown under, in the order they are shown. */

@@ -2,9 +2,10 @@
 // whether a new call fits every limit — and if not, when it would. The store reads the calls;
 // the decision is made here, once, for every store.
 
-import { type BilledKind, PERIOD_MS } from './kinds.js';
-import type { Limit } from './limits.js';
-import { costOf, type Price, priceFor } from './prices.js';
+import { type BilledKind, PERIOD_MS } from '../config/billed-kinds.js';
+import type { Limit } from '../config/limits.js';
+import type { Price } from '../config/prices.js';
+import { costOf, priceFor } from './costs.js';
 import type { LedgerReads, Outcome, TallyRow, Window } from './store.js';
 
 /** A call's state: its outcome, or `pending` while its process may still be sending it. */

@@ -12,6 +12,16 @@
 
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import {
+  type BilledKind,
+  DEFAULT_DUPLICATE_WINDOW_SECONDS,
+  PERIOD_MS,
+  PERIODS,
+  type Period,
+  RETENTION_DAYS,
+} from '../config/billed-kinds.js';
+import type { Limit } from '../config/limits.js';
+import type { Price } from '../config/prices.js';
 import type { Logger } from '../lib/log.js';
 import {
   type CallState,
@@ -23,16 +33,6 @@ import {
   type View,
 } from './evaluate.js';
 import { type CallFingerprint, callHash, firstWords } from './fingerprint.js';
-import {
-  type BilledKind,
-  DEFAULT_DUPLICATE_WINDOW_SECONDS,
-  PERIOD_MS,
-  PERIODS,
-  type Period,
-  RETENTION_DAYS,
-} from './kinds.js';
-import type { Limit } from './limits.js';
-import type { Price } from './prices.js';
 import {
   callOf,
   type LedgerCall,

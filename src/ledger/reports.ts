@@ -2,10 +2,18 @@
 // lost job_id is found again), and what has been used, against which limits, at what estimated
 // cost. Shaping only: reading and deciding states happen elsewhere.
 
+import {
+  BILLED_KINDS,
+  type BilledKind,
+  MEASURE,
+  type Measure,
+  PERIODS,
+  type Period,
+} from '../config/billed-kinds.js';
+import type { Price } from '../config/prices.js';
+import { costOf, priceFor } from './costs.js';
 import type { CallState, LimitUse } from './evaluate.js';
 import { counts } from './evaluate.js';
-import { BILLED_KINDS, type BilledKind, MEASURE, type Measure, PERIODS, type Period } from './kinds.js';
-import { costOf, type Price, priceFor } from './prices.js';
 import type { CallRow, UsageRow } from './store.js';
 
 /** One billed call, as reports show it. */

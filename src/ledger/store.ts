@@ -7,8 +7,8 @@
 // Times are milliseconds since the epoch, from the store's clock (`now()`): the process's for
 // SQLite, the database server's for PostgreSQL, so hosts whose clocks differ cannot split a day.
 
+import type { BilledKind } from '../config/billed-kinds.js';
 import { withoutCredentials } from '../lib/urls.js';
-import type { BilledKind } from './kinds.js';
 
 /** The ledger cannot record a billed call, so the call is not sent: the message says why. */
 export class LedgerUnavailable extends Error {

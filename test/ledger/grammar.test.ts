@@ -3,8 +3,9 @@
 
 import { describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../../src/config/config.js';
-import { parseLimits } from '../../src/ledger/limits.js';
-import { costOf, parsePrices, priceFor } from '../../src/ledger/prices.js';
+import { parseLimits } from '../../src/config/limits.js';
+import { parsePrices } from '../../src/config/prices.js';
+import { costOf, priceFor } from '../../src/ledger/costs.js';
 import { runCli } from '../harness/harness.js';
 
 const limits = (text: string) => {

@@ -14,6 +14,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll } from 'vitest';
+import { parseLimits } from '../../src/config/limits.js';
+import { parsePrices } from '../../src/config/prices.js';
 import {
   type BillableCall,
   Ledger,
@@ -21,8 +23,6 @@ import {
   type LedgerOptions,
   type LedgerReader,
 } from '../../src/ledger/ledger.js';
-import { parseLimits } from '../../src/ledger/limits.js';
-import { parsePrices } from '../../src/ledger/prices.js';
 import type { Logger } from '../../src/lib/log.js';
 import { PROJECT_ROOT, tempDir } from '../harness/harness.js';
 import { HAS_POSTGRES, POSTGRES_MISSING, type RunningPostgres, startPostgres } from '../harness/postgres.js';

@@ -8,8 +8,8 @@
 // Warnings go to stderr.
 
 import { createInterface } from 'node:readline';
+import { parseLimits } from '../../src/config/limits.js';
 import { Ledger } from '../../src/ledger/ledger.js';
-import { parseLimits } from '../../src/ledger/limits.js';
 import type { SqlStore } from '../../src/ledger/sql-store.js';
 
 export interface WorkerTask {

@@ -5,8 +5,8 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parseLimits } from '../../src/config/limits.js';
 import { Ledger } from '../../src/ledger/ledger.js';
-import { parseLimits } from '../../src/ledger/limits.js';
 import type { UsageData } from '../../src/tools/usage/usage-data.js';
 import { runCli, tempDir } from '../harness/harness.js';
 

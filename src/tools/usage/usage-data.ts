@@ -1,7 +1,7 @@
 // The usage report as data: the `usage` tool's structured content and `gateway-tools-mcp usage
 // --json`. The text forms (usage-text.ts) are written from this, so every form says the same.
 
-import { BILLED_KINDS, type BilledKind, MEASURE, type Period } from '../../ledger/kinds.js';
+import { BILLED_KINDS, type BilledKind, MEASURE, type Period } from '../../config/billed-kinds.js';
 import type { PeriodUsage, UsageReport } from '../../ledger/reports.js';
 
 /** How many of the latest calls a report lists. */

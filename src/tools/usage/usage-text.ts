@@ -1,7 +1,6 @@
 // The usage report as text, written from its data (usage-data.ts) so both say the same: markdown
 // for a model (the `usage` tool) and aligned columns for a person (`gateway-tools-mcp usage`).
 
-import { clock, duration, money } from '../../ledger/evaluate.js';
 import {
   BILLED_KINDS,
   type BilledKind,
@@ -9,7 +8,8 @@ import {
   type Measure,
   PERIODS,
   type Period,
-} from '../../ledger/kinds.js';
+} from '../../config/billed-kinds.js';
+import { clock, duration, money } from '../../ledger/evaluate.js';
 import { withoutControlChars } from '../../lib/text.js';
 import type { LimitData, PeriodData, UsageData } from './usage-data.js';
 

@@ -304,7 +304,7 @@ function openPost(baseUrl: string, size: number): OpenPost {
     sendMore: (bytes) =>
       new Promise((resolve, reject) =>
         req.write('x'.repeat(bytes), (error) => {
-          // A connection cut instead may still call back without an error (Node 20): look once more.
+          // A connection cut instead may still call back without an error (some Node releases do): look once more.
           setImmediate(() =>
             error || req.destroyed ? reject(error ?? new Error('the connection was closed')) : resolve(),
           );

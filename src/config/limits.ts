@@ -9,7 +9,7 @@
 // e.g. `video=5/day,speech=100/day,chat=300/hour,cost=2.50/day`. A count is a whole number (0
 // stops the kind altogether); a cost is in the currency GATEWAY_PRICES is written in.
 
-import { BILLED_KINDS, type BilledKind, isBilledKind, PERIODS, type Period } from './kinds.js';
+import { BILLED_KINDS, type BilledKind, isBilledKind, PERIODS, type Period } from './billed-kinds.js';
 
 export interface Limit {
   /** A kind of call (counted in calls) or `cost` (the estimated cost of every kind together). */

@@ -13,7 +13,7 @@
 // `kind:` narrows it to one kind. When several apply, the one naming the model most exactly (the
 // most characters other than *) wins, then the one written first.
 
-import { BILLED_KINDS, type BilledKind, isBilledKind, MEASURE, type Measure } from './kinds.js';
+import { BILLED_KINDS, type BilledKind, isBilledKind, MEASURE, type Measure } from './billed-kinds.js';
 import type { Parsed } from './limits.js';
 
 export interface Price {
@@ -67,65 +67,4 @@ export function parsePrices(text: string): Parsed<Price[]> {
     });
   }
   return { ok: true, value: prices };
-}
-
-/**
- * The prices found per price list, by kind and model: every record read costs a lookup, and a
- * ledger holds few models, so each is matched against the patterns once.
- */
-const found = new WeakMap<readonly Price[], Map<string, Price | undefined>>();
-const MAX_REMEMBERED = 1_000;
-
-/** The price that applies to a call of this kind and model, if any. */
-export function priceFor(prices: readonly Price[], kind: BilledKind, model: string): Price | undefined {
-  if (prices.length === 0) return undefined;
-  let known = found.get(prices);
-  if (!known) {
-    known = new Map();
-    found.set(prices, known);
-  }
-  const key = `${kind} ${model}`;
-  if (known.has(key)) return known.get(key);
-  const price = matchPrice(prices, kind, model);
-  if (known.size >= MAX_REMEMBERED) known.clear();
-  known.set(key, price);
-  return price;
-}
-
-function matchPrice(prices: readonly Price[], kind: BilledKind, model: string): Price | undefined {
-  let best: Price | undefined;
-  let bestScore = -1;
-  for (const price of prices) {
-    if (price.kind !== undefined && price.kind !== kind) continue;
-    if (price.measure !== 'calls' && price.measure !== MEASURE[kind]) continue;
-    if (!globMatches(price.model, model)) continue;
-    const score = price.model.replaceAll('*', '').length * 2 + (price.kind ? 1 : 0);
-    if (score > bestScore) [best, bestScore] = [price, score];
-  }
-  return best;
-}
-
-/**
- * A call's estimated cost; null when no price applies, or when the price is per unit and the
- * amount is not known.
- */
-export function costOf(
-  prices: readonly Price[],
-  kind: BilledKind,
-  model: string,
-  amount: number | undefined,
-): number | null {
-  const price = priceFor(prices, kind, model);
-  if (!price) return null;
-  if (price.measure === 'calls') return price.price;
-  return amount === undefined ? null : (price.price * amount) / price.per;
-}
-
-function globMatches(pattern: string, model: string): boolean {
-  if (!pattern.includes('*')) return pattern.toLowerCase() === model.toLowerCase();
-  const source = pattern
-    .split('*')
-    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
-    .join('.*');
-  return new RegExp(`^${source}$`, 'i').test(model);
 }
