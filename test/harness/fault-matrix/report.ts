@@ -134,6 +134,6 @@ const LEDGER_FAULTS = [
   '| a ledger folder or file other users can write, or another user owns | refused; doctor ✗ with the fix | [hostile-places.test.ts](../test/ledger/hostile-places.test.ts) |',
   '| a read-only file system | refused, said as read-only | [hostile-places.test.ts](../test/ledger/hostile-places.test.ts) |',
   '| a FUSE file system | used, with a warning; doctor ! | [hostile-places.test.ts](../test/ledger/hostile-places.test.ts) |',
-  '| one process whose clock is far ahead | removes nothing the others still count | [ledger.test.ts](../test/ledger/ledger.test.ts) |',
+  '| one process whose clock is far ahead, however often it restarts | removes nothing the others still count | [ledger-limits.test.ts](../test/ledger/ledger-limits.test.ts) |',
   '| a video without `duration` under a cost limit | refused, saying to pass `duration`: a cost that cannot be known is never free | [hostile-places.test.ts](../test/ledger/hostile-places.test.ts) |',
 ];
