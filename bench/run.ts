@@ -3,7 +3,7 @@
  * on the same machine. Nothing here asserts; goals are printed beside the ratios.
  */
 import { benchLatency } from './latency.js';
-import { benchLedger } from './ledger.js';
+import { benchLedger, ledgerRows } from './ledger.js';
 import { ratio, startReferenceProcess } from './lib.js';
 import { benchMixedLoad } from './mixed-load.js';
 import { benchModelView } from './model-view.js';
@@ -19,7 +19,7 @@ try {
   const size = await benchOutputSize(service);
   const views = await benchModelView(service);
   const mixed = await benchMixedLoad(quick ? 50 : 200);
-  const ledger = await benchLedger(quick ? 100 : 500);
+  const ledger = await benchLedger(quick ? 100 : 500, quick ? 3 : 5, service);
   const added = latency.toolCallMs - latency.directMs;
   const floor = latency.forwardingMs - latency.directMs;
   const rows: [string, string, string, string][] = [
@@ -65,12 +65,7 @@ try {
       `${mixed.alone.p99.toFixed(2)} ms (same)`,
       `${ratio(mixed.loaded.p99, mixed.alone.p99)} (goal ≤ 1.2×)`,
     ],
-    [
-      "ledger: a billed call's added time, p99",
-      `${ledger.together.p99.toFixed(2)} ms (three processes, each call begun at once with the other two's, every ${ledger.paceMs} ms; p50 ${ledger.together.p50.toFixed(2)} ms); ${ledger.backToBack.p99.toFixed(2)} ms (three back to back, every core busy; p50 ${ledger.backToBack.p50.toFixed(2)} ms); fresh processes ${ledger.fresh.together.p99.toFixed(2)} and ${ledger.fresh.backToBack.p99.toFixed(2)} ms; one alone ${ledger.alone.p99.toFixed(2)} ms`,
-      `${ledger.floor.p99.toFixed(2)} ms (one synced append per call, three processes at once; p50 ${ledger.floor.p50.toFixed(2)} ms)`,
-      `${ratio(Math.max(ledger.together.p99, ledger.backToBack.p99), 5)} of the 5 ms goal, settled processes, the worse of the two (goal ≤ 1.0×)`,
-    ],
+    ...ledgerRows(ledger),
     [
       'tools/list catalog',
       `${size.catalogBytes} bytes`,

@@ -278,10 +278,12 @@ class PostgresDatabase implements SqlDatabase {
     try {
       const left = Math.floor(deadline - performance.now());
       if (left <= 0) throw failure({ code: '55P03' }, this.place);
-      await query(
-        `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = ${left}; SELECT pg_advisory_xact_lock(${LEDGER_LOCK_KEY})`,
-      );
-      const result = await work(runnerOver(query));
+      // One round trip: the transaction, its wait bound, the lock, and the clock once it is held.
+      const opened = (await query(
+        `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = ${left}; SELECT pg_advisory_xact_lock(${LEDGER_LOCK_KEY}); SELECT ${DB_NOW} AS now`,
+      )) as unknown as { rows: SqlRow[] }[];
+      const lockedAt = Number(opened.at(-1)?.rows[0]?.now);
+      const result = await work({ ...runnerOver(query), now: async () => lockedAt });
       await query('COMMIT');
       return result;
     } catch (error) {
