@@ -1,8 +1,8 @@
-// What the ledger asks of the database that keeps it. Two stores answer: SQLite (one file in
-// GATEWAY_LEDGER_DIR, every process of the user on one machine) and PostgreSQL
-// (GATEWAY_LEDGER_URL, every process on every host that names it). They differ in SQL dialect,
-// in locking and in whose clock times the calls; what the rows mean, the limits and the duplicate
-// guard are decided once, above them (ledger.ts, evaluate.ts).
+// The ledger's rows and reads as the store (sql-store.ts) gives them, on either database: SQLite
+// (one file in GATEWAY_LEDGER_DIR, every process of the user on one machine) or PostgreSQL
+// (GATEWAY_LEDGER_URL, every process on every host that names it); and the ledger's words for
+// what goes wrong. What the rows mean, the limits and the duplicate guard are decided once, above
+// them (ledger.ts, evaluate.ts).
 //
 // Times are milliseconds since the epoch, from the store's clock (`now()`): the process's for
 // SQLite, the database server's for PostgreSQL, so hosts whose clocks differ cannot split a day.
