@@ -64,6 +64,9 @@ describe('jobs found again by the next process', () => {
       const followed = await next.client.callTool({ name: 'video_status', arguments: { job_id: jobId } });
       expect(structuredOf<{ status: string }>(followed).status).toBe('done');
       expect(reference.service.counters['videos.generations']).toBe(1);
+      // Node 22 announces node:sqlite as experimental on stderr: a user's terminal never sees it.
+      expect(`${first.stderr()}${next.stderr()}`).not.toMatch(/ExperimentalWarning|experimental feature/);
+      expect(next.stderr()).toMatch(/\S/); // the log is read: an empty one would prove nothing
     } finally {
       await stop(next);
     }
