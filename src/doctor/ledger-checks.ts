@@ -5,9 +5,10 @@
 
 import type { Config } from '../config/config.js';
 import { money } from '../ledger/evaluate.js';
-import { LedgerUnavailable, maskedUrl, type UsageReport } from '../ledger/ledger.js';
+import { LedgerUnavailable, type UsageReport } from '../ledger/ledger.js';
 import { checkLedgerPlace, type LedgerPlace, LedgerPlaceProblem } from '../ledger/sqlite-place.js';
 import type { Logger } from '../lib/log.js';
+import { withoutCredentials } from '../lib/urls.js';
 import { ledgerReader } from '../tools/usage/read-usage.js';
 import { type LimitData, usageData } from '../tools/usage/usage-data.js';
 import { limitState } from '../tools/usage/usage-text.js';
@@ -65,7 +66,7 @@ function databaseCheck(url: string, read: Read): Check {
   return ok(
     'ledger',
     true,
-    `Ledger of billed calls: PostgreSQL at ${maskedUrl(url)}, shared by every server process on every host that names it`,
+    `Ledger of billed calls: PostgreSQL at ${withoutCredentials(url)}, shared by every server process on every host that names it`,
   );
 }
 

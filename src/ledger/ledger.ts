@@ -23,6 +23,7 @@ import {
 import type { Limit } from '../config/limits.js';
 import type { Price } from '../config/prices.js';
 import type { Logger } from '../lib/log.js';
+import { withoutCredentials } from '../lib/urls.js';
 import {
   type CallState,
   type LimitRefusal,
@@ -49,13 +50,12 @@ import {
   type CallRow,
   codeOf,
   LedgerUnavailable,
-  maskedUrl,
   type NewCall,
   type Outcome,
 } from './store.js';
 
 export type { CallState, LedgerCall, LimitRefusal, RecentJob, UsageReport };
-export { LedgerUnavailable, maskedUrl };
+export { LedgerUnavailable };
 
 export interface LedgerOptions {
   /** GATEWAY_LEDGER_DIR: the SQLite ledger's folder, made (0700) if missing. */
@@ -79,7 +79,7 @@ export interface LedgerOptions {
   now?: () => number;
 }
 
-export const LEDGER_DEFAULTS = {
+const LEDGER_DEFAULTS = {
   duplicateWindowSeconds: DEFAULT_DUPLICATE_WINDOW_SECONDS,
   retentionDays: RETENTION_DAYS,
   keptCalls: 10_000,
@@ -196,7 +196,7 @@ export class Ledger {
 
   /** Where the ledger is: its folder, or the database URL without its password. */
   get where(): string {
-    return this.options.url ? maskedUrl(this.options.url) : this.options.dir;
+    return this.options.url ? withoutCredentials(this.options.url) : this.options.dir;
   }
 
   /**

@@ -23,7 +23,7 @@ import {
   SqlStore,
   schemaSql,
 } from './sql-store.js';
-import { LedgerUnavailable, maskedUrl } from './store.js';
+import { LedgerUnavailable, waitText } from './store.js';
 
 export interface PostgresStoreOptions {
   url: string;
@@ -84,7 +84,7 @@ function placeOf({ url, waitMs }: PostgresStoreOptions): Place {
   }
   const secrets = [...new Set(passwords.filter(Boolean))].sort((a, b) => b.length - a.length);
   return {
-    where: maskedUrl(url),
+    where: withoutCredentials(url),
     waitMs,
     scrub: (text) => secrets.reduce((out, secret) => out.split(secret).join('***'), withoutCredentials(text)),
   };
@@ -95,7 +95,7 @@ function failure(error: unknown, place: Place): LedgerUnavailable {
   if (error instanceof LedgerUnavailable) return error;
   const { code, message } = plainError(error);
   const said = place.scrub(message);
-  const waited = place.waitMs < 1000 ? `${place.waitMs} ms` : `${Math.round(place.waitMs / 1000)} s`;
+  const waited = waitText(place.waitMs);
   const lead = `The ledger of billed calls (${place.where})`;
   const text = (() => {
     if (code === '55P03')

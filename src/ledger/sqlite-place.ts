@@ -28,7 +28,7 @@ const COMPANIONS = ['-wal', '-shm', '-journal'];
  * File systems on which SQLite's locking is not safe, by statfs magic number: the same database
  * reached from several machines, or through a layer that does not pass locks on.
  */
-export const NETWORK_FILE_SYSTEMS: ReadonlyMap<number, string> = new Map([
+const NETWORK_FILE_SYSTEMS: ReadonlyMap<number, string> = new Map([
   [0x6969, 'NFS'],
   [0x517b, 'SMB'],
   [0xff534d42, 'CIFS'],

@@ -24,7 +24,7 @@ import {
   schemaSql,
 } from './sql-store.js';
 import { checkLedgerPlace, DATABASE_FILE, placeError } from './sqlite-place.js';
-import { LedgerUnavailable } from './store.js';
+import { LedgerUnavailable, waitText } from './store.js';
 
 export interface SqliteStoreOptions {
   dir: string;
@@ -226,7 +226,7 @@ class SqliteDatabase implements SqlDatabase {
         if (!isBusy(error)) throw error;
         if (Date.now() >= deadline)
           throw new LedgerUnavailable(
-            `The ledger of billed calls (${this.where}) is held by another server process that has not let go for ${span(this.options.waitMs)} (stopped, or stuck): try again shortly; if it stays busy, end the stuck gateway-tools-mcp process.`,
+            `The ledger of billed calls (${this.where}) is held by another server process that has not let go for ${waitText(this.options.waitMs)} (stopped, or stuck): try again shortly; if it stays busy, end the stuck gateway-tools-mcp process.`,
           );
         // Short pauses: a waiter that slept long would lose the lock again to the next begins.
         await sleep(pause + Math.random() * pause);
@@ -254,11 +254,6 @@ class SqliteDatabase implements SqlDatabase {
   }
 }
 
-/** A wait as the busy sentence says it: `800 ms`, `5 s`. */
-function span(ms: number): string {
-  return ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`;
-}
-
 function resultCode(error: unknown): number | undefined {
   const code = (error as { errcode?: unknown }).errcode;
   return typeof code === 'number' ? code & 0xff : undefined;
@@ -270,7 +265,7 @@ function isBusy(error: unknown): boolean {
 }
 
 /** SQLite's failure in words: what it means for billed calls, and what to do. */
-export function sqliteError(file: string, error: unknown): Error {
+function sqliteError(file: string, error: unknown): Error {
   if (error instanceof LedgerUnavailable) return error;
   const said = (error as { errstr?: string }).errstr ?? (error as Error).message;
   const unavailable = sqliteUnavailable(file, error, said);

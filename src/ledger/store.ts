@@ -8,7 +8,6 @@
 // SQLite, the database server's for PostgreSQL, so hosts whose clocks differ cannot split a day.
 
 import type { BilledKind } from '../config/billed-kinds.js';
-import { withoutCredentials } from '../lib/urls.js';
 
 /** The ledger cannot record a billed call, so the call is not sent: the message says why. */
 export class LedgerUnavailable extends Error {
@@ -23,13 +22,12 @@ export function codeOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** A database URL as messages show it: its user and password as `***`, as every URL with credentials. */
-export function maskedUrl(url: string): string {
-  return withoutCredentials(url);
+/** How long a begin waited for the lock, as the busy sentences say it: `800 ms`, `5 s`. */
+export function waitText(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`;
 }
 
-export const OUTCOMES = ['accepted', 'refused', 'unknown', 'declined'] as const;
-export type Outcome = (typeof OUTCOMES)[number];
+export type Outcome = 'accepted' | 'refused' | 'unknown' | 'declined';
 
 /** A billed call as the store keeps it: its begin, and its end once recorded. */
 export interface CallRow {

@@ -9,7 +9,7 @@ import type { Logger } from '../../lib/log.js';
 import { ledgerReader } from './read-usage.js';
 
 /** One call as an exported line. */
-export interface ExportedCall {
+interface ExportedCall {
   id: string;
   at: string;
   kind: string;
@@ -80,7 +80,7 @@ const SPAN_MS: Record<string, number> = {
 };
 
 /** `--since`: a date or time (2026-11-01, 2026-11-01T09:00Z), or a span back from now (90m, 12h, 7d, 2w). */
-export function sinceTime(text: string, now: number): number {
+function sinceTime(text: string, now: number): number {
   const span = SPAN.exec(text.trim());
   if (span) return now - Number(span[1]) * (SPAN_MS[(span[2] as string).toLowerCase()] as number);
   const at = /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text) : Number.NaN;
