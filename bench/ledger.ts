@@ -242,7 +242,7 @@ interface Backend {
   close(): Promise<void>;
 }
 
-function sqliteBackend(): Backend {
+export function sqliteBackend(): Backend {
   return {
     name: 'SQLite',
     async place() {
@@ -267,7 +267,7 @@ function sqliteBackend(): Backend {
  * synchronous_commit): each database here sets synchronous_commit back to on, PostgreSQL's
  * default, so a commit waits for its WAL to be written, though not synced to the disk.
  */
-async function postgresBackend(): Promise<Backend> {
+export async function postgresBackend(): Promise<Backend> {
   const server = await startPostgres();
   let made = 0;
   const names = new Map<string, string>();
@@ -335,7 +335,7 @@ interface CallsResult {
  * back to back). Settled (unless `settle: false`): each first makes SETTLE_CALLS in a ledger of its
  * own. `idleProbe`: a further process beside them that only probes its event loop.
  */
-async function runWorkers(
+export async function runWorkers(
   backend: Backend,
   count: number,
   calls: number,
@@ -861,7 +861,7 @@ function growthSpan(): { start: number; span: number } {
  * one transaction, the indexes made again, the WAL checkpointed (a ledger that grew over 30 days
  * has been, many times). Not ANALYZEd: the store never does it.
  */
-async function fillSqlite(file: string, rows: number): Promise<void> {
+export async function fillSqlite(file: string, rows: number): Promise<void> {
   const { start, span } = growthSpan();
   // Loaded here, after the store has loaded it quietly: Node 22 announces it on stderr.
   const { DatabaseSync } = await import('node:sqlite');
@@ -878,7 +878,7 @@ async function fillSqlite(file: string, rows: number): Promise<void> {
     db.prepare(
       `INSERT INTO ${CALLS} (${CALL_COLUMNS})
        WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < $rows - 1),
-       k AS (SELECT i, $start + (i * $span) / $rows AS t, ${KIND} AS kind, ${OUTCOME} AS outcome FROM n)
+       k AS (SELECT i, CAST($start + (i * $span) / $rows AS INTEGER) AS t, ${KIND} AS kind, ${OUTCOME} AS outcome FROM n)
        SELECT ${callValues('lower(hex(randomblob(16)))')} FROM k`,
     ).run({ $rows: rows, $start: start, $span: span });
     for (const index of indexes) db.exec(index.sql);

@@ -104,7 +104,8 @@ function used(view: View, limit: Limit, rows: readonly TallyRow[]): { used: numb
 }
 
 export async function limitUse(view: View, limit: Limit): Promise<LimitUse> {
-  const tally = used(view, limit, await view.reads.tally(windowOf(view, limit)));
+  const [rows = []] = await view.reads.tallies([windowOf(view, limit)]);
+  const tally = used(view, limit, rows);
   // The next call as the limit sees it: one more call, or for a cost limit one of unknown cost.
   const held =
     limit.subject === 'cost'
@@ -128,9 +129,10 @@ export async function refusal(
 ): Promise<LimitRefusal | null> {
   let worst: LimitRefusal | null = null;
   let worstAt = -Infinity;
-  for (const limit of limits) {
-    if (limit.subject !== 'cost' && limit.subject !== call.kind) continue;
-    const tally = used(view, limit, await view.reads.tally(windowOf(view, limit)));
+  const applying = limits.filter((limit) => limit.subject === 'cost' || limit.subject === call.kind);
+  const tallies = await view.reads.tallies(applying.map((limit) => windowOf(view, limit)));
+  for (const [i, limit] of applying.entries()) {
+    const tally = used(view, limit, tallies[i] ?? []);
     let found: LimitRefusal | null;
     if (limit.subject === 'cost') {
       const unknown = unknownCost(view.prices, call);

@@ -36,13 +36,14 @@ export interface PostgresStoreOptions {
 
 /** The advisory lock every begin (and the making of the tables) takes, on every host. */
 export const LEDGER_LOCK_KEY = '7455546890867139954';
-const SCHEMA_VERSION = '1';
+const SCHEMA_VERSION = '2';
 const META = 'gateway_ledger_meta';
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS ${META} (name text PRIMARY KEY, value text NOT NULL)`,
-  ...schemaSql({ serial: 'bigserial', integer: 'bigint', real: 'double precision' }),
+  ...schemaSql('postgres'),
   `INSERT INTO ${META} (name, value) VALUES ('schema_version', '${SCHEMA_VERSION}') ON CONFLICT (name) DO NOTHING`,
 ].join(';\n');
+const MADE = `SELECT to_regclass('${META}') IS NOT NULL AS made`;
 /** How long a stopped process holding the lock blocks the others: a healthy begin is never idle this long. */
 const IDLE_IN_TRANSACTION_MS = 5_000;
 /** The database's clock in ms: what `$now` reads. */
@@ -162,14 +163,21 @@ async function newPool(options: PostgresStoreOptions, place: Place): Promise<Poo
   return pool;
 }
 
+/** A statement as pg takes it: named once it has parameters, so each connection plans it once. */
+interface Statement {
+  text: string;
+  values?: unknown[];
+  name?: string;
+}
+
+type Query = (statement: Statement) => Promise<{ rows: SqlRow[]; rowCount: number | null }>;
+
 /** Runs the SQL store's statements with pg: named parameters as $1…, `$now` as the database's clock. */
-function runnerOver(
-  query: (text: string, values: unknown[]) => Promise<{ rows: SqlRow[]; rowCount: number | null }>,
-): SqlRunner {
+function runnerOver(query: Query): SqlRunner {
   return {
-    all: async (sql, params) => (await query(...positional(sql, params))).rows,
-    run: async (sql, params) => (await query(...positional(sql, params))).rowCount ?? 0,
-    now: async () => Number((await query(`SELECT ${DB_NOW} AS now`, [])).rows[0]?.now),
+    all: async (sql, params) => (await query(positional(sql, params))).rows,
+    run: async (sql, params) => (await query(positional(sql, params))).rowCount ?? 0,
+    now: async () => Number((await query({ text: `SELECT ${DB_NOW} AS now` })).rows[0]?.now),
   };
 }
 
@@ -186,9 +194,9 @@ class PostgresDatabase implements SqlDatabase {
     private readonly place: Place,
   ) {
     this.where = place.where;
-    this.runner = runnerOver(async (text, values) => {
+    this.runner = runnerOver(async (statement) => {
       try {
-        return (await pool.query(text, values)) as { rows: SqlRow[]; rowCount: number | null };
+        return (await pool.query(statement)) as { rows: SqlRow[]; rowCount: number | null };
       } catch (error) {
         throw failure(error, place);
       }
@@ -221,16 +229,17 @@ class PostgresDatabase implements SqlDatabase {
   }
 
   async schemaVersion(): Promise<string | undefined> {
-    const [table] = await this.runner.all(`SELECT to_regclass('${META}') IS NOT NULL AS made`);
+    const [table] = await this.runner.all(MADE);
     if (!table?.made) return undefined;
     const [row] = await this.runner.all(`SELECT value FROM ${META} WHERE name = 'schema_version'`);
     return row ? String(row.value) : 'none';
   }
 
-  /** Made in one transaction under the lock: two processes making them at once would collide. */
+  /** Made in one transaction under the lock, unless the process before it in the lock made them. */
   makeSchema(): Promise<void> {
     return this.locked(performance.now() + this.place.waitMs, async (tx) => {
-      await tx.run(SCHEMA);
+      const [made] = await tx.all(MADE);
+      if (!made?.made) await tx.run(SCHEMA);
     });
   }
 
@@ -263,9 +272,9 @@ class PostgresDatabase implements SqlDatabase {
       broken ??= error;
     };
     client.on('error', onError);
-    const query = async (text: string, values: unknown[] = []) => {
+    const query = async (statement: Statement) => {
       try {
-        return (await client.query(text, values)) as { rows: SqlRow[]; rowCount: number | null };
+        return (await client.query(statement)) as { rows: SqlRow[]; rowCount: number | null };
       } catch (error) {
         if (
           (error as { severity?: string }).severity === undefined ||
@@ -279,12 +288,12 @@ class PostgresDatabase implements SqlDatabase {
       const left = Math.floor(deadline - performance.now());
       if (left <= 0) throw failure({ code: '55P03' }, this.place);
       // One round trip: the transaction, its wait bound, the lock, and the clock once it is held.
-      const opened = (await query(
-        `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = ${left}; SELECT pg_advisory_xact_lock(${LEDGER_LOCK_KEY}); SELECT ${DB_NOW} AS now`,
-      )) as unknown as { rows: SqlRow[] }[];
+      const opened = (await query({
+        text: `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = ${left}; SELECT pg_advisory_xact_lock(${LEDGER_LOCK_KEY}); SELECT ${DB_NOW} AS now`,
+      })) as unknown as { rows: SqlRow[] }[];
       const lockedAt = Number(opened.at(-1)?.rows[0]?.now);
       const result = await work({ ...runnerOver(query), now: async () => lockedAt });
-      await query('COMMIT');
+      await query({ text: 'COMMIT' });
       return result;
     } catch (error) {
       if (!broken) await client.query('ROLLBACK').catch((e: Error) => (broken = e));
@@ -304,10 +313,10 @@ class PostgresDatabase implements SqlDatabase {
   }
 }
 
-/** Each statement's text for pg and its parameters' names in order, made once. */
-const POSITIONAL = new Map<string, { text: string; names: string[] }>();
+/** Each statement's text for pg, its parameters' names in order and its name, made once. */
+const POSITIONAL = new Map<string, { text: string; names: string[]; name: string }>();
 
-function positional(sql: string, params: SqlParams = {}): [string, unknown[]] {
+function positional(sql: string, params: SqlParams = {}): Statement {
   let made = POSITIONAL.get(sql);
   if (!made) {
     const names: string[] = [];
@@ -316,11 +325,13 @@ function positional(sql: string, params: SqlParams = {}): [string, unknown[]] {
       const index = names.includes(name) ? names.indexOf(name) : names.push(name) - 1;
       return `$${index + 1}`;
     });
-    made = { text, names };
+    made = { text, names, name: `gateway_ledger_${POSITIONAL.size}` };
     POSITIONAL.set(sql, made);
   }
   // A time before or after any (±Infinity, as SQLite compares it) as the farthest a bigint holds.
   const value = (v: SqlParams[string] | undefined) =>
     typeof v === 'number' && !Number.isFinite(v) ? Math.sign(v) * Number.MAX_SAFE_INTEGER : (v ?? null);
-  return [made.text, made.names.map((name) => value(params[`$${name}`]))];
+  const values = made.names.map((name) => value(params[`$${name}`]));
+  // A statement without parameters may be several (the schema): those are not named.
+  return values.length > 0 ? { text: made.text, values, name: made.name } : { text: made.text };
 }

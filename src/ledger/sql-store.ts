@@ -36,10 +36,22 @@ export interface SqlDatabase extends SqlRunner {
 
 export const CALLS = 'gateway_ledger_calls';
 export const STATUSES = 'gateway_ledger_job_status';
+/**
+ * The counted calls of each quarter hour, by kind and model, kept by the database itself
+ * (triggers on the calls): a limit's window is its whole quarters from here and the calls of the
+ * one quarter it begins in, so a begin reads a few hundred rows however many calls the day holds.
+ */
+export const TALLIES = 'gateway_ledger_tallies';
+const QUARTER_MS = 900_000;
 
-/** The schema, in each database's column types: `serial` for the insertion order, `real` for amounts. */
-export function schemaSql(types: { serial: string; integer: string; real: string }): string[] {
-  const { serial, integer, real } = types;
+export type Dialect = 'sqlite' | 'postgres';
+
+/** The schema in the database's own words: its column types, and how a trigger is written. */
+export function schemaSql(dialect: Dialect): string[] {
+  const { serial, integer, real } =
+    dialect === 'sqlite'
+      ? { serial: 'INTEGER', integer: 'INTEGER', real: 'REAL' }
+      : { serial: 'bigserial', integer: 'bigint', real: 'double precision' };
   return [
     `CREATE TABLE IF NOT EXISTS ${CALLS} (
       seq ${serial} PRIMARY KEY,
@@ -68,10 +80,64 @@ export function schemaSql(types: { serial: string; integer: string; real: string
     `CREATE INDEX IF NOT EXISTS ${CALLS}_kind ON ${CALLS} (kind, began_at)`,
     `CREATE INDEX IF NOT EXISTS ${CALLS}_session ON ${CALLS} (session, began_at)`,
     `CREATE TABLE IF NOT EXISTS ${STATUSES} (job TEXT PRIMARY KEY, status TEXT NOT NULL, at ${integer} NOT NULL)`,
+    `CREATE TABLE IF NOT EXISTS ${TALLIES} (
+      quarter ${integer} NOT NULL,
+      kind TEXT NOT NULL,
+      model TEXT NOT NULL,
+      calls ${integer} NOT NULL,
+      amount ${real} NOT NULL,
+      unmeasured ${integer} NOT NULL,
+      PRIMARY KEY (quarter, kind, model)
+    )`,
+    ...(dialect === 'sqlite' ? sqliteTriggers() : postgresTriggers()),
   ];
 }
 
-const COUNTED = `(outcome IS NULL OR outcome IN ('accepted', 'unknown'))`;
+function sqliteTriggers(): string[] {
+  const trigger = (event: string, changes: string[]) =>
+    `CREATE TRIGGER IF NOT EXISTS ${TALLIES}_${event.toLowerCase()} AFTER ${event} ON ${CALLS}
+    BEGIN ${changes.map((change) => `${change};`).join(' ')} END`;
+  return [
+    trigger('INSERT', [tallyChange('NEW', '+')]),
+    trigger('UPDATE', [tallyChange('OLD', '-'), tallyChange('NEW', '+')]),
+    trigger('DELETE', [tallyChange('OLD', '-')]),
+  ];
+}
+
+function postgresTriggers(): string[] {
+  return [
+    // The body between $$ (pg's parameters are $ and a letter).
+    `CREATE OR REPLACE FUNCTION ${TALLIES}_change() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF TG_OP <> 'INSERT' THEN ${tallyChange('OLD', '-')}; END IF;
+      IF TG_OP <> 'DELETE' THEN ${tallyChange('NEW', '+')}; END IF;
+      RETURN NULL;
+    END $$`,
+    `CREATE TRIGGER ${TALLIES}_change AFTER INSERT OR UPDATE OR DELETE ON ${CALLS}
+    FOR EACH ROW EXECUTE FUNCTION ${TALLIES}_change()`,
+  ];
+}
+
+/**
+ * A call's part in its quarter's tally, added (+) or taken away (-) when it counts: a statement
+ * for a trigger, on the row `NEW` or `OLD`, the same in SQLite and PostgreSQL.
+ */
+function tallyChange(row: 'NEW' | 'OLD', sign: '+' | '-'): string {
+  const measured = `coalesce(${row}.amount, ${row}.expected)`;
+  const add = (column: string) => `${column} = ${TALLIES}.${column} + excluded.${column}`;
+  return `INSERT INTO ${TALLIES} (quarter, kind, model, calls, amount, unmeasured)
+    SELECT CAST(${row}.began_at / ${QUARTER_MS} AS BIGINT), ${row}.kind, ${row}.model, ${sign}1, ${sign}coalesce(${measured}, 0),
+      ${sign}${flag(`${measured} IS NULL`)}
+    WHERE ${counted(row)}
+    ON CONFLICT (quarter, kind, model) DO UPDATE SET ${add('calls')}, ${add('amount')}, ${add('unmeasured')}`;
+}
+
+/** The calls that count against the limits: not ended, accepted, or unknown. */
+const counted = (row = '') => {
+  const outcome = row ? `${row}.outcome` : 'outcome';
+  return `(${outcome} IS NULL OR ${outcome} IN ('accepted', 'unknown'))`;
+};
+const COUNTED = counted();
 const MEASURED = 'coalesce(amount, expected)';
 const COLUMNS =
   'id, began_at, session, pid, host, kind, tool, model, hash, words, key, expected, outcome, ended_at, job, amount, reason, status, file';
@@ -86,8 +152,11 @@ const END_VALUES = '$outcome, $now, $job, $amount, $reason, $status, $file';
 
 /** Counted calls and their amounts, as TallyRow names them. */
 const TALLY = `count(*) AS calls, coalesce(sum(${MEASURED}), 0) AS amount, count(*) - count(${MEASURED}) AS unmeasured`;
+
 /** A condition as 1 or 0: SQLite and PostgreSQL answer a comparison differently (0/1, true/false). */
 const flag = (condition: string) => `CASE WHEN ${condition} THEN 1 ELSE 0 END`;
+/** One counted call as a part of a tally (see tallySql). */
+const ONE_CALL = `1 AS calls, coalesce(${MEASURED}, 0) AS amount, ${flag(`${MEASURED} IS NULL`)} AS unmeasured`;
 
 const SQL = {
   insert: `INSERT INTO ${CALLS} (${NEW_COLUMNS}) VALUES (${NEW_VALUES})`,
@@ -110,6 +179,7 @@ const SQL = {
   removeOld: `DELETE FROM ${CALLS} WHERE began_at < $before
     AND seq < (SELECT min(seq) FROM (SELECT seq FROM ${CALLS} ORDER BY seq DESC LIMIT $kept) AS recent)`,
   removeOldStatuses: `DELETE FROM ${STATUSES} WHERE at < $before`,
+  removeEmptyTallies: `DELETE FROM ${TALLIES} WHERE calls = 0`,
 };
 
 /** The ledger's store over a database. */
@@ -210,6 +280,7 @@ export class SqlStore {
     const before = (await this.db.now()) - retentionMs;
     const removed = await this.db.run(SQL.removeOld, { $before: before, $kept: kept });
     await this.db.run(SQL.removeOldStatuses, { $before: before });
+    await this.db.run(SQL.removeEmptyTallies);
     return removed;
   }
 
@@ -225,15 +296,49 @@ function readsOver(runner: SqlRunner): LedgerReads {
       const [row] = await runner.all(SQL.duplicate, { $hash: hash, $since: since, $except: exceptKey });
       return (row as CallRow | undefined) ?? null;
     },
-    tally: async (window) => {
-      const sql = `SELECT kind, model, ${TALLY} FROM ${CALLS} WHERE ${windowWhere(window)} GROUP BY kind, model`;
-      return (await runner.all(sql, windowParams(window))) as unknown as TallyRow[];
+    tallies: async (windows) => {
+      if (windows.length === 0) return [];
+      const { sql, params } = talliesSql(windows);
+      const rows = (await runner.all(sql, params)) as unknown as (TallyRow & { w: number })[];
+      return windows.map((_, i) => rows.filter((row) => Number(row.w) === i));
     },
     counted: async (window) => {
       const sql = `SELECT began_at AS "beganAt", kind, model, ${MEASURED} AS amount FROM ${CALLS}
         WHERE ${windowWhere(window)} ORDER BY began_at, seq`;
       return (await runner.all(sql, windowParams(window))) as unknown as CountedCall[];
     },
+  };
+}
+
+/**
+ * Counted calls of each window by kind and model, in one statement. A window since a time: the
+ * tallies of the quarters wholly inside it, and the calls of the quarter it begins in. A
+ * session's window: its calls.
+ */
+function talliesSql(windows: readonly Window[]): { sql: string; params: SqlParams } {
+  const params: SqlParams = {};
+  const parts = windows.flatMap((window, i) => {
+    /** A condition on the window's own parameter (each window's are apart: `$kind0`, `$kind1`…). */
+    const where = (condition: string, name: string, value: SqlValue) => {
+      params[`$${name}${i}`] = value;
+      return ` AND ${condition} $${name}${i}`;
+    };
+    const kind = window.kind !== undefined ? where('kind =', 'kind', window.kind) : '';
+    const since = window.since ?? Number.NEGATIVE_INFINITY;
+    let calls = `SELECT ${i} AS w, kind, model, ${ONE_CALL} FROM ${CALLS} WHERE ${COUNTED}${kind}`;
+    calls += window.since !== undefined ? where('began_at >', 'since', since) : '';
+    if (window.session !== undefined) return [calls + where('session =', 'session', window.session)];
+    const edge = Math.floor(since / QUARTER_MS);
+    return [
+      `SELECT ${i} AS w, kind, model, calls, amount, unmeasured FROM ${TALLIES} WHERE true${kind}${where('quarter >', 'edge', edge)}`,
+      calls + where('began_at <', 'edgeEnd', (edge + 1) * QUARTER_MS),
+    ];
+  });
+  return {
+    sql: `SELECT w, kind, model, CAST(sum(calls) AS BIGINT) AS calls, sum(amount) AS amount,
+      CAST(sum(unmeasured) AS BIGINT) AS unmeasured
+      FROM (${parts.join('\n      UNION ALL ')}) AS parts GROUP BY w, kind, model`,
+    params,
   };
 }
 

@@ -48,7 +48,7 @@ const SQLITE_CANTOPEN = 14;
 const SQLITE_NOTADB = 26;
 
 /** The schema's version, in SQLite's user_version: a ledger of another version is not written to. */
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 
 export async function openSqliteStore(options: SqliteStoreOptions): Promise<SqlStore> {
   const readOnly = options.readOnly ?? false;
@@ -129,8 +129,7 @@ class SqliteDatabase implements SqlDatabase {
       try {
         const version = Number(this.db.prepare('PRAGMA user_version').get()?.user_version ?? 0);
         if (version === 0) {
-          for (const statement of schemaSql({ serial: 'INTEGER', integer: 'INTEGER', real: 'REAL' }))
-            this.db.exec(statement);
+          for (const statement of schemaSql('sqlite')) this.db.exec(statement);
           this.db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
         } else if (version !== SCHEMA_VERSION) throw this.newerOrOlder(version);
         // Statistics for the query planner, bounded in cost: a large ledger's tallies then read the

@@ -134,8 +134,8 @@ export interface LedgerReads {
    * (a retry with the same idempotency key is how an unknown outcome is resolved).
    */
   duplicate(hash: string, since: number, exceptKey: string | null): Promise<CallRow | null>;
-  /** Counted calls within the window, by kind and model. */
-  tally(window: Window): Promise<TallyRow[]>;
+  /** Counted calls within each window, by kind and model: one read for all. */
+  tallies(windows: readonly Window[]): Promise<TallyRow[][]>;
   /** Counted calls within the window, oldest first. */
   counted(window: Window): Promise<CountedCall[]>;
 }

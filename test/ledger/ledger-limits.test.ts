@@ -175,6 +175,54 @@ describe.each(stores)('limits on $name', (store) => {
     expect((await ledger.begin(videoWithoutDuration('a slow pan over a harbour'))).status).toBe('go');
     expect(await exported(ledger)).toMatchObject([{ state: 'pending', amount: null, cost: null }]);
   });
+  it('count each window exactly, whatever became of its calls and whichever were removed', async () => {
+    const { open, later, now, debug } = await setup(store, {
+      limits: 'chat=1000/hour,cost=1000000/day',
+      prices: `${VIDEO_PRICE},chat:*=2/1m-tokens`,
+    });
+    const ledger = open();
+    let seed = 7;
+    const random = () => (seed = (seed * 48_271) % 2_147_483_647) / 2_147_483_647;
+    /** The limits' use against the calls themselves, counted one by one. */
+    const expectWindowsAsCounted = async () => {
+      const counted = (await exported(ledger)).filter((c) =>
+        ['accepted', 'unknown', 'pending'].includes(c.state),
+      );
+      const within = (ms: number) => counted.filter((c) => Date.parse(c.at) > now() - ms);
+      const [chatLimit, costLimit] = (await ledger.usage()).limits;
+      expect(chatLimit?.used).toBe(within(HOUR).filter((c) => c.kind === 'chat').length);
+      expect(costLimit?.used).toBeGreaterThan(0);
+      expect(costLimit?.used).toBeCloseTo(
+        within(DAY).reduce((sum, c) => sum + (c.cost ?? 0), 0),
+        9,
+      );
+    };
+    // About 25 hours of calls on SQLite's clock, minutes apart; on PostgreSQL, milliseconds.
+    for (let i = 0; i < 300; i++) {
+      await later(Math.floor(random() * 10 * 60_000));
+      const id = await go(
+        ledger,
+        random() < 0.3 ? video(`video ${i}`, { expected: 1 + Math.floor(random() * 10) }) : chat(`chat ${i}`),
+      );
+      const end = random();
+      if (end < 0.5) await ledger.end(id, { outcome: 'accepted', amount: Math.floor(random() * 5_000) });
+      else if (end < 0.65) await ledger.end(id, { outcome: 'refused' });
+      else if (end < 0.75) await ledger.end(id, { outcome: 'unknown' });
+      // The rest are not ended: still being sent, as far as the ledger knows.
+      if (i % 30 === 29) await expectWindowsAsCounted();
+      if (i === 200) {
+        // Another process removes all but the last 100 calls, whatever their times.
+        const sweeper = open({ retentionDays: 0, keptCalls: 100 });
+        await go(sweeper, chat('a sweeping process'));
+        await afterSweep();
+        await sweeper.close();
+        expect(debug).toEqual([
+          expect.stringMatching(/^ledger: removed 10\d calls older than the retention$/),
+        ]);
+        await expectWindowsAsCounted();
+      }
+    }
+  });
 });
 
 describe('limits on SQLite, as time passes', () => {

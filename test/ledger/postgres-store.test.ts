@@ -99,7 +99,7 @@ describe.skipIf(!HAS_POSTGRES)(
     /** The rule under test: at most three counted video calls begun within the last day. */
     async function atMostThreeVideosADay(tx: BeginTransaction): Promise<boolean> {
       const now = await tx.now();
-      const [video] = await tx.tally({ since: now - DAY, kind: 'video' });
+      const [[video] = []] = await tx.tallies([{ since: now - DAY, kind: 'video' }]);
       // Long enough for the other store's begin to slip in, were begins not taking turns.
       await sleep(5);
       if ((video?.calls ?? 0) >= 3) return false;
@@ -123,7 +123,7 @@ describe.skipIf(!HAS_POSTGRES)(
       const outcomes = await Promise.all([...race(hostA), ...race(hostB)]);
       expect(outcomes.filter(Boolean)).toHaveLength(3);
       expect(await hostA.latest(100)).toHaveLength(3);
-      const [tally] = await hostB.reads().tally({ kind: 'video' });
+      const [[tally] = []] = await hostB.reads().tallies([{ kind: 'video' }]);
       expect(tally).toMatchObject({ kind: 'video', model: 'sora-2', calls: 3, amount: 12, unmeasured: 0 });
     });
 

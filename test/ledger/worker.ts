@@ -79,7 +79,7 @@ if (task.action === 'hold') {
   if ((await nextLine()) === 'go') {
     await store.beginTransaction(async (tx) => {
       // The transaction's first read, and a begin written: the writer's lock is really held.
-      await tx.tally({});
+      await tx.tallies([{}]);
       await tx.insert({
         id: `hold-${name}`,
         session: `hold-${name}`,
