@@ -7,7 +7,11 @@
  * 1. A billed call's added time: Ledger.begin (the duplicate guard, the limits under realistic
  *    GATEWAY_LIMITS and GATEWAY_PRICES, the insert, the commit) + Ledger.end (its commit), p50 and
  *    p99, in three processes billing into one ledger: every PACE_MS all three begin a call at the
- *    same moment, and back to back with no pause (every core busy: far beyond use). Settled: each
+ *    same moment; and back to back, each process beginning its next call as soon as the last has
+ *    ended, every call sent between its begin and its end (an HTTP request to a server on
+ *    loopback that answers at once: the fastest a gateway could). For reference, a stress figure
+ *    of no use: back to back with nothing sent between begin and end, so each process holds or
+ *    wants the writer's lock all the time (every core busy). Settled: each
  *    process has first made SETTLE_CALLS billed calls in a ledger of its own, as a running server
  *    has; fresh: the timing starts at a process's 21st call, while V8 still compiles. The floor is
  *    the least a record costs here: one synced append per call (SQLite's disk), one committed
@@ -41,6 +45,8 @@ import {
   statSync,
   writeSync,
 } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -151,8 +157,10 @@ export interface StoreBench {
   store: StoreName;
   /** Three settled processes, each call begun at the same moment as the other two's. */
   together: Timing;
-  /** Three settled processes billing back to back. */
+  /** Three settled processes billing back to back, each call sent between its begin and end. */
   backToBack: Timing;
+  /** Three settled processes back to back with nothing sent between begin and end. */
+  stress: Timing;
   /** The same two in fresh processes. */
   fresh: { together: Timing; backToBack: Timing };
   /** The floor: the least a durable record costs, three processes at once, every PACE_MS. */
@@ -176,15 +184,16 @@ export async function benchLedger(calls: number, reps: number, service?: BenchSe
   ensureBuilt();
   const ownService = service ? undefined : await startReferenceProcess();
   const gateway = service ?? ownService!;
+  const sending = await startAnswering();
   try {
-    const sqlite = await benchStore(sqliteBackend(), calls, reps, gateway);
+    const sqlite = await benchStore(sqliteBackend(), calls, reps, gateway, sending.url);
     let postgres: StoreBench | string = POSTGRES_NOT_RUN;
     if (HAS_POSTGRES) {
       const backend = await postgresBackend().catch((error: Error) => `not run: ${error.message}`);
       if (typeof backend === 'string') postgres = backend;
       else {
         try {
-          postgres = await benchStore(backend, calls, reps, gateway);
+          postgres = await benchStore(backend, calls, reps, gateway, sending.url);
         } finally {
           await backend.close();
         }
@@ -192,8 +201,23 @@ export async function benchLedger(calls: number, reps: number, service?: BenchSe
     }
     return { calls, paceMs: PACE_MS, reps, sqlite, postgres };
   } finally {
+    await sending.close();
     await ownService?.close();
   }
+}
+
+/** A server on loopback that answers every request at once, with nothing: where calls are sent. */
+async function startAnswering(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((request, response) => {
+    request.resume();
+    response.writeHead(204).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 async function benchStore(
@@ -201,6 +225,7 @@ async function benchStore(
   calls: number,
   reps: number,
   service: BenchService,
+  send: string,
 ): Promise<StoreBench> {
   const step = (what: string) => process.stderr.write(`ledger bench, ${backend.name}: ${what}\n`);
   step('the floor');
@@ -208,11 +233,13 @@ async function benchStore(
   step('three processes at once');
   const paced = await runWorkers(backend, 3, calls, PACE_MS, { idleProbe: true });
   step('three processes back to back');
-  const backToBack = (await runWorkers(backend, 3, calls, 0)).timing;
+  const backToBack = (await runWorkers(backend, 3, calls, 0, { send })).timing;
+  step('three processes back to back, nothing sent');
+  const stress = (await runWorkers(backend, 3, calls, 0)).timing;
   step('fresh processes');
   const fresh = {
     together: (await runWorkers(backend, 3, calls, PACE_MS, { settle: false })).timing,
-    backToBack: (await runWorkers(backend, 3, calls, 0, { settle: false })).timing,
+    backToBack: (await runWorkers(backend, 3, calls, 0, { settle: false, send })).timing,
   };
   step(`a ledger of ${GROWTH_ROWS.toLocaleString('en')} calls`);
   const growth = await benchGrowth(backend, reps, service);
@@ -220,6 +247,7 @@ async function benchStore(
     store: backend.name,
     together: paced.timing,
     backToBack,
+    stress,
     fresh,
     floor,
     idleStall: paced.idle ?? { p50: Number.NaN, p99: Number.NaN },
@@ -242,7 +270,7 @@ interface Backend {
   close(): Promise<void>;
 }
 
-export function sqliteBackend(): Backend {
+function sqliteBackend(): Backend {
   return {
     name: 'SQLite',
     async place() {
@@ -267,7 +295,7 @@ export function sqliteBackend(): Backend {
  * synchronous_commit): each database here sets synchronous_commit back to on, PostgreSQL's
  * default, so a commit waits for its WAL to be written, though not synced to the disk.
  */
-export async function postgresBackend(): Promise<Backend> {
+async function postgresBackend(): Promise<Backend> {
   const server = await startPostgres();
   let made = 0;
   const names = new Map<string, string>();
@@ -321,6 +349,8 @@ interface WorkerTask {
   settle?: Place;
   calls?: number;
   paceMs?: number;
+  /** For `calls`: where each call is sent between its begin and its end. */
+  send?: string;
 }
 
 interface CallsResult {
@@ -335,12 +365,17 @@ interface CallsResult {
  * back to back). Settled (unless `settle: false`): each first makes SETTLE_CALLS in a ledger of its
  * own. `idleProbe`: a further process beside them that only probes its event loop.
  */
-export async function runWorkers(
+async function runWorkers(
   backend: Backend,
   count: number,
   calls: number,
   paceMs: number,
-  options: { mode?: 'calls' | 'floor' | 'pg-floor'; settle?: boolean; idleProbe?: boolean } = {},
+  options: {
+    mode?: 'calls' | 'floor' | 'pg-floor';
+    settle?: boolean;
+    idleProbe?: boolean;
+    send?: string;
+  } = {},
 ): Promise<{ timing: Timing; idle?: Percentiles }> {
   const mode = options.mode ?? 'calls';
   const shared = await backend.place();
@@ -351,7 +386,13 @@ export async function runWorkers(
     else await backend.prepareFloor(shared);
     const tasks: WorkerTask[] = [];
     for (let i = 0; i < count; i++) {
-      const task: WorkerTask = { mode, place: shared, calls, paceMs };
+      const task: WorkerTask = {
+        mode,
+        place: shared,
+        calls,
+        paceMs,
+        ...(options.send ? { send: options.send } : {}),
+      };
       if (mode === 'calls' && options.settle !== false) {
         task.settle = await backend.place();
         places.push(task.settle);
@@ -456,10 +497,14 @@ function percentiles(values: number[]): Percentiles {
 /**
  * Waits for the start time on stdin, then makes the calls, the i-th at start + i × pace (or at
  * once when late), timing each, and the event loop's longest stall from each call's start to the
- * next's; prints them and the CPU per call as one line of JSON. `call` returns when its begin was
- * done (performance.now()), for the begin's share.
+ * next's; prints them and the CPU per call as one line of JSON. `call` returns the time it added
+ * and its begin's share, ms.
  */
-async function timeCalls(calls: number, paceMs: number, call: (i: number) => Promise<number>): Promise<void> {
+async function timeCalls(
+  calls: number,
+  paceMs: number,
+  call: (i: number) => Promise<{ added: number; begin: number }>,
+): Promise<void> {
   const lines = createInterface({ input: process.stdin });
   process.stdout.write('ready\n');
   const startAt = Number(await new Promise<string>((resolve) => lines.once('line', resolve)));
@@ -474,11 +519,10 @@ async function timeCalls(calls: number, paceMs: number, call: (i: number) => Pro
     const longest = probe.take();
     if (i > WARM_UP) stall.push(longest);
     if (i === WARM_UP) cpu = process.cpuUsage();
-    const started = performance.now();
-    const begun = await call(i);
+    const timed = await call(i);
     if (i >= WARM_UP) {
-      total.push(performance.now() - started);
-      begin.push(begun - started);
+      total.push(timed.added);
+      begin.push(timed.begin);
     }
   }
   const used = process.cpuUsage(cpu);
@@ -534,30 +578,40 @@ function billable(i: number): BillableCall {
   };
 }
 
-/** One billed call: begin, then end accepted (a video with its job id); returns when the begin was done. */
-async function billedCall(ledger: Ledger, i: number): Promise<number> {
+/**
+ * One billed call: begin, the request sent to `send` (when given), then end accepted (a video with
+ * its job id). Returns the begin's and the end's time together, and the begin's alone.
+ */
+async function billedCall(
+  ledger: Ledger,
+  i: number,
+  send?: string,
+): Promise<{ added: number; begin: number }> {
   const call = billable(i);
+  const started = performance.now();
   const result = await ledger.begin(call);
-  const begun = performance.now();
+  const begin = performance.now() - started;
   if (result.status !== 'go') throw new Error(`unexpected ${result.status}`);
+  if (send) await (await fetch(send, { method: 'POST', body: call.text })).arrayBuffer();
+  const ending = performance.now();
   await ledger.end(
     result.id,
     call.kind === 'video'
       ? { outcome: 'accepted', jobId: `vj_bench_${process.pid}_${i}`, amount: 8, status: 'queued' }
       : { outcome: 'accepted', amount: 1200 },
   );
-  return begun;
+  return { added: begin + performance.now() - ending, begin };
 }
 
 /** One process's billed calls, after settling in a ledger of its own. */
 async function callsWorker(task: WorkerTask): Promise<void> {
   if (task.settle) {
     const settling = openLedger(task.settle);
-    for (let i = 0; i < SETTLE_CALLS; i++) await billedCall(settling, i);
+    for (let i = 0; i < SETTLE_CALLS; i++) await billedCall(settling, i, task.send);
     await settling.close();
   }
   const ledger = openLedger(task.place);
-  await timeCalls(task.calls ?? 0, task.paceMs ?? 0, (i) => billedCall(ledger, i));
+  await timeCalls(task.calls ?? 0, task.paceMs ?? 0, (i) => billedCall(ledger, i, task.send));
   await ledger.close();
 }
 
@@ -566,11 +620,13 @@ async function floorWorker(task: WorkerTask): Promise<void> {
   const line = Buffer.from(`${JSON.stringify({ type: 'begin', pad: 'x'.repeat(300) })}\n`);
   const sync = promisify(fdatasync);
   await timeCalls(task.calls ?? 0, task.paceMs ?? 0, async () => {
+    const started = performance.now();
     const fd = openSync(join(task.place.dir, 'floor.jsonl'), 'a', 0o600);
     writeSync(fd, line);
     await sync(fd);
     closeSync(fd);
-    return performance.now();
+    const added = performance.now() - started;
+    return { added, begin: added };
   });
 }
 
@@ -580,8 +636,10 @@ async function postgresFloorWorker(task: WorkerTask): Promise<void> {
   await client.connect();
   const line = 'x'.repeat(300);
   await timeCalls(task.calls ?? 0, task.paceMs ?? 0, async () => {
+    const started = performance.now();
     await client.query('INSERT INTO bench_floor (line) VALUES ($1)', [line]);
-    return performance.now();
+    const added = performance.now() - started;
+    return { added, begin: added };
   });
   await client.end();
 }
@@ -861,7 +919,7 @@ function growthSpan(): { start: number; span: number } {
  * one transaction, the indexes made again, the WAL checkpointed (a ledger that grew over 30 days
  * has been, many times). Not ANALYZEd: the store never does it.
  */
-export async function fillSqlite(file: string, rows: number): Promise<void> {
+async function fillSqlite(file: string, rows: number): Promise<void> {
   const { start, span } = growthSpan();
   // Loaded here, after the store has loaded it quietly: Node 22 announces it on stderr.
   const { DatabaseSync } = await import('node:sqlite');
@@ -988,7 +1046,7 @@ function storeRows(b: StoreBench, result: LedgerBench): [string, string, string,
     ],
     [
       names[1]!,
-      `${ms(b.backToBack.p99)} (p50 ${ms(b.backToBack.p50)}; three settled processes, no pause, every core busy); fresh processes ${ms(b.fresh.backToBack.p99)}`,
+      `${ms(b.backToBack.p99)} (p50 ${ms(b.backToBack.p50)}; three settled processes, each call sent to a server on loopback between its begin and end, the next begun as soon as it ended; begin alone p99 ${ms(b.backToBack.begin.p99)}); fresh processes ${ms(b.fresh.backToBack.p99)}; with nothing sent between begin and end (a stress figure: every core busy) ${ms(b.stress.p99)} (p50 ${ms(b.stress.p50)})`,
       `same floor`,
       `${ratio(b.backToBack.p99, goal)} of the ${goal} ms goal`,
     ],
@@ -1052,7 +1110,7 @@ if (args[0] === '--worker') {
     calls: callsWorker,
     floor: floorWorker,
     'pg-floor': postgresFloorWorker,
-    idle: (t: WorkerTask) => timeCalls(t.calls ?? 0, t.paceMs ?? 0, async () => performance.now()),
+    idle: (t: WorkerTask) => timeCalls(t.calls ?? 0, t.paceMs ?? 0, async () => ({ added: 0, begin: 0 })),
     'first-call': firstCallProbe,
     reports: reportsProbe,
     'doctor-ledger': doctorLedgerProbe,

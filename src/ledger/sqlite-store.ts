@@ -1,6 +1,15 @@
 // The ledger in one SQLite file (GATEWAY_LEDGER_DIR/ledger.sqlite), shared by every server process
 // of the user on this machine through SQLite's own locks, which the kernel releases when a process
-// dies. WAL mode, and every commit synced to disk before the call it records may leave.
+// dies.
+//
+// WAL mode, synchronous=NORMAL: a commit is written to the WAL file, and SQLite syncs that file
+// before each checkpoint, so a power cut may lose the latest commits but never damages the
+// database. A begin's record must not be lost once its call may leave, so a begin, once committed,
+// syncs the WAL file itself (fdatasync, off the event loop) before it returns: its frames are in
+// that file, or already in the database file, which SQLite synced when it checkpointed them. The
+// writer's lock is not held during that sync, so other processes' begins go on meanwhile. Other
+// writes (a call's end, a job's status, removing old calls) are not synced: a lost end leaves its
+// call reading as unknown, which still counts against the limits.
 //
 // SQLite's API here is synchronous, so the store never waits inside it: a lock held by another
 // process is answered at once (busy_timeout 0) and tried again on a timer, up to the wait bound,
@@ -9,7 +18,7 @@
 // more call. Times are this process's clock.
 
 import { constants } from 'node:fs';
-import { access } from 'node:fs/promises';
+import { access, type FileHandle, open } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -104,6 +113,8 @@ class SqliteDatabase implements SqlDatabase {
   /** One write at a time from this process: a begin's transaction spans awaits. */
   private writing: Promise<unknown> = Promise.resolve();
   private readonly statements = new Map<string, StatementSync>();
+  /** The WAL file, opened at the first begin, to sync it. */
+  private wal: Promise<FileHandle> | undefined;
 
   constructor(
     private readonly db: DatabaseSync,
@@ -122,7 +133,7 @@ class SqliteDatabase implements SqlDatabase {
     }
     this.guard(() => this.db.exec('PRAGMA busy_timeout = 0'));
     // Another process may be making the file at this moment: every first statement waits its turn.
-    await this.whenFree(() => this.db.exec('PRAGMA synchronous = FULL'));
+    await this.whenFree(() => this.db.exec('PRAGMA synchronous = NORMAL'));
     await this.whenFree(() => this.db.exec('PRAGMA journal_mode = WAL'));
     await this.whenFree(() => {
       this.db.exec('BEGIN IMMEDIATE');
@@ -163,9 +174,12 @@ class SqliteDatabase implements SqlDatabase {
     );
   }
 
-  /** BEGIN IMMEDIATE: the writer's lock, taken before the work reads anything. */
-  transaction<T>(work: (tx: SqlRunner) => Promise<T>): Promise<T> {
-    return this.serially(async () => {
+  /**
+   * BEGIN IMMEDIATE: the writer's lock, taken before the work reads anything. Returns once the
+   * commit is on the disk (see the top of this file).
+   */
+  async transaction<T>(work: (tx: SqlRunner) => Promise<T>): Promise<T> {
+    const result = await this.serially(async () => {
       await this.whenFree(() => this.db.exec('BEGIN IMMEDIATE'));
       const inside: SqlRunner = {
         now: () => this.now(),
@@ -183,10 +197,26 @@ class SqliteDatabase implements SqlDatabase {
         throw error;
       }
     });
+    await this.walSynced();
+    return result;
+  }
+
+  /** The WAL file's data on the disk: what this process committed, and all before it. */
+  private async walSynced(): Promise<void> {
+    try {
+      this.wal ??= open(`${this.where}-wal`, 'r');
+      await (await this.wal).datasync();
+    } catch (error) {
+      this.wal = undefined;
+      throw new LedgerUnavailable(
+        `The ledger of billed calls (${this.where}) could not be written to the disk (${(error as Error).message}): check the disk.`,
+      );
+    }
   }
 
   async close(): Promise<void> {
     await this.writing;
+    await (await this.wal?.catch(() => undefined))?.close();
     try {
       this.db.close();
     } catch {
@@ -217,7 +247,7 @@ class SqliteDatabase implements SqlDatabase {
   /** Runs `op`, trying again on a timer while another process holds the lock, up to the wait bound. */
   private async whenFree<T>(op: () => T): Promise<T> {
     const deadline = Date.now() + this.options.waitMs;
-    let pause = 1;
+
     for (;;) {
       try {
         return this.guard(op, true);
@@ -227,9 +257,9 @@ class SqliteDatabase implements SqlDatabase {
           throw new LedgerUnavailable(
             `The ledger of billed calls (${this.where}) is held by another server process that has not let go for ${waitText(this.options.waitMs)} (stopped, or stuck): try again shortly; if it stays busy, end the stuck gateway-tools-mcp process.`,
           );
-        // Short pauses: a waiter that slept long would lose the lock again to the next begins.
-        await sleep(pause + Math.random() * pause);
-        pause = Math.min(pause * 2, 2);
+        // The shortest pause a timer gives: a waiter that slept longer would lose the lock again
+        // to the next begins (each holds it for well under a millisecond).
+        await sleep(1);
       }
     }
   }
