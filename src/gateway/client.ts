@@ -20,7 +20,7 @@ import {
   safeUrl,
 } from './http-body.js';
 import { shownText, shownValue } from './normalize.js';
-import { readUpstreamFailure, resetAfterSeconds } from './upstream-failure.js';
+import { resetAfterSeconds } from './upstream-failure.js';
 import { UrlGuard } from './url-guard.js';
 
 export { UNRESOLVED_CODES } from './error-advice.js';
@@ -109,8 +109,6 @@ const RETRY_BUDGET_MS = 20_000;
 /** Past a Retry-After, so the retry lands after the cooldown rather than on its last instant. */
 const RETRY_AFTER_MARGIN_MS = 250;
 const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
-/** Answers that say the request was refused before any work: rate limited, no account free. */
-const NOT_ACCEPTED_STATUS = new Set([429, 503]);
 
 const MAX_JSON_BYTES = 64 * 1024 * 1024;
 const MAX_ERROR_BYTES = 64 * 1024;
@@ -286,13 +284,13 @@ export class ServiceClient {
       // Free calls wait out any status the service names a wait for (9router sends one with
       // 400/401/429/5xx while an account cools down); billed ones only the answers that say the
       // request was not accepted.
-      const retryable = req.retry === 'safe' || notAccepted(error);
+      const retryable = req.retry === 'safe' || error.turnedAway();
       if (!retryable || waitedAsTold || wait > MAX_HONOURED_RETRY_AFTER_S) return undefined;
       delay = wait * 1000 + RETRY_AFTER_MARGIN_MS;
     } else {
       const retryable =
         (error.kind === 'http' &&
-          (req.retry === 'billed' ? notAccepted(error) : RETRYABLE_STATUS.has(error.status ?? 0))) ||
+          (req.retry === 'billed' ? error.turnedAway() : RETRYABLE_STATUS.has(error.status ?? 0))) ||
         (error.kind === 'network' && (req.retry === 'safe' || !error.maybeDelivered));
       if (!retryable) return undefined;
       delay = backoff(n);
@@ -404,16 +402,6 @@ export class ServiceClient {
       maybeDelivered: !neverSent,
     });
   }
-}
-
-/**
- * Whether a billed request was refused before any work. 9router answers a chat or Responses
- * failure with 503 after its upstream was called, tagging the message with that provider: then
- * the upstream was reached, and sending again could bill twice.
- */
-function notAccepted(error: ServiceError): boolean {
-  if (!NOT_ACCEPTED_STATUS.has(error.status ?? 0)) return false;
-  return error.serviceMessage === undefined || readUpstreamFailure(error.serviceMessage) === undefined;
 }
 
 /** A download's failure at a host other than the gateway, told as that host's, not "the service"'s. */

@@ -1,4 +1,8 @@
 import { describeServiceError, type ServiceErrorInit, type ServiceErrorKind } from './error-advice.js';
+import { readUpstreamFailure } from './upstream-failure.js';
+
+/** Answers that say the request was refused before any work: rate limited, no account free. */
+const TURNED_AWAY_STATUS = new Set([429, 503]);
 
 /**
  * A failed service call, as a value a tool can turn into a message a model can act on.
@@ -25,6 +29,17 @@ export class ServiceError extends Error {
     this.model = init.model;
     this.maybeDelivered = init.maybeDelivered;
     this.host = init.host;
+  }
+
+  /**
+   * Whether the request was turned away before any provider worked on it (rate limited, no
+   * account free), so nothing was billed. 9router answers a chat or Responses failure with 503
+   * after its upstream was called, tagging the message with that provider: then the upstream was
+   * reached, and sending again could bill twice.
+   */
+  turnedAway(): boolean {
+    if (this.kind !== 'http' || !TURNED_AWAY_STATUS.has(this.status ?? 0)) return false;
+    return this.serviceMessage === undefined || readUpstreamFailure(this.serviceMessage) === undefined;
   }
 
   /** One or two sentences: what failed, why, and what to do next. */

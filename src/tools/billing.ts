@@ -5,7 +5,6 @@
 // sends and how to read the answer; the bookkeeping is here.
 
 import { z } from 'zod';
-import { classifySubmitFailure } from '../gateway/endpoints/videos.js';
 import { ServiceError } from '../gateway/errors.js';
 import {
   type BillableCall,
@@ -16,7 +15,7 @@ import {
 } from '../ledger/ledger.js';
 import type { BilledCall } from '../mcp/confirm.js';
 import type { ToolContext } from './define.js';
-import { UserError } from './results.js';
+import { MaybeBilled, UserError } from './results.js';
 
 export type { BillableCall, LedgerCall };
 
@@ -88,6 +87,10 @@ export async function billed<R>(
       return answer;
     } catch (error) {
       await end(failedCall(error));
+      // Not sent again (the client retries a billed call only when it surely was not taken):
+      // whether to pay for another try is the model's choice, and the failure says so.
+      if (error instanceof ServiceError && classifyBilledFailure(error) === 'ambiguous')
+        throw new MaybeBilled(error);
       throw error;
     }
   };
@@ -137,10 +140,31 @@ function notSent(error: unknown): never {
   );
 }
 
+/**
+ * What a failed billed call means for billing. `refused`: the service answered with a clear
+ * refusal (bad request, auth, credit, quota, rate limit), so nothing was done or charged.
+ * Also refused: turned away by the gateway before any provider (no account free).
+ * `not-sent`: the request provably never left this process. `ambiguous`: the request may have
+ * reached a provider (timeout, reset, 5xx, 408, an unreadable 2xx), so it may have been charged;
+ * sending it again could charge twice. `cancelled`: the caller gave up.
+ */
+export type BilledFailure = 'refused' | 'not-sent' | 'ambiguous' | 'cancelled';
+
+const AMBIGUOUS_4XX = new Set([408, 409, 425]);
+
+export function classifyBilledFailure(error: ServiceError): BilledFailure {
+  if (error.kind === 'aborted') return 'cancelled';
+  if (!error.maybeDelivered) return 'not-sent';
+  if (error.turnedAway()) return 'refused';
+  if (error.kind !== 'http' || error.status === undefined) return 'ambiguous';
+  if (error.status >= 400 && error.status < 500 && !AMBIGUOUS_4XX.has(error.status)) return 'refused';
+  return 'ambiguous';
+}
+
 /** What a failed send means for billing: refused (nothing billed) or unknown (it may have been). */
 function failedCall(error: unknown): CallEnd {
   if (!(error instanceof ServiceError)) return { outcome: 'unknown', reason: 'failed after sending' };
-  switch (classifySubmitFailure(error)) {
+  switch (classifyBilledFailure(error)) {
     case 'refused':
       return { outcome: 'refused', reason: `HTTP ${error.status}` };
     case 'not-sent':

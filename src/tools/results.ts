@@ -49,9 +49,20 @@ export class FailedStep extends Error {
   }
 }
 
+/**
+ * A billed call that failed after it may have reached a provider (a 502 or 504 from the gateway,
+ * a connection lost after sending): it may have been billed, so it is not sent again unasked.
+ */
+export class MaybeBilled extends Error {
+  override name = 'MaybeBilled';
+  constructor(override readonly cause: ServiceError) {
+    super(cause.message, { cause });
+  }
+}
+
 /** An error no tool means to throw: neither a service's failure nor a refusal. */
 export function isBug(error: unknown): boolean {
-  const cause = error instanceof FailedStep ? error.cause : error;
+  const cause = error instanceof FailedStep || error instanceof MaybeBilled ? error.cause : error;
   return !(cause instanceof ServiceError || cause instanceof UserError);
 }
 
@@ -62,6 +73,8 @@ export function isBug(error: unknown): boolean {
  */
 export function failureSentence(error: unknown, scrub: (text: string) => string, action?: string): string {
   if (error instanceof FailedStep) return failureSentence(error.cause, scrub, error.step);
+  if (error instanceof MaybeBilled)
+    return `${failureSentence(error.cause, scrub, action)} It may have been billed: the gateway may have passed it to the provider before failing, so it was not sent again. Calling again is your choice, and may be billed again.`;
   if (error instanceof ServiceError) {
     return scrub(action ? `${action} failed: ${error.describe()}` : error.describe());
   }

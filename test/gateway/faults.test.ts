@@ -12,6 +12,17 @@ const gw = useGateway({
 const search = () =>
   gw.conn.client.callTool({ name: 'web_search', arguments: { query: 'faults', provider: 'tavily' } });
 
+/** A free call: a video job's status, polled (the job is started first, its submit not counted). */
+async function poll() {
+  const started = await gw.conn.client.callTool({
+    name: 'video_generate',
+    arguments: { prompt: `a job to poll ${Math.random()}`, wait_seconds: 0 },
+  });
+  const { job_id } = started.structuredContent as { job_id: string };
+  gw.service.resetCounters();
+  return () => gw.conn.client.callTool({ name: 'video_status', arguments: { job_id, wait_seconds: 0 } });
+}
+
 describe('service faults reach the agent as actionable errors', () => {
   it('401 without a key tells to set GATEWAY_API_KEY', async () => {
     const keyless = await connectInMemory({ GATEWAY_BASE_URL: gw.service.url });
@@ -53,14 +64,25 @@ describe('service faults reach the agent as actionable errors', () => {
   });
 
   it('a free call waits out a short Retry-After on any status (an account cooling down)', async () => {
+    const status = await poll();
+    gw.service.inject('videos.poll', {
+      status: 500,
+      headers: { 'retry-after': '1' },
+      message: '[xai] xai returned 500: down (reset after 1s)',
+    });
+    const result = await status();
+    expect(result.isError, textOf(result)).toBeFalsy();
+    expect(gw.service.counters['videos.poll']).toBe(2);
+  });
+
+  it('a billed call does not wait out a Retry-After on a status that may follow a provider’s work', async () => {
     gw.service.inject('search', {
       status: 500,
       headers: { 'retry-after': '1' },
       message: '[tavily] tavily returned 500: down (reset after 1s)',
     });
-    const result = await search();
-    expect(result.isError, textOf(result)).toBeFalsy();
-    expect(gw.service.counters.search).toBe(2);
+    expect((await search()).isError).toBe(true);
+    expect(gw.service.counters.search).toBe(1);
   });
 
   it('a provider-tagged 401 names that provider’s account in the gateway, not GATEWAY_API_KEY', async () => {
@@ -85,12 +107,37 @@ describe('service faults reach the agent as actionable errors', () => {
     expect(gw.service.counters.search).toBe(1);
   });
 
-  it('502/503/504 are retried within the bound, then reported', async () => {
+  it('a free call is retried on 502/503/504 within the bound, then reported', async () => {
+    const status = await poll();
+    for (const code of [502, 503, 504]) {
+      gw.service.resetCounters();
+      gw.service.inject('videos.poll', { status: code, times: 10 });
+      const result = await status();
+      expect(result.isError).toBe(true);
+      expect(gw.service.counters['videos.poll']).toBe(3);
+    }
+  });
+
+  it('a billed call is retried when the gateway turned it away before any provider (503, no account free)', async () => {
     gw.service.inject('search', { status: 503, times: 10 });
     const result = await search();
     expect(result.isError).toBe(true);
     expect(textOf(result)).toMatch(/503/);
+    expect(textOf(result)).not.toMatch(/may have been billed/);
     expect(gw.service.counters.search).toBe(3);
+  });
+
+  it('a billed call is sent once when the gateway failed after asking the provider (502, 504), and says it may have been billed', async () => {
+    for (const code of [502, 504]) {
+      gw.service.resetCounters();
+      gw.service.inject('search', { status: code, message: '[tavily] upstream timed out', times: 10 });
+      const result = await search();
+      expect(result.isError).toBe(true);
+      expect(textOf(result)).toMatch(
+        /It may have been billed: the gateway may have passed it to the provider before failing, so it was not sent again\. Calling again is your choice, and may be billed again\.$/,
+      );
+      expect(gw.service.counters.search).toBe(1);
+    }
   });
 
   it('500 is reported without retry', async () => {
@@ -108,15 +155,24 @@ describe('service faults reach the agent as actionable errors', () => {
     expect(textOf(result)).toMatch(/did not answer .* within 1.5 s.*GATEWAY_TIMEOUT_MS/s);
   });
 
-  it('a connection reset is retried, and reported when it persists', async () => {
-    gw.service.inject('search', { reset: true });
-    expect((await search()).isError).toBeFalsy();
-    expect(gw.service.counters.search).toBe(2);
+  it('a free call is retried after a connection reset, and the reset reported when it persists', async () => {
+    const status = await poll();
+    gw.service.inject('videos.poll', { reset: true });
+    expect((await status()).isError).toBeFalsy();
+    expect(gw.service.counters['videos.poll']).toBe(2);
     gw.service.resetCounters();
-    gw.service.inject('search', { reset: true, times: 10 });
-    const result = await search();
+    gw.service.inject('videos.poll', { reset: true, times: 10 });
+    const result = await status();
     expect(result.isError).toBe(true);
     expect(textOf(result)).toMatch(/connection to the service failed/);
+  });
+
+  it('a billed call cut off after it was sent is not sent again, and says it may have been billed', async () => {
+    gw.service.inject('search', { reset: true });
+    const result = await search();
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(/connection to the service failed.*It may have been billed/s);
+    expect(gw.service.counters.search).toBe(1);
   });
 
   it('reads an error given as a plain string, with a numeric code, or as an HTML page', async () => {

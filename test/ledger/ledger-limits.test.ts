@@ -182,7 +182,10 @@ describe.each(stores)('limits on $name', (store) => {
     });
     const ledger = open();
     let seed = 7;
-    const random = () => (seed = (seed * 48_271) % 2_147_483_647) / 2_147_483_647;
+    const random = () => {
+      seed = (seed * 48_271) % 2_147_483_647;
+      return seed / 2_147_483_647;
+    };
     /** The limits' use against the calls themselves, counted one by one. */
     const expectWindowsAsCounted = async () => {
       const counted = (await exported(ledger)).filter((c) =>

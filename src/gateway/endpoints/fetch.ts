@@ -29,7 +29,8 @@ export async function fetchPage(
     path: '/v1/web/fetch',
     json: req,
     signal,
-    retry: 'safe',
+    // A search or fetch is billed by its provider: sent again only when it surely was not taken.
+    retry: 'billed',
   });
   const body = asObject(data);
   const content = body.content;

@@ -38,7 +38,8 @@ export async function search(
     path: '/v1/search',
     json: req,
     signal,
-    retry: 'safe',
+    // A search or fetch is billed by its provider: sent again only when it surely was not taken.
+    retry: 'billed',
   });
   const body = asObject(data);
   const results = asArray(body.results).map((raw): SearchHit => {

@@ -1,6 +1,6 @@
 import { guardedBody } from '../body-errors.js';
 import type { ServiceClient } from '../client.js';
-import { type ServiceError, unreadableAnswer } from '../errors.js';
+import { unreadableAnswer } from '../errors.js';
 import { discardBody } from '../http-body.js';
 import { asNumber, asObject, asString } from '../normalize.js';
 
@@ -148,25 +148,6 @@ function endedWithoutReason(rawStatus: string): string {
   if (word === 'expired') return 'the job expired at the service before its video was collected';
   if (word === 'cancelled' || word === 'canceled') return 'the job was cancelled at the service';
   return `the job ended as "${rawStatus}" without a reason`;
-}
-
-/**
- * What a failed submit means for billing. `refused`: the service answered with a clear refusal
- * (bad request, auth, credit, quota, rate limit), so no job exists and nothing was charged.
- * `not-sent`: the request provably never left this process. `ambiguous`: the request may have
- * reached the service (timeout, reset, 5xx, 408, an unreadable 2xx), so a job may exist and may
- * have been charged; sending it again could charge twice. `cancelled`: the caller gave up.
- */
-export type SubmitFailure = 'refused' | 'not-sent' | 'ambiguous' | 'cancelled';
-
-const AMBIGUOUS_4XX = new Set([408, 409, 425]);
-
-export function classifySubmitFailure(error: ServiceError): SubmitFailure {
-  if (error.kind === 'aborted') return 'cancelled';
-  if (!error.maybeDelivered) return 'not-sent';
-  if (error.kind !== 'http' || error.status === undefined) return 'ambiguous';
-  if (error.status >= 400 && error.status < 500 && !AMBIGUOUS_4XX.has(error.status)) return 'refused';
-  return 'ambiguous';
 }
 
 /** An open download: the body to stream, what the headers said about it, and a way to drop it. */

@@ -7,7 +7,6 @@
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import {
-  classifySubmitFailure,
   submitVideo,
   type VideoSubmitKind,
   type VideoSubmitRequest,
@@ -15,9 +14,9 @@ import {
 import { saysStatus } from '../../gateway/error-advice.js';
 import { ServiceError } from '../../gateway/errors.js';
 import { excerpt } from '../../mcp/confirm.js';
-import { type BilledPlan, billed, clockTime } from '../billing.js';
+import { type BilledPlan, billed, classifyBilledFailure, clockTime } from '../billing.js';
 import type { ToolContext } from '../define.js';
-import { FailedStep, failure, failureSentence } from '../results.js';
+import { FailedStep, failure, failureSentence, MaybeBilled } from '../results.js';
 import { canEncode, decodeJobHandle, encodeJobHandle, type JobRef } from './job-handle.js';
 import { followJob } from './video-follow.js';
 import { unsettledSubmit } from './video-jobs.js';
@@ -198,13 +197,15 @@ function submitFailure(
 ): CallToolResult {
   const { tool, kind, key } = options;
   const what = KINDS[kind].what;
+  // A submit says what an unclear outcome means itself, with the key to retry with.
+  if (error instanceof MaybeBilled) error = error.cause;
   if (!(error instanceof ServiceError)) throw new FailedStep(`Starting the ${what}`, error);
   const reason = failureSentence(error, ctx.runtime.scrub);
   const retryAdvice =
     `Do not resubmit blindly: call ${ctx.toolName('video_status')} without job_id to see whether the job exists ` +
     `(your recent jobs, this one listed as outcome unknown), or retry safely: call ${ctx.toolName(tool)} with ` +
     `idempotency_key "${key}" (the same key), which the gateway forwards so a repeat can be recognised.`;
-  switch (classifySubmitFailure(error)) {
+  switch (classifyBilledFailure(error)) {
     case 'refused':
       return failure(`The ${what} was refused, so no job was started and nothing was billed. ${reason}`);
     case 'not-sent':

@@ -93,7 +93,7 @@ describe('ask_model on the reference service only', () => {
     const result = await ask({ prompt: 'MIDSTREAM_ERROR please' });
     expect(result.isError).toBe(true);
     expect(textOf(result)).toMatch(
-      /^Ask model failed: The model failed mid-answer after \d+ characters: upstream stream failed\. Retry, or choose another model\.$/,
+      /^Ask model failed: The model failed mid-answer after \d+ characters: upstream stream failed\. Retry, or choose another model\. It may have been billed: the gateway may have passed it to the provider before failing, so it was not sent again\. Calling again is your choice, and may be billed again\.$/,
     );
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { classifySubmitFailure } from '../../../src/gateway/endpoints/videos.js';
 import { ServiceError } from '../../../src/gateway/errors.js';
+import { classifyBilledFailure } from '../../../src/tools/billing.js';
 import { UserError } from '../../../src/tools/results.js';
 import { decodeJobHandle, encodeJobHandle } from '../../../src/tools/video/job-handle.js';
 import { risingProgress } from '../../../src/tools/video/wait.js';
@@ -47,19 +47,28 @@ describe('job handles', () => {
 });
 
 describe('submit failures and billing', () => {
-  const http = (status: number) =>
-    new ServiceError({ kind: 'http', status, message: `HTTP ${status}`, maybeDelivered: true });
+  const http = (status: number, serviceMessage?: string) =>
+    new ServiceError({
+      kind: 'http',
+      status,
+      message: `HTTP ${status}`,
+      serviceMessage,
+      maybeDelivered: true,
+    });
   it('only a clear refusal is known to be unbilled', () => {
     for (const status of [400, 401, 402, 403, 404, 422, 429])
-      expect(classifySubmitFailure(http(status))).toBe('refused');
-    for (const status of [408, 409, 500, 502, 503, 504])
-      expect(classifySubmitFailure(http(status))).toBe('ambiguous');
+      expect(classifyBilledFailure(http(status))).toBe('refused');
+    // The gateway's own 503 (no account free) turned it away; one after a provider's failure did not.
+    expect(classifyBilledFailure(http(503, 'all accounts unavailable'))).toBe('refused');
+    expect(classifyBilledFailure(http(503, '[openai] openai returned 500: down'))).toBe('ambiguous');
+    for (const status of [408, 409, 500, 502, 504])
+      expect(classifyBilledFailure(http(status))).toBe('ambiguous');
     for (const kind of ['timeout', 'network', 'malformed'] as const)
-      expect(classifySubmitFailure(new ServiceError({ kind, message: kind, maybeDelivered: true }))).toBe(
+      expect(classifyBilledFailure(new ServiceError({ kind, message: kind, maybeDelivered: true }))).toBe(
         'ambiguous',
       );
     expect(
-      classifySubmitFailure(new ServiceError({ kind: 'network', message: 'refused', maybeDelivered: false })),
+      classifyBilledFailure(new ServiceError({ kind: 'network', message: 'refused', maybeDelivered: false })),
     ).toBe('not-sent');
   });
 });

@@ -19,7 +19,10 @@ describe('a submit is sent once, whatever goes wrong', () => {
   const ambiguous: [string, Fault][] = [
     ['500', { status: 500, message: '[xai] upstream exploded' }],
     ['502', { status: 502 }],
-    ['503 with Retry-After', { status: 503, headers: { 'retry-after': '1' } }],
+    [
+      "503 after the provider's own failure",
+      { status: 503, headers: { 'retry-after': '1' }, message: '[xai] xai returned 500: overloaded' },
+    ],
     ['504', { status: 504 }],
     ['408 (upstream video timeout)', { status: 408 }],
     ['an HTML error page', { html: true, status: 502 }],
@@ -77,6 +80,8 @@ describe('a submit is sent once, whatever goes wrong', () => {
     [403, /permission or quota/],
     [404, /unknown/],
     [429, /retry after 7 s/],
+    // The gateway's own 503: no account free, so no provider was asked.
+    [503, /cooling down: retry after 7 s/],
   ];
   for (const [status, hint] of refused) {
     it(`${status}: one submit, not accepted, so not billed`, async () => {

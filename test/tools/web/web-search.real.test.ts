@@ -97,6 +97,30 @@ describe.each(BACKENDS)('web_search on %s', (_name, use) => {
     }
     expect(await billableRequests(backend)).toEqual([]);
   });
+
+  it('sends a search once when the gateway failed after asking the provider, and says it may have been billed', async () => {
+    // The reference service answers 504 as a gateway that timed out waiting for the provider;
+    // 9router's fake brave-search answers 504 itself (its account then cools down: nothing after
+    // this in the run searches with brave-search).
+    const query = `${unique('timed-out')} fault-504`;
+    backend.reference?.inject('search', {
+      status: 504,
+      message: '[brave-search] upstream timed out',
+      times: 10,
+    });
+    const result = await search(backend.conn, { query, provider: 'brave-search' });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(
+      /It may have been billed: the gateway may have passed it to the provider before failing, so it was not sent again\. Calling again is your choice, and may be billed again\.$/,
+    );
+    expect((await searchesSent(backend)).filter((s) => s.carried.includes(query))).toHaveLength(1);
+    // Listed as a call of unknown outcome: it counts against the limits.
+    const usage = await backend.conn.client.callTool({ name: 'usage', arguments: {} });
+    expect(structuredOf<{ latest: { words: string; outcome: string }[] }>(usage).latest[0]).toMatchObject({
+      words: expect.stringContaining('timed-out'),
+      outcome: 'unknown',
+    });
+  });
 });
 
 describe('web_search on 9router only', () => {
