@@ -4,19 +4,14 @@ import { createService, type Service } from './gateway/index.js';
 import { Ledger, ledgerOptions } from './ledger/ledger.js';
 import { createLogger, type Logger } from './lib/log.js';
 import { secretScrubber } from './lib/secrets.js';
-import { TranscriptCache } from './tools/audio/transcript-cache.js';
-import { PageCache } from './tools/web/page-cache.js';
 
 /**
  * What lives once per process and is shared by every MCP session: settings, the service client,
- * caches and the logger. A transport builds one Runtime and one MCP server per session from it.
+ * the ledger and the logger (the tools keep their caches per Runtime themselves). A transport builds one Runtime and one MCP server per session from it.
  */
 export interface Runtime {
   config: Config;
   service: Service;
-  pages: PageCache;
-  /** Finished transcriptions, so paging a long transcript does not transcribe (and pay) again. */
-  transcripts: TranscriptCache;
   log: Logger;
   scrub: (text: string) => string;
   /** The exact secrets (key, MCP token, base URL and proxy passwords) no log line or tool result may carry. */
@@ -48,8 +43,6 @@ export function createRuntime(config: Config, startupWarnings: readonly string[]
     config,
     secrets,
     service: createService(config, scrub, secrets),
-    pages: new PageCache(),
-    transcripts: new TranscriptCache(),
     log,
     scrub,
     startupWarnings,

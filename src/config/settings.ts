@@ -2,11 +2,11 @@
 // The zod object config.ts parses with, the flag lookup, `--help` (help.ts) and
 // docs/configuration.md (scripts/configuration-doc.ts) are all made from it, so none can drift.
 import { z } from 'zod';
-import { parseHostEntry } from '../gateway/url-guard.js';
+import { parseHostEntry } from '../lib/addresses.js';
 import { LOG_LEVELS } from '../lib/log.js';
 import { isHttpUrl } from '../lib/urls.js';
-import { CONFIRM_CHOICES, confirmKinds } from '../mcp/confirm.js';
 import { DEFAULT_DUPLICATE_WINDOW_SECONDS, RETENTION_DAYS } from './billed-kinds.js';
+import { CONFIRM_CHOICES, confirmKinds } from './confirm-kinds.js';
 import { parseLimits } from './limits.js';
 import { FIXED_DEFAULT_MODELS, modelIdSetting } from './model-ids.js';
 import { parsePrices } from './prices.js';

@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import { parse as parsePath, resolve } from 'node:path';
-import { isNonPublicAddress } from '../gateway/url-guard.js';
+import { isNonPublicAddress } from '../lib/addresses.js';
 import { type Config, secretFlagsGiven } from './config.js';
 
 /**

@@ -1,7 +1,6 @@
 import { Transform } from 'node:stream';
-import { gcPacer } from '../gateway/transfer-gc.js';
 
-/** A pass-through stream that counts bytes, keeps memory flat (transfer-gc.ts) and stops past a limit. */
+/** A pass-through stream that counts bytes and stops past a limit. */
 export interface ByteLimiter extends Transform {
   /** Bytes passed so far. */
   readonly bytes: number;
@@ -14,11 +13,9 @@ export function byteLimiter(
   onBytes?: (total: number) => void,
 ): ByteLimiter {
   let bytes = 0;
-  const pace = gcPacer();
   const limiter = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
       bytes += chunk.length;
-      pace(chunk.length);
       if (bytes > maxBytes) return callback(tooBig());
       onBytes?.(bytes);
       callback(null, chunk);

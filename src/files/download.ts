@@ -11,7 +11,7 @@ import { pipeline } from 'node:stream/promises';
 import { guardedBody } from '../gateway/body-errors.js';
 import { type ServiceClient, UNRESOLVED_CODES } from '../gateway/client.js';
 import { ServiceError } from '../gateway/errors.js';
-import { UserError } from '../tools/results.js';
+import { UserError } from '../lib/user-error.js';
 import { byteLimiter } from './byte-limit.js';
 import { removeOnExit } from './exit-cleanup.js';
 import { formatBytes } from './files.js';

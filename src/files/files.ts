@@ -4,7 +4,7 @@
 
 import { realpath, stat } from 'node:fs/promises';
 import { basename, isAbsolute, resolve } from 'node:path';
-import { UserError } from '../tools/results.js';
+import { UserError } from '../lib/user-error.js';
 import { isInsideDir } from './fs-guards.js';
 import type { MimeOf } from './media-types.js';
 

@@ -4,7 +4,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { readlink, realpath } from 'node:fs/promises';
 import { isAbsolute, relative, sep } from 'node:path';
-import { UserError } from '../tools/results.js';
+import { UserError } from '../lib/user-error.js';
 
 /** Where an open descriptor points, per the kernel (Linux); null where that cannot be asked. */
 export async function descriptorPath(handle: FileHandle): Promise<string | null> {

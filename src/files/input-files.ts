@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { type FileHandle, open, realpath, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { UserError } from '../tools/results.js';
+import { UserError } from '../lib/user-error.js';
 import { formatBytes, type InputFile, isInside, resolveInputFile } from './files.js';
 import { descriptorPath } from './fs-guards.js';
 

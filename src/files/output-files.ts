@@ -14,7 +14,7 @@ import { type FileHandle, link, lstat, mkdir, open, rename, rm, statfs } from 'n
 import { basename, extname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { UserError } from '../tools/results.js';
+import { UserError } from '../lib/user-error.js';
 import { byteLimiter } from './byte-limit.js';
 import { removeOnExit } from './exit-cleanup.js';
 import { formatBytes } from './files.js';

@@ -2,7 +2,6 @@ import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../lib/log.js';
-import type { GatewayServer, RequestExtra } from '../mcp/server.js';
 
 /** Where one client's files are: what tools read from and save to. */
 export interface Workspace {
@@ -18,6 +17,15 @@ export interface Workspace {
 /** How long a client may take to list its roots before the settings are used instead. */
 const ROOTS_TIMEOUT_MS = 5_000;
 
+/** The client's side of roots, as the MCP connection gives it. */
+export interface RootsClient {
+  /** Whether the client offers roots and its answer can come back to this server. */
+  offersRoots(): boolean;
+}
+
+/** Asks the client for its roots (within `timeoutMs`), on the stream of the call that needs them. */
+export type AskRoots = (timeoutMs: number) => Promise<readonly { uri: string }[]>;
+
 /**
  * The workspace of one connection. A client that offers roots (Claude Code, Cursor, VS Code,
  * Gemini CLI) says where the user's workspace is: its roots are the input roots (unless
@@ -30,10 +38,8 @@ export class ClientWorkspace {
   private roots: Promise<string[] | null> | undefined;
 
   constructor(
-    private readonly server: GatewayServer,
+    private readonly client: RootsClient,
     private readonly config: Config,
-    /** False where the client's answer cannot come back to this server (stateless HTTP). */
-    private readonly canAsk: boolean,
   ) {}
 
   /**
@@ -45,24 +51,21 @@ export class ClientWorkspace {
     this.roots = undefined;
   }
 
-  async current(extra: RequestExtra, log: Logger): Promise<Workspace> {
+  async current(ask: AskRoots, log: Logger): Promise<Workspace> {
     if (!this.wantsRoots()) return fromSettings(this.config);
-    if (!this.roots) this.roots = this.askRoots(extra, log);
+    if (!this.roots) this.roots = this.askRoots(ask, log);
     const roots = await this.roots;
     return roots && roots.length > 0 ? fromRoots(this.config, roots) : fromSettings(this.config);
   }
 
   private wantsRoots(): boolean {
-    if (!this.canAsk || !this.server.getClientCapabilities()?.roots) return false;
+    if (!this.client.offersRoots()) return false;
     return rootsChangeAnything(this.config);
   }
 
-  private async askRoots(extra: RequestExtra, log: Logger): Promise<string[] | null> {
+  private async askRoots(ask: AskRoots, log: Logger): Promise<string[] | null> {
     try {
-      const { roots } = await this.server.listRoots(undefined, {
-        relatedRequestId: extra.requestId,
-        timeout: ROOTS_TIMEOUT_MS,
-      });
+      const roots = await ask(ROOTS_TIMEOUT_MS);
       const dirs = roots.flatMap((root) => localPath(root.uri));
       log.info(
         dirs.length > 0

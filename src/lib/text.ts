@@ -40,3 +40,9 @@ export function displayDate(raw: string): string {
   }
   return text;
 }
+
+/** A long text shown in a confirmation or a log line: its start and its length. */
+export function excerpt(text: string, max = 200): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}… (${text.length} characters)`;
+}

@@ -4,11 +4,12 @@
 // attached where the server is built (create-server.ts).
 
 import type { ResourceLink } from '@modelcontextprotocol/sdk/types.js';
-import { ClientWorkspace, type Workspace } from '../files/workspace.js';
+import { type AskRoots, ClientWorkspace, type Workspace } from '../files/workspace.js';
 import type { Logger } from '../lib/log.js';
 import type { Runtime } from '../runtime.js';
+import type { BilledCall } from '../tools/define.js';
 import { ClientLog, loggerFor } from './client-log.js';
-import { type BilledCall, Confirmations } from './confirm.js';
+import { Confirmations } from './confirm.js';
 import { SavedFiles } from './resources.js';
 import type { GatewayServer, RequestExtra } from './server.js';
 
@@ -36,7 +37,10 @@ export class ClientConnection {
     this.clientLog = new ClientLog(server, runtime.scrub);
     // Stateless HTTP builds a server per request: a client's answer would reach another one.
     const canAsk = !(config.transport === 'http' && config.stateless);
-    this.workspace = new ClientWorkspace(server, config, canAsk);
+    this.workspace = new ClientWorkspace(
+      { offersRoots: () => canAsk && server.getClientCapabilities()?.roots !== undefined },
+      config,
+    );
     this.confirmations = new Confirmations(server, config.confirm, canAsk);
   }
 
@@ -68,14 +72,20 @@ export class ClientConnection {
   }
 
   workspaceFor(extra: RequestExtra): Promise<Workspace> {
-    return this.workspace.current(extra, this.logFor(extra));
+    return this.workspace.current(this.rootsAsker(extra), this.logFor(extra));
+  }
+
+  /** Asks the client for its roots on the stream of the request `extra` serves. */
+  private rootsAsker(extra: RequestExtra): AskRoots {
+    return async (timeout) =>
+      (await this.server.listRoots(undefined, { relatedRequestId: extra.requestId, timeout })).roots;
   }
 
   forCall(extra: RequestExtra): CallParts {
     const log = this.logFor(extra);
     return {
       log,
-      workspace: () => this.workspace.current(extra, log),
+      workspace: () => this.workspace.current(this.rootsAsker(extra), log),
       savedFile: (path, mimeType, description, bytes) => {
         const link = this.files.add(path, mimeType, description, bytes);
         this.server

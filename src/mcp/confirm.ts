@@ -1,33 +1,9 @@
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import type { ConfirmKind } from '../config/confirm-kinds.js';
 import type { Logger } from '../lib/log.js';
-import { UserError } from '../tools/results.js';
+import { UserError } from '../lib/user-error.js';
+import type { BilledCall } from '../tools/define.js';
 import type { GatewayServer, RequestExtra } from './server.js';
-
-/** The kinds of billed call GATEWAY_CONFIRM can ask the user about. */
-export const CONFIRM_KINDS = ['video', 'speech', 'transcription', 'chat'] as const;
-export type ConfirmKind = (typeof CONFIRM_KINDS)[number];
-/** What GATEWAY_CONFIRM accepts: the kinds, `audio` (speech and transcription) and `all`. */
-export const CONFIRM_CHOICES: readonly string[] = [...CONFIRM_KINDS, 'audio', 'all'];
-
-export function confirmKinds(given: readonly string[]): ConfirmKind[] {
-  const kinds = new Set<ConfirmKind>();
-  for (const choice of given.map((g) => g.toLowerCase())) {
-    if (choice === 'all') for (const kind of CONFIRM_KINDS) kinds.add(kind);
-    else if (choice === 'audio') kinds.add('speech').add('transcription');
-    else if ((CONFIRM_KINDS as readonly string[]).includes(choice)) kinds.add(choice as ConfirmKind);
-  }
-  return [...kinds];
-}
-
-/** What a billed call is about to send, as the user is asked to confirm it. */
-export interface BilledCall {
-  kind: ConfirmKind;
-  /** e.g. "Generate a video". */
-  action: string;
-  model: string;
-  /** Options worth seeing before paying: [label, value], empty values left out. */
-  details: readonly (readonly [string, string | number | undefined | null])[];
-}
 
 /** How long a user may take to answer before the call is given up (nothing sent). */
 export const CONFIRM_TIMEOUT_MS = 10 * 60_000;
@@ -90,10 +66,4 @@ function message(call: BilledCall): string {
     .filter(([, value]) => value !== undefined && value !== null && value !== '')
     .map(([label, value]) => `${label}: ${value}`);
   return [`${call.action} with ${call.model}? The gateway bills it when it is sent.`, ...lines].join('\n');
-}
-
-/** A long text shown in a confirmation: its start and its length. */
-export function excerpt(text: string, max = 200): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}… (${text.length} characters)`;
 }

@@ -13,9 +13,9 @@ import {
   type LedgerCall,
   LedgerUnavailable,
 } from '../ledger/ledger.js';
-import type { BilledCall } from '../mcp/confirm.js';
-import type { ToolContext } from './define.js';
-import { MaybeBilled, UserError } from './results.js';
+import { UserError } from '../lib/user-error.js';
+import type { BilledCall, ToolContext } from './define.js';
+import { MaybeBilled } from './results.js';
 
 export type { BillableCall, LedgerCall };
 

@@ -1,10 +1,20 @@
 import type { CallToolResult, ResourceLink, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import type { ConfirmKind } from '../config/confirm-kinds.js';
 import type { ToolGroup } from '../config/tool-groups.js';
 import type { Workspace } from '../files/workspace.js';
 import type { Logger } from '../lib/log.js';
-import type { BilledCall } from '../mcp/confirm.js';
 import type { Runtime } from '../runtime.js';
+
+/** What a billed call is about to send, as the user is asked to confirm it. */
+export interface BilledCall {
+  kind: ConfirmKind;
+  /** e.g. "Generate a video". */
+  action: string;
+  model: string;
+  /** Options worth seeing before paying: [label, value], empty values left out. */
+  details: readonly (readonly [string, string | number | undefined | null])[];
+}
 
 export interface Progress {
   progress: number;

@@ -1,6 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { ServiceError } from '../gateway/errors.js';
+import { UserError } from '../lib/user-error.js';
 
 type Content = CallToolResult['content'][number];
 
@@ -27,11 +28,6 @@ export function success(
 /** A failure the model can act on: one or two sentences, no stack, no secrets. */
 export function failure(message: string): CallToolResult {
   return { content: [{ type: 'text', text: message }], isError: true };
-}
-
-/** A problem with what the caller asked for (a path outside the roots, a file too big): shown as is. */
-export class UserError extends Error {
-  override name = 'UserError';
 }
 
 /**

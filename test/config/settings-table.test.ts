@@ -2,13 +2,13 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CONFIGURATION_DOC, configurationDoc } from '../../scripts/configuration-doc.js';
 import { parseCommandLine } from '../../src/config/config.js';
+import { CONFIRM_CHOICES } from '../../src/config/confirm-kinds.js';
 import { helpText, shownDefault, shownRange } from '../../src/config/help.js';
 import { SETTING_GROUPS, SETTINGS, type Setting } from '../../src/config/settings.js';
 import { TOOL_GROUPS } from '../../src/config/tool-groups.js';
 import { SPEECH_TIMEOUT_FACTOR } from '../../src/gateway/endpoints/audio.js';
 import { TRANSCRIBE_TIMEOUT_FACTOR } from '../../src/gateway/endpoints/transcriptions.js';
 import { SUBMIT_TIMEOUT_FACTOR } from '../../src/gateway/endpoints/videos.js';
-import { CONFIRM_CHOICES } from '../../src/mcp/confirm.js';
 import { selectTools } from '../../src/mcp/registry.js';
 import { ALL_TOOLS } from '../../src/tools/index.js';
 

@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { openInputFile, readUpTo } from '../../src/files/input-files.js';
 import { saveStream } from '../../src/files/output-files.js';
-import { UserError } from '../../src/tools/results.js';
+import { UserError } from '../../src/lib/user-error.js';
 import { tempDir } from '../harness/harness.js';
 
 // A process that can write inside an input root or the output directory races the server:

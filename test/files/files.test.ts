@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { isInside, resolveInputFile, sniffImageMime } from '../../src/files/files.js';
 import { saveStream, saveText } from '../../src/files/output-files.js';
-import { UserError } from '../../src/tools/results.js';
+import { UserError } from '../../src/lib/user-error.js';
 import { tempDir } from '../harness/harness.js';
 
 function layout() {

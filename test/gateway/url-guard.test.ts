@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../../src/config/config.js';
-import { isNonPublicAddress, parseHostEntry, UrlGuard } from '../../src/gateway/url-guard.js';
+import { UrlGuard } from '../../src/gateway/url-guard.js';
+import { isNonPublicAddress, parseHostEntry } from '../../src/lib/addresses.js';
 
 describe('non-public addresses', () => {
   it('flags loopback, private, link-local, metadata, CGNAT, multicast and reserved IPv4', () => {

@@ -4,10 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { parseCommandLine } from '../../src/config/config.js';
 import { ServiceError } from '../../src/gateway/errors.js';
+import { UserError } from '../../src/lib/user-error.js';
 import { createServer } from '../../src/mcp/create-server.js';
 import { closeRuntime, createRuntime, type Runtime } from '../../src/runtime.js';
 import { defineTool } from '../../src/tools/define.js';
-import { FailedStep, success, UserError } from '../../src/tools/results.js';
+import { FailedStep, success } from '../../src/tools/results.js';
 import { tempDir, textOf } from '../harness/harness.js';
 
 // The registry's tools/call contract, checked with tools built for it: what no real tool should

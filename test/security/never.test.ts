@@ -48,10 +48,11 @@ describe('what the server never does', () => {
     expect(
       filesMatching(/node:(child_process|worker_threads|cluster)|\beval\s*\(|new\s+Function\s*\(/),
     ).toEqual([]);
-    // node:vm in one place: transfer-gc.ts obtains V8's gc function by evaluating the constant 'gc'.
-    expect(filesMatching(/node:vm/)).toEqual(['gateway/transfer-gc.ts']);
-    const pacer = sources.find((s) => s.file === 'gateway/transfer-gc.ts')?.text ?? '';
-    expect([...pacer.matchAll(/runInNewContext\(([^)]*)\)/g)].map((m) => m[1])).toEqual(["'gc'"]);
+    expect(filesMatching(/node:vm/)).toEqual([]);
+  });
+
+  it("sets no V8 flag at run time and calls no garbage collector: memory is V8's to manage", () => {
+    expect(filesMatching(/setFlagsFromString|expose-gc|\bgc\s*\(/)).toEqual([]);
   });
 
   it('makes outbound connections only through the service client; no other HTTP client, no socket', () => {
@@ -61,11 +62,11 @@ describe('what the server never does', () => {
     ]);
     expect(filesMatching(/\bfetch\(|XMLHttpRequest|WebSocket/)).toEqual([]);
     expect(filesMatching(/(from\s+|getBuiltinModule\()'node:(https|http2|tls|dgram)'/)).toEqual([]);
-    // Built-ins taken lazily (not at start-up) are only these: address checks, DNS, GC pacing.
+    // Built-ins taken lazily (not at start-up) are only these: address checks and DNS.
     const lazy = sources.flatMap((s) =>
       [...s.text.matchAll(/getBuiltinModule\('([^']+)'\)/g)].map((m) => m[1]),
     );
-    expect(new Set(lazy)).toEqual(new Set(['node:net', 'node:dns', 'node:v8', 'node:vm']));
+    expect(new Set(lazy)).toEqual(new Set(['node:net', 'node:dns']));
     // node:http only for the HTTP transport's own server; node:net only for address parsing.
     const httpValues = sources.filter((s) => valueImports(s.text, ['node:http']).length > 0);
     expect(httpValues.map((s) => s.file)).toEqual(['transports/http/serve.ts']);

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { gcPacer } from '../transfer-gc.js';
 
 export interface MultipartFile {
   field: string;
@@ -41,11 +40,7 @@ export function multipartBody(
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
   async function* generate() {
     yield head;
-    const pace = gcPacer();
-    for await (const chunk of file.stream() as AsyncIterable<Buffer>) {
-      pace(chunk.length);
-      yield chunk;
-    }
+    yield* file.stream() as AsyncIterable<Buffer>;
     yield tail;
   }
   return {

@@ -7,8 +7,8 @@ import { downloadToTemp } from '../../files/download.js';
 import { formatBytes, resolveInputFile } from '../../files/files.js';
 import { openInputFile, readUpTo } from '../../files/input-files.js';
 import { type MediaType, type MimeOf, mediaType, mediaTypeFor } from '../../files/media-types.js';
+import { UserError } from '../../lib/user-error.js';
 import type { ToolContext } from '../define.js';
-import { UserError } from '../results.js';
 
 /**
  * The audio to transcribe, from exactly one of a local file (under the input roots), a URL

@@ -13,7 +13,7 @@ import { failure, nextStep, success } from '../results.js';
 import { audioFailure, chooseTranscriptionModel, type ModelChoice } from './audio-models.js';
 import { type AudioSource, audioSource, MAX_BASE64_BYTES } from './audio-sources.js';
 import { byteProgress, countingStream } from './byte-progress.js';
-import { type CachedTranscript, TranscriptCache } from './transcript-cache.js';
+import { type CachedTranscript, TranscriptCache, transcriptsOf } from './transcript-cache.js';
 import { SAVED_EXTENSION, transcriptMarkdown, transcriptNext } from './transcript-text.js';
 
 const FORMATS = ['json', 'text', 'verbose_json', 'srt', 'vtt'] as const;
@@ -89,7 +89,7 @@ export const audioTranscribe = defineTool({
         args.prompt,
         args.response_format,
       ]);
-      const cached = ctx.runtime.transcripts.get(key);
+      const cached = transcriptsOf(ctx.runtime).get(key);
       const { model } = choice;
       const plan: BilledPlan = {
         call: {
@@ -112,7 +112,7 @@ export const audioTranscribe = defineTool({
       };
       const transcript =
         cached ?? (await billed(ctx, plan, (send) => transcribeSource(source, model, args, ctx, send)));
-      if (!cached) ctx.runtime.transcripts.set(key, transcript);
+      if (!cached) transcriptsOf(ctx.runtime).set(key, transcript);
       if (args.start_index > 0 && args.start_index >= transcript.text.length) {
         return failure(
           `start_index ${args.start_index} is past the end of the transcript (total_length ${transcript.text.length}). ` +

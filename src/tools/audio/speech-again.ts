@@ -8,9 +8,9 @@ import { extname } from 'node:path';
 import { isInsideDir } from '../../files/fs-guards.js';
 import { readSavedFile } from '../../files/read-saved-file.js';
 import { savedFileMime, savedFileUri } from '../../files/saved-files.js';
+import { UserError } from '../../lib/user-error.js';
 import { clockTime, type LedgerCall } from '../billing.js';
 import type { ToolContext } from '../define.js';
-import { UserError } from '../results.js';
 
 /** A speech file as the result shows it. */
 export interface SpeechFile {

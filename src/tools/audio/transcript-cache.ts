@@ -1,4 +1,5 @@
 import type { TranscriptFormat } from '../../gateway/endpoints/audio.js';
+import type { Runtime } from '../../runtime.js';
 
 export interface CachedTranscript {
   text: string;
@@ -57,7 +58,24 @@ export class TranscriptCache {
     }
   }
 
+  /** Forgets every entry. */
+  clear(): void {
+    this.entries.clear();
+  }
+
   get size(): number {
     return this.entries.size;
   }
+}
+
+const caches = new WeakMap<Runtime, TranscriptCache>();
+
+/** The process's finished transcriptions, shared by every session of `runtime`. */
+export function transcriptsOf(runtime: Runtime): TranscriptCache {
+  let cache = caches.get(runtime);
+  if (!cache) {
+    cache = new TranscriptCache();
+    caches.set(runtime, cache);
+  }
+  return cache;
 }

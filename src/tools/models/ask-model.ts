@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { modelIdSchema } from '../../config/model-ids.js';
-import { excerpt } from '../../mcp/confirm.js';
-import { capped, RESULT_BUDGET } from '../../mcp/result-budget.js';
+import { excerpt } from '../../lib/text.js';
 import { ANNOTATIONS, defineTool } from '../define.js';
+import { capped, RESULT_BUDGET } from '../result-budget.js';
 import { failure, nextStep, success } from '../results.js';
 import { confirmAndAsk, incompleteNote, usageLine } from './ask.js';
 import { defaultModel, MODEL_SETTING } from './default-models.js';

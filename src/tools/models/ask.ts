@@ -4,9 +4,8 @@ import {
   type ResponsesRequest,
 } from '../../gateway/endpoints/responses.js';
 import { formatCount } from '../../lib/text.js';
-import type { BilledCall } from '../../mcp/confirm.js';
 import { billed } from '../billing.js';
-import type { ToolContext } from '../define.js';
+import type { BilledCall, ToolContext } from '../define.js';
 
 /** Progress while text streams in: at most one notification per interval (the first at once). */
 const PROGRESS_INTERVAL_MS = 250;

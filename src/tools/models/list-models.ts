@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { ServiceError } from '../../gateway/errors.js';
-import { capped, cappedOrNull, RESULT_BUDGET } from '../../mcp/result-budget.js';
 import { resolveSpeechId, voiceAloneHelp, voiceHelp } from '../audio/speech-ids.js';
 import { ANNOTATIONS, defineTool, type ToolContext } from '../define.js';
+import { capped, cappedOrNull, RESULT_BUDGET } from '../result-budget.js';
 import { nextStep, success } from '../results.js';
 import {
   CAPABILITIES,

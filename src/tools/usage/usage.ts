@@ -3,8 +3,9 @@
 
 import { z } from 'zod';
 import { LedgerUnavailable } from '../../ledger/ledger.js';
+import { UserError } from '../../lib/user-error.js';
 import { ANNOTATIONS, defineTool } from '../define.js';
-import { success, UserError } from '../results.js';
+import { success } from '../results.js';
 import { serverUsage } from './read-usage.js';
 import { usageData } from './usage-data.js';
 import { usageMarkdown } from './usage-text.js';

@@ -9,7 +9,7 @@
 // handle could at most poll a job the gateway key can poll anyway.)
 
 import { createHash } from 'node:crypto';
-import { UserError } from '../results.js';
+import { UserError } from '../../lib/user-error.js';
 
 export interface JobRef {
   /** The service's request_id. */

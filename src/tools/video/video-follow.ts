@@ -5,10 +5,10 @@ import { prepareOutputDir, type SavedFile, saveStream } from '../../files/output
 import { openVideoDownload, pollVideo, type VideoJobState } from '../../gateway/endpoints/videos.js';
 import { ServiceError } from '../../gateway/errors.js';
 import { isHttpUrl } from '../../lib/urls.js';
-import { RESULT_BUDGET } from '../../mcp/result-budget.js';
+import { UserError } from '../../lib/user-error.js';
 import { noteJobStatus } from '../billing.js';
 import type { ToolContext } from '../define.js';
-import { UserError } from '../results.js';
+import { RESULT_BUDGET } from '../result-budget.js';
 import { encodeJobHandle, type JobRef } from './job-handle.js';
 import { type risingProgress, type WaitOutcome, waitForJob } from './wait.js';
 

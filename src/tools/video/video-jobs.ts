@@ -8,9 +8,10 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { withDeadline } from '../../gateway/deadline.js';
 import { LedgerUnavailable, type RecentJob } from '../../ledger/ledger.js';
 import { oneLine } from '../../lib/text.js';
+import { UserError } from '../../lib/user-error.js';
 import { clockTime, type LedgerCall, openLedger } from '../billing.js';
 import type { ToolContext } from '../define.js';
-import { success, UserError } from '../results.js';
+import { success } from '../results.js';
 import { decodeJobHandle } from './job-handle.js';
 import { readJob } from './video-follow.js';
 

@@ -13,7 +13,7 @@ import {
 } from '../../gateway/endpoints/videos.js';
 import { saysStatus } from '../../gateway/error-advice.js';
 import { ServiceError } from '../../gateway/errors.js';
-import { excerpt } from '../../mcp/confirm.js';
+import { excerpt } from '../../lib/text.js';
 import { type BilledPlan, billed, classifyBilledFailure, clockTime } from '../billing.js';
 import type { ToolContext } from '../define.js';
 import { FailedStep, failure, failureSentence, MaybeBilled } from '../results.js';

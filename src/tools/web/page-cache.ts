@@ -1,3 +1,5 @@
+import type { Runtime } from '../../runtime.js';
+
 /**
  * Recently fetched pages, so paging through a long page (start_index) does not fetch and pay
  * again. Bounded by entry count, total characters and age; identical concurrent fetches share
@@ -59,6 +61,12 @@ export class PageCache {
     return entry.page;
   }
 
+  /** Forgets every entry. */
+  clear(): void {
+    this.entries.clear();
+    this.totalChars = 0;
+  }
+
   get size(): number {
     return this.entries.size;
   }
@@ -77,4 +85,16 @@ export class PageCache {
       this.remove(key);
     }
   }
+}
+
+const caches = new WeakMap<Runtime, PageCache>();
+
+/** The process's page cache, shared by every session of `runtime`. */
+export function pagesOf(runtime: Runtime): PageCache {
+  let cache = caches.get(runtime);
+  if (!cache) {
+    cache = new PageCache();
+    caches.set(runtime, cache);
+  }
+  return cache;
 }

@@ -1,8 +1,8 @@
 import { bareProviderId } from '../../gateway/endpoints/models.js';
 import { ServiceError } from '../../gateway/errors.js';
+import { UserError } from '../../lib/user-error.js';
 import type { ToolContext } from '../define.js';
 import { configuredModel, defaultModel, modelsFor } from '../models/default-models.js';
-import { UserError } from '../results.js';
 
 export type WebKind = 'search' | 'fetch';
 

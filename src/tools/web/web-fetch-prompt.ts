@@ -1,11 +1,10 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { formatCount, oneLine } from '../../lib/text.js';
-import { excerpt } from '../../mcp/confirm.js';
-import { capped, RESULT_BUDGET } from '../../mcp/result-budget.js';
+import { excerpt, formatCount, oneLine } from '../../lib/text.js';
 import type { ToolContext } from '../define.js';
 import { confirmAndAsk, incompleteNote } from '../models/ask.js';
 import { MODEL_SETTING } from '../models/default-models.js';
 import { pageOf } from '../paging.js';
+import { capped, RESULT_BUDGET } from '../result-budget.js';
 import { failure, success } from '../results.js';
 import type { CachedPage } from './page-cache.js';
 

@@ -5,13 +5,14 @@ import { fetchPage, type PageFormat } from '../../gateway/endpoints/fetch.js';
 import { ServiceError } from '../../gateway/errors.js';
 import { formatCount, oneLine } from '../../lib/text.js';
 import { isHttpUrl } from '../../lib/urls.js';
-import { capped, cappedOrNull, RESULT_BUDGET } from '../../mcp/result-budget.js';
+import { UserError } from '../../lib/user-error.js';
 import { sendBilled } from '../billing.js';
 import { ANNOTATIONS, defineTool, type ToolContext, textArgument } from '../define.js';
 import { defaultModel } from '../models/default-models.js';
 import { type Page, pageOf, pagingInput, pagingOutput, rangeText } from '../paging.js';
-import { failure, nextStep, success, UserError } from '../results.js';
-import { type CachedPage, PageCache } from './page-cache.js';
+import { capped, cappedOrNull, RESULT_BUDGET } from '../result-budget.js';
+import { failure, nextStep, success } from '../results.js';
+import { type CachedPage, PageCache, pagesOf } from './page-cache.js';
 import { resolveWebProvider, withProviderNamed } from './providers.js';
 import { answerFromPage, MAX_PAGE_PROMPT_CHARS, noSummaryModelMessage } from './web-fetch-prompt.js';
 
@@ -101,7 +102,7 @@ export function loadPage(
 
 function loadShared(provider: string, url: string, asked: PageFormat, ctx: ToolContext): Promise<CachedPage> {
   const format = formatFor(provider, asked);
-  return ctx.runtime.pages.get(PageCache.key(provider, format, url), async () => {
+  return pagesOf(ctx.runtime).get(PageCache.key(provider, format, url), async () => {
     // Only a page not in the cache is fetched, so only that is a billed call.
     const call = {
       kind: 'fetch',

@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { modelIdSchema } from '../../config/model-ids.js';
 import { type SearchResponse, search } from '../../gateway/endpoints/search.js';
 import { displayDate, oneLine, withoutControlChars } from '../../lib/text.js';
-import { capped, cappedOrNull, RESULT_BUDGET } from '../../mcp/result-budget.js';
 import { sendBilled } from '../billing.js';
 import { ANNOTATIONS, defineTool } from '../define.js';
+import { capped, cappedOrNull, RESULT_BUDGET } from '../result-budget.js';
 import { success } from '../results.js';
 import { resolveWebProvider, withProviderNamed } from './providers.js';
 

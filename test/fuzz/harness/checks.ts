@@ -4,9 +4,9 @@ import { fileURLToPath } from 'node:url';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { savedFileName } from '../../../src/files/saved-files.js';
-import { TranscriptCache } from '../../../src/tools/audio/transcript-cache.js';
+import { transcriptsOf } from '../../../src/tools/audio/transcript-cache.js';
 import { decodeJobHandle } from '../../../src/tools/video/job-handle.js';
-import { PageCache } from '../../../src/tools/web/page-cache.js';
+import { pagesOf } from '../../../src/tools/web/page-cache.js';
 import { snapshotDiff, snapshotTree } from './fs-snapshot.js';
 import { overTheWire } from './hostile.js';
 import { countCall, countFailure, type FuzzStats } from './stats.js';
@@ -29,8 +29,8 @@ const STACK_LINE = /\n\s+at .+:\d+:\d+/;
 export async function callAndCheck(w: World, call: FuzzCall, stats: FuzzStats): Promise<void> {
   w.service.resetCounters();
   // Fresh caches: each call stands alone, so a failure reproduces (and shrinks) by itself.
-  w.conn.runtime.pages = new PageCache();
-  w.conn.runtime.transcripts = new TranscriptCache();
+  pagesOf(w.conn.runtime).clear();
+  transcriptsOf(w.conn.runtime).clear();
   const errorsBefore = w.loggedErrors.length;
   const args = call.arguments === undefined ? undefined : overTheWire(call.arguments);
   const started = Date.now();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../../src/gateway/errors.js';
+import { UserError } from '../../../src/lib/user-error.js';
 import { classifyBilledFailure } from '../../../src/tools/billing.js';
-import { UserError } from '../../../src/tools/results.js';
 import { decodeJobHandle, encodeJobHandle } from '../../../src/tools/video/job-handle.js';
 import { risingProgress } from '../../../src/tools/video/wait.js';
 

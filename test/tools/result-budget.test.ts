@@ -1,7 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { boundResult, capped } from '../../src/mcp/result-budget.js';
 import { knownClient, resultView } from '../../src/mcp/result-view.js';
+import { boundResult, capped } from '../../src/tools/result-budget.js';
 
 const bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
 
