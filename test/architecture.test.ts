@@ -4,9 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 // The shape of the house, checked on the source text: folders by feature, none a grab bag or
-// too big to take in, no import cycle, and each layer knowing only the ones below it (the
-// gateway client knows HTTP and nothing of MCP; lib/ is generic). A change that breaks one of
-// these fails here, naming the files.
+// too big to take in, no import cycle between modules or between folders, and each layer knowing
+// only the ones below it (LAYERS). A change that breaks one of these fails here, naming the files.
 
 const SRC = join(projectRoot(dirname(fileURLToPath(import.meta.url))), 'src');
 const MAX_FILES_PER_FOLDER = 12;
@@ -94,15 +93,46 @@ function importCycles(graph: ReadonlyMap<string, readonly string[]>): string[] {
   return cycles;
 }
 
-/** Imports from `from` (a folder under src/) into any of `into`. */
-function importsBetween(from: string, into: readonly string[]): string[] {
-  return modules
-    .filter((m) => m.file.startsWith(`${from}/`))
-    .flatMap((m) =>
-      m.imports
-        .filter((target) => into.some((dir) => target.startsWith(`${dir}/`)))
-        .map((t) => `${m.file} → ${t}`),
-    );
+/**
+ * The layers, top first (docs/architecture.md): a part may import its own layer's parts and
+ * those of the layers below it, never one above; the parts of a layer may import each other as
+ * long as no cycle forms. A part is a folder under src/ or a file at its top.
+ */
+const LAYERS: readonly (readonly string[])[] = [
+  ['cli.ts'],
+  ['transports', 'doctor'],
+  ['mcp'],
+  ['tools'],
+  ['runtime.ts'],
+  ['views', 'files', 'ledger', 'gateway'],
+  ['config'],
+  ['lib', 'version.ts'],
+];
+
+/** The part a module belongs to: its top folder under src/, or the file itself at the top. */
+function unitOf(file: string): string {
+  return file.split('/')[0] as string;
+}
+
+/** Its layer's depth: 0 for the top. A part in no layer counts as the top, so it fails the test. */
+function layerOf(unit: string): number {
+  const depth = LAYERS.findIndex((layer) => layer.includes(unit));
+  return depth === -1 ? 0 : depth;
+}
+
+/** Each part's imports of other parts, with one module edge that shows each. */
+function unitGraph(): Map<string, Map<string, string>> {
+  const graph = new Map<string, Map<string, string>>();
+  for (const m of modules) {
+    const from = unitOf(m.file);
+    const targets = graph.get(from) ?? new Map<string, string>();
+    graph.set(from, targets);
+    for (const target of m.imports) {
+      const to = unitOf(target);
+      if (to !== from && !targets.has(to)) targets.set(to, `${m.file} → ${target}`);
+    }
+  }
+  return graph;
 }
 
 describe('the shape of src/', () => {
@@ -144,14 +174,23 @@ describe('the shape of src/', () => {
     expect(grabBags.map((f) => f.path)).toEqual([]);
   });
 
-  it('keeps the gateway client free of MCP, the tools and the transports', () => {
-    expect(importsBetween('gateway', ['mcp', 'tools', 'transports'])).toEqual([]);
+  it('keeps its layers: each part imports only its own layer and the layers below', () => {
+    const misplaced = [...unitGraph()].flatMap(([from, targets]) =>
+      [...targets.keys()]
+        .filter((to) => layerOf(to) < layerOf(from))
+        .map((to) => `${from} (layer ${layerOf(from)}) → ${to} (layer ${layerOf(to)}): ${targets.get(to)}`),
+    );
+    expect(misplaced).toEqual([]);
   });
 
-  it('keeps lib/ generic: it imports nothing else from src/', () => {
-    const outside = modules
-      .filter((m) => m.file.startsWith('lib/'))
-      .flatMap((m) => m.imports.filter((t) => !t.startsWith('lib/')).map((t) => `${m.file} → ${t}`));
-    expect(outside).toEqual([]);
+  it('has no cycle between its parts (folders and top-level files)', () => {
+    const graph = new Map([...unitGraph()].map(([from, targets]) => [from, [...targets.keys()]]));
+    expect(importCycles(graph)).toEqual([]);
+  });
+
+  it('places every part of src/ in a layer', () => {
+    const units = new Set(modules.map((m) => unitOf(m.file)));
+    expect([...units].filter((unit) => !LAYERS.flat().includes(unit))).toEqual([]);
+    expect(LAYERS.flat().filter((unit) => !units.has(unit))).toEqual([]);
   });
 });
