@@ -49,15 +49,15 @@ export function createServer(
   server.onrequest = (_method, extra) => connection.tellPendingWarnings(extra);
 
   // Replaces the SDK's own logging/setLevel handler: the level is this connection's ClientLog's.
-  server.setRequestHandler(SetLevelRequestSchema, (request) => {
+  server.handle(SetLevelRequestSchema, (request) => {
     clientLog.setLevel(request.params.level);
     return {};
   });
   server.setNotificationHandler(RootsListChangedNotificationSchema, () => workspace.reset());
 
   const toolCalls = toolHandlers(connection, tools);
-  server.setRequestHandler(ListToolsRequestSchema, toolCalls.list);
-  server.setRequestHandler(CallToolRequestSchema, toolCalls.call);
+  server.handle(ListToolsRequestSchema, toolCalls.list);
+  server.handle(CallToolRequestSchema, toolCalls.call);
 
   const resources = resourceHandlers(
     connection.files,
@@ -67,8 +67,8 @@ export function createServer(
       gatewayUrl: runtime.config.baseUrl,
     },
   );
-  server.setRequestHandler(ListResourcesRequestSchema, resources.list);
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, resources.templates);
-  server.setRequestHandler(ReadResourceRequestSchema, resources.read);
+  server.handle(ListResourcesRequestSchema, resources.list);
+  server.handle(ListResourceTemplatesRequestSchema, resources.templates);
+  server.handle(ReadResourceRequestSchema, resources.read);
   return server;
 }

@@ -7,7 +7,6 @@ import type {
 import { z } from 'zod';
 import { type Config, ConfigError } from '../config/config.js';
 import { TOOL_GROUPS, type ToolGroup } from '../config/tool-groups.js';
-import { checked } from '../lib/schema-sentences.js';
 import type { AnyToolDefinition, ToolContext } from '../tools/define.js';
 import { ALL_TOOLS } from '../tools/index.js';
 import { boundResult } from '../tools/result-budget.js';
@@ -17,6 +16,7 @@ import { withViewData } from '../views/view-data.js';
 import type { ClientConnection } from './client-connection.js';
 import { progressGate } from './progress-gate.js';
 import { type ResultView, resultView } from './result-view.js';
+import { checked } from './schema-sentences.js';
 import { scrubResult } from './scrub-result.js';
 import type { RequestExtra } from './server.js';
 import { listedTool } from './tool-listing.js';
@@ -135,7 +135,7 @@ export function toolHandlers(connection: ClientConnection, tools: readonly AnyTo
     const tool = byName.get(name);
     if (!tool) return failure(`Unknown tool "${name}"; this server has ${[...byName.keys()].join(', ')}.`);
     const schemas = toolSchemas(tool);
-    // One sentence per problem, from the tool's schema (lib/schema-sentences.ts); it quotes the
+    // One sentence per problem, from the tool's schema (schema-sentences.ts); it quotes the
     // wrong values, so it is scrubbed like any result.
     const args = checked(schemas.input, given ?? {});
     if (!args.success) return failure(runtime.scrub(`Invalid arguments for ${name}: ${args.problems}`));

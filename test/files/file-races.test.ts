@@ -18,18 +18,23 @@ const ATTEMPTS = 1000;
 const BUDGET_MS = 4_000;
 const nextTick = () => new Promise((r) => setImmediate(r));
 
-/** Runs `swap` in a loop until the returned stop() is awaited. */
-function keepSwapping(swap: () => Promise<void>): () => Promise<void> {
+/** Runs `swap` in a loop until the returned stop() is awaited, which says how many swaps landed. */
+function keepSwapping(swap: () => Promise<void>): () => Promise<number> {
   let running = true;
+  let landed = 0;
   const loop = (async () => {
     while (running) {
-      await swap().catch(() => undefined);
+      await swap().then(
+        () => landed++,
+        () => undefined,
+      );
       await nextTick();
     }
   })();
   return async () => {
     running = false;
     await loop;
+    return landed;
   };
 }
 
@@ -53,6 +58,7 @@ describe('races on files', () => {
       });
       const read: string[] = [];
       const started = Date.now();
+      let swaps = 0;
       try {
         for (let i = 0; i < ATTEMPTS && Date.now() - started < BUDGET_MS; i++) {
           const opened = await openInputFile('dir/f.bin', [root], root, 100).catch(() => null);
@@ -61,8 +67,11 @@ describe('races on files', () => {
           await opened.handle.close();
         }
       } finally {
-        await stop();
+        swaps = await stop();
       }
+      // The race ran: the swapper's swaps landed, and reads succeeded between them.
+      expect(swaps).toBeGreaterThan(0);
+      expect(read.length).toBeGreaterThan(0);
       expect(read.filter((text) => text !== 'INSIDE')).toEqual([]);
       // Sanity: without the swapper the file is read.
       const opened = await openInputFile('dir/f.bin', [root], root, 100);

@@ -116,13 +116,13 @@ describe('tool arguments a schema refuses', () => {
 
 describe('a tools/call whose arguments are not an object', () => {
   const shapes: [unknown, string][] = [
-    ['query', 'a string'],
-    [[1, 2], 'an array'],
-    [42, 'a number'],
+    ['query', '"query"'],
+    [[1, 2], 'a list'],
+    [42, '42'],
     [null, 'null'],
   ];
   const sentence = (got: string) =>
-    `Invalid params for tools/call: arguments must be a JSON object of the tool's parameters, e.g. {"query": "…"}; got ${got}`;
+    `Invalid params for tools/call: arguments must be a JSON object, not ${got}`;
 
   async function refused(client: Client, args: unknown): Promise<McpError> {
     const call = client.request(

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { checked } from '../../src/lib/schema-sentences.js';
+import { checked } from '../../src/mcp/schema-sentences.js';
 
 // The sentences for what the tools' schemas do not use (a strict object, unions, nullable values,
 // formats, nested objects); the tools' own cases are tested through the server
 // (test/e2e/argument-errors.test.ts).
 function problems(schema: z.ZodType, value: unknown, under?: string): string {
-  const result = checked(schema, value, { under });
+  const result = checked(schema, value, under);
   if (result.success) throw new Error('the value was taken');
   return result.problems;
 }

@@ -1,21 +1,38 @@
 // What a value a zod schema refuses is told: one short sentence per problem, naming the field,
 // what is wrong and what is allowed ("max_results must be a whole number from 1 to 20, not
-// "ten""), worked out from the schema itself (type, bounds, choices, a short description) in
-// place of zod's own wording ("Invalid input: expected number, received string"). A sentence a
-// schema writes itself (`.max(400, 'query must be at most 400 characters')`) is kept as it is:
-// zod asks for these sentences only where the schema has none.
+// "ten""), in place of zod's own wording ("Invalid input: expected number, received string").
+// Built from zod's public parts only: its issues (code, path, input, bounds), the error map a
+// parse takes (asked only where the schema has no sentence of its own, which is then kept), and
+// the schema's JSON Schema (z.toJSONSchema), which says what a field allows.
 
 import { z } from 'zod';
 
-type Schema = z.core.$ZodType;
 type Issue = z.core.$ZodRawIssue;
+/** The JSON Schema of a field, as far as these sentences read it. */
+interface Json {
+  type?: string | string[];
+  enum?: unknown[];
+  const?: unknown;
+  anyOf?: Json[];
+  oneOf?: Json[];
+  properties?: Record<string, Json>;
+  additionalProperties?: Json | boolean;
+  items?: Json | Json[];
+  prefixItems?: Json[];
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  minItems?: number;
+  maxItems?: number;
+  format?: string;
+  contentEncoding?: string;
+  description?: string;
+}
 
 export type Checked<T> = { success: true; data: T } | { success: false; problems: string };
-
-export interface CheckOptions {
-  /** The field every path starts under, which the sentences leave out (a request's `params`). */
-  under?: string;
-}
 
 /** More problems than this are counted, not listed: the first ones are what to fix first. */
 const MAX_PROBLEMS = 5;
@@ -26,21 +43,37 @@ const MAX_QUOTED = 40;
 /** A length bound this large guards memory; no sensible value comes near it, so it is no advice. */
 const SIZE_GUARD = 4096;
 
-/** Parses `value`; when the schema refuses it, every problem in one line of sentences. */
+/**
+ * Parses `value`; when the schema refuses it, every problem in one line of sentences. `under`:
+ * the field every path starts under, which the sentences leave out (a request's `params`).
+ */
 export function checked<T extends z.ZodType>(
   schema: T,
   value: unknown,
-  options: CheckOptions = {},
+  under?: string,
 ): Checked<z.output<T>> {
-  const parsed = schema.safeParse(value, { error: (issue) => sentence(issue, schema, options.under) });
+  const json = jsonOf(schema);
+  const parsed = schema.safeParse(value, { error: (issue) => sentence(issue, json, under) });
   if (parsed.success) return { success: true, data: parsed.data };
-  return { success: false, problems: problemsOf(parsed.error.issues, options.under) };
+  return { success: false, problems: problemsOf(parsed.error.issues, under) };
 }
 
-/**
- * The sentences of zod issues, each naming its field (a schema's own sentence may not), one per
- * field: its first problem is the one to fix first (an empty id is not also "not printable").
- */
+const jsonSchemas = new WeakMap<z.ZodType, Json>();
+
+function jsonOf(schema: z.ZodType): Json {
+  let json = jsonSchemas.get(schema);
+  if (!json) {
+    try {
+      json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Json;
+    } catch {
+      json = {};
+    }
+    jsonSchemas.set(schema, json);
+  }
+  return json;
+}
+
+/** One sentence per field: its first problem is the one to fix first. */
 function problemsOf(issues: readonly z.core.$ZodIssue[], under: string | undefined): string {
   const byField = new Map<string, string>();
   for (const issue of issues) {
@@ -53,7 +86,7 @@ function problemsOf(issues: readonly z.core.$ZodIssue[], under: string | undefin
   return all.slice(0, MAX_PROBLEMS).join('; ') + (more > 0 ? `; and ${more} more` : '');
 }
 
-function sentence(issue: Issue, root: Schema, under: string | undefined): string {
+function sentence(issue: Issue, root: Json, under: string | undefined): string {
   const path = issue.path ?? [];
   const name = nameOf(path, under);
   const field = fieldAt(root, path);
@@ -62,10 +95,9 @@ function sentence(issue: Issue, root: Schema, under: string | undefined): string
   switch (issue.code) {
     case 'invalid_type': {
       const what = allowed ?? expectedType(issue.expected);
-      const hint = hintOf(field);
       return issue.input === undefined
-        ? `${name} is required: ${what}${hint}`
-        : `${name} must be ${what}, not ${given}${hint}`;
+        ? `${name} is required: ${what}${hintOf(field)}`
+        : `${name} must be ${what}, not ${given}${hintOf(field)}`;
     }
     case 'invalid_value':
       return `${name} must be ${choices(issue.values)}, not ${given}`;
@@ -75,11 +107,11 @@ function sentence(issue: Issue, root: Schema, under: string | undefined): string
     case 'invalid_format':
       if (issue.format === 'regex' && issue.pattern)
         return `${name} must match ${issue.pattern}, not ${given}`;
-      return `${name} must be ${formatted(issue.format) ?? allowed ?? 'in another form'}, not ${given}`;
+      return `${name} must be ${FORMATS[issue.format] ?? allowed ?? 'in another form'}, not ${given}`;
     case 'not_multiple_of':
       return `${name} must be a multiple of ${issue.divisor}, not ${given}`;
     case 'unrecognized_keys': {
-      const known = field ? Object.keys(shapeOf(field) ?? {}) : [];
+      const known = Object.keys(field?.properties ?? {});
       const where = path.length > 0 ? ` in ${name}` : '';
       const fields = known.length > 0 ? `; the fields are ${known.join(', ')}` : '';
       return `${orList(issue.keys)} ${issue.keys.length === 1 ? 'is not a known field' : 'are not known fields'}${where}${fields}`;
@@ -129,83 +161,38 @@ function shown(value: unknown): string {
   return value === undefined ? 'nothing' : 'an object';
 }
 
-// ---- reading the schema ----
+// ---- reading the JSON Schema ----
 
-/** The parts of a zod definition these sentences read, whatever its type. */
-interface Definition {
-  type: string;
-  innerType?: Schema;
-  in?: Schema;
-  getter?: () => Schema;
-  element?: Schema;
-  options?: readonly Schema[];
-  shape?: Record<string, Schema>;
-  valueType?: Schema;
-  items?: readonly Schema[];
-  entries?: Record<string, unknown>;
-  values?: readonly unknown[];
-  format?: string;
-  checks?: readonly { _zod: { def: CheckDefinition } }[];
-}
-
-interface CheckDefinition {
-  check: string;
-  value?: unknown;
-  inclusive?: boolean;
-  minimum?: number;
-  maximum?: number;
-  length?: number;
-  format?: string;
-}
-
-function definitionOf(schema: Schema): Definition {
-  return schema._zod.def as unknown as Definition;
-}
-
-const WRAPPERS = new Set(['optional', 'nonoptional', 'default', 'prefault', 'readonly', 'catch', 'nullable']);
-
-/** The schema a wrapper (optional, default, a pipe's input side…) holds, if `schema` is one. */
-function innerOf(schema: Schema): Schema | undefined {
-  const def = definitionOf(schema);
-  if (WRAPPERS.has(def.type)) return def.innerType;
-  if (def.type === 'pipe') return def.in;
-  if (def.type === 'lazy') return def.getter?.();
-  return undefined;
-}
-
-function unwrapped(schema: Schema): Schema {
-  let current = schema;
-  for (let inner = innerOf(current); inner; inner = innerOf(current)) current = inner;
-  return current;
-}
-
-/** The schema of the field at `path`, as declared (wrappers and all). */
-function fieldAt(root: Schema, path: readonly PropertyKey[]): Schema | undefined {
-  let schema: Schema | undefined = root;
+/** The schema of the field at `path`: through properties, items, and the member of a union that has it. */
+function fieldAt(root: Json, path: readonly PropertyKey[]): Json | undefined {
+  let schema: Json | undefined = root;
   for (const key of path) {
+    schema = schema && childOf(schema, key);
     if (!schema) return undefined;
-    const def = definitionOf(unwrapped(schema));
-    if (def.type === 'object') schema = def.shape?.[String(key)];
-    else if (def.type === 'array') schema = typeof key === 'number' ? def.element : undefined;
-    else if (def.type === 'tuple') schema = typeof key === 'number' ? def.items?.[key] : undefined;
-    else if (def.type === 'record') schema = def.valueType;
-    else return undefined;
   }
   return schema;
 }
 
-function shapeOf(schema: Schema): Record<string, Schema> | undefined {
-  const def = definitionOf(unwrapped(schema));
-  return def.type === 'object' ? def.shape : undefined;
+function childOf(schema: Json, key: PropertyKey): Json | undefined {
+  for (const member of schema.anyOf ?? schema.oneOf ?? []) {
+    const child = childOf(member, key);
+    if (child) return child;
+  }
+  if (typeof key === 'number') {
+    if (Array.isArray(schema.items)) return schema.items[key];
+    return schema.prefixItems?.[key] ?? schema.items;
+  }
+  const property = schema.properties?.[String(key)];
+  if (property) return property;
+  return typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined;
 }
 
 /**
  * A short description as a parenthesis ("e.g. tavily", "0 = just look"), else nothing (nor for
  * one with a parenthesis of its own).
  */
-function hintOf(schema: Schema | undefined): string {
-  let description: string | undefined;
-  for (let s = schema; s && !description; s = innerOf(s)) description = z.globalRegistry.get(s)?.description;
+function hintOf(schema: Json | undefined): string {
+  const description = schema?.description;
   if (!description || description.length > MAX_HINT || /[()]/.test(description)) return '';
   // "A finished job_id…" reads on as "a finished job_id…"; "ISO-639-1…" stays as it is.
   const text = /^[A-Z](?![A-Z0-9-])/.test(description)
@@ -218,86 +205,44 @@ function hintOf(schema: Schema | undefined): string {
  * What a schema takes, as the end of "must be …": "a whole number from 1 to 20", "web or news",
  * "a list of at most 20 strings". `guards`: also say a length bound set only to guard memory.
  */
-function allowedBy(schema: Schema, guards = false): string | undefined {
-  const def = definitionOf(schema);
-  if (def.type === 'nullable') {
-    const inner = def.innerType && allowedBy(def.innerType, guards);
-    return inner && `${inner} or null`;
+function allowedBy(schema: Json, guards = false): string | undefined {
+  const members = schema.anyOf ?? schema.oneOf;
+  if (members) {
+    const each = members.map((member) => allowedBy(member, guards));
+    return each.length > 0 && each.every(Boolean) ? orList(each as string[]) : undefined;
   }
-  const inner = innerOf(schema);
-  if (inner) return allowedBy(inner, guards);
-  switch (def.type) {
+  if (schema.enum) return choices(schema.enum);
+  if ('const' in schema) return choices([schema.const]);
+  // A nullable field's types come as a list: ["string", "null"].
+  if (Array.isArray(schema.type))
+    return orList(schema.type.map((type) => allowedBy({ ...schema, type }) ?? type));
+  switch (schema.type) {
     case 'string':
-      return stringAllowed(def, guards);
+      return stringAllowed(schema, guards);
     case 'number':
-      return numberAllowed(def);
+    case 'integer':
+      return numberAllowed(schema);
     case 'boolean':
       return 'true or false';
     case 'null':
       return 'null';
-    case 'enum':
-      return choices(Object.values(def.entries ?? {}));
-    case 'literal':
-      return choices(def.values ?? []);
     case 'array':
-      return arrayAllowed(def);
+      return counted('list', elementsOf(schema.items), schema.minItems, schema.maxItems);
     case 'object':
-    case 'record':
       return 'a JSON object';
-    case 'union': {
-      const each = (def.options ?? []).map((option) => allowedBy(option, guards));
-      return each.length > 0 && each.every(Boolean) ? orList(each as string[]) : undefined;
-    }
     default:
       return undefined;
   }
 }
 
-interface Bounds {
-  min?: number;
-  minInclusive: boolean;
-  max?: number;
-  maxInclusive: boolean;
-  whole: boolean;
-  minLength?: number;
-  maxLength?: number;
-  length?: number;
-  format?: string;
-}
-
-function boundsOf(def: Definition): Bounds {
-  const bounds: Bounds = { minInclusive: true, maxInclusive: true, whole: false, format: def.format };
-  for (const { _zod } of def.checks ?? []) {
-    const check = _zod.def;
-    if (check.check === 'greater_than') {
-      bounds.min = Number(check.value);
-      bounds.minInclusive = check.inclusive !== false;
-    } else if (check.check === 'less_than') {
-      bounds.max = Number(check.value);
-      bounds.maxInclusive = check.inclusive !== false;
-    } else if (check.check === 'number_format') bounds.whole = !/^float/.test(check.format ?? '');
-    else if (check.check === 'min_length') bounds.minLength = check.minimum;
-    else if (check.check === 'max_length') bounds.maxLength = check.maximum;
-    else if (check.check === 'length_equals') bounds.length = check.length;
-    else if (check.check === 'string_format') bounds.format ??= check.format;
-  }
-  return bounds;
-}
-
-function stringAllowed(def: Definition, guards: boolean): string {
-  const bounds = boundsOf(def);
-  const format = formatted(bounds.format);
+function stringAllowed(schema: Json, guards: boolean): string {
+  const format = FORMATS[schema.format ?? schema.contentEncoding ?? ''];
   if (format) return format;
   const max =
-    bounds.maxLength !== undefined && (guards || bounds.maxLength < SIZE_GUARD)
-      ? bounds.maxLength
+    schema.maxLength !== undefined && (guards || schema.maxLength < SIZE_GUARD)
+      ? schema.maxLength
       : undefined;
-  return counted('string', 'characters', bounds.minLength, max, bounds.length);
-}
-
-function arrayAllowed(def: Definition): string {
-  const { minLength, maxLength, length } = boundsOf(def);
-  return counted('list', elementsOf(def.element), minLength, maxLength, length);
+  return counted('string', 'characters', schema.minLength, max);
 }
 
 /** "a string of 2 to 32 characters", "a non-empty list of strings", "a list of at most 20 strings". */
@@ -306,9 +251,8 @@ function counted(
   unit: string,
   min: number | undefined,
   max: number | undefined,
-  exact: number | undefined,
 ): string {
-  if (exact !== undefined) return `a ${noun} of exactly ${exact} ${unit}`;
+  if (min !== undefined && min === max) return `a ${noun} of exactly ${min} ${unit}`;
   if (min !== undefined && min > 1) {
     return max !== undefined
       ? `a ${noun} of ${min} to ${max} ${unit}`
@@ -319,14 +263,15 @@ function counted(
   return noun === 'list' ? `${start} of ${unit}` : start;
 }
 
-function elementsOf(element: Schema | undefined): string {
-  if (!element) return 'items';
-  const def = definitionOf(unwrapped(element));
-  switch (def.type) {
+function elementsOf(items: Json | Json[] | undefined): string {
+  if (!items || Array.isArray(items)) return 'items';
+  switch (items.type) {
     case 'string':
       return 'strings';
+    case 'integer':
+      return 'whole numbers';
     case 'number':
-      return boundsOf(def).whole ? 'whole numbers' : 'numbers';
+      return 'numbers';
     case 'boolean':
       return 'true or false values';
     case 'object':
@@ -336,14 +281,17 @@ function elementsOf(element: Schema | undefined): string {
   }
 }
 
-function numberAllowed(def: Definition): string {
-  const { min, max, minInclusive, maxInclusive, whole } = boundsOf(def);
-  const kind = whole ? 'a whole number' : 'a number';
-  if (min !== undefined && max !== undefined && minInclusive && maxInclusive)
-    return `${kind} from ${min} to ${max}`;
+function numberAllowed(schema: Json): string {
+  const kind = schema.type === 'integer' ? 'a whole number' : 'a number';
+  // A whole number's safe range comes with every one: it is no advice.
+  const bound = (n: number | undefined) =>
+    n !== undefined && Math.abs(n) < Number.MAX_SAFE_INTEGER ? n : undefined;
+  const [min, max] = [bound(schema.minimum), bound(schema.maximum)];
+  const [above, below] = [schema.exclusiveMinimum, schema.exclusiveMaximum];
+  if (min !== undefined && max !== undefined) return `${kind} from ${min} to ${max}`;
   const parts = [
-    ...(min === undefined ? [] : [minInclusive ? `at least ${min}` : `greater than ${min}`]),
-    ...(max === undefined ? [] : [maxInclusive ? `at most ${max}` : `less than ${max}`]),
+    ...(min !== undefined ? [`at least ${min}`] : above !== undefined ? [`greater than ${above}`] : []),
+    ...(max !== undefined ? [`at most ${max}`] : below !== undefined ? [`less than ${below}`] : []),
   ];
   if (parts.length === 0) return kind;
   return parts.length === 1 && parts[0]?.startsWith('at ')
@@ -351,12 +299,15 @@ function numberAllowed(def: Definition): string {
     : `${kind} ${parts.join(' and ')}`;
 }
 
+/** Formats by their zod (issues) and JSON Schema (fields) names. */
 const FORMATS: Record<string, string> = {
   url: 'a URL',
+  uri: 'a URL',
   email: 'an email address',
   uuid: 'a UUID',
   guid: 'a UUID',
   datetime: 'a date and time such as 2026-01-15T09:30:00Z',
+  'date-time': 'a date and time such as 2026-01-15T09:30:00Z',
   date: 'a date such as 2026-01-15',
   time: 'a time such as 09:30:00',
   ipv4: 'an IPv4 address',
@@ -364,10 +315,6 @@ const FORMATS: Record<string, string> = {
   base64: 'base64 text',
   base64url: 'base64url text',
 };
-
-function formatted(format: string | undefined): string | undefined {
-  return format === undefined ? undefined : FORMATS[format];
-}
 
 function expectedType(expected: string): string {
   switch (expected) {
