@@ -4,12 +4,12 @@
 // When the gateway has no such list (404), or listing fails, the call goes through unchecked and
 // the service's own answer is reported.
 
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ModelEntry } from '../../gateway/endpoints/models.js';
 import { ServiceError } from '../../gateway/errors.js';
+import { UserError } from '../../lib/user-error.js';
 import type { ToolContext } from '../define.js';
 import { configuredModel, MODEL_SETTING } from '../models/default-models.js';
-import { failure, failureSentence } from '../results.js';
+import { failureSentence } from '../results.js';
 import {
   refusedSpeechHint,
   resolveSpeechId,
@@ -43,18 +43,15 @@ export function audioFailure(
   error: unknown,
   ctx: ToolContext,
   choice: ModelChoice | SpeechChoice | undefined,
-): CallToolResult {
+): never {
   if (ctx.signal.aborted)
-    return failure(`The ${action.toLowerCase()} call was cancelled; nothing was saved.`);
+    throw new UserError(`The ${action.toLowerCase()} call was cancelled; nothing was saved.`);
   const unchecked = choice?.ok && !choice.checked;
   if (!unchecked || !(error instanceof ServiceError) || error.kind !== 'http') throw error;
   const kind = action === 'Speech' ? 'tts' : 'stt';
-  const result = failure(failureSentence(error, ctx.runtime.scrub, action));
-  result.content.push({
-    type: 'text',
-    text: `The model could not be checked first: the gateway has no /v1/models/${kind} list.`,
-  });
-  return result;
+  throw new UserError(
+    `${failureSentence(error, ctx.runtime.scrub, action)} The model could not be checked first: the gateway has no /v1/models/${kind} list.`,
+  );
 }
 
 /** The default model of a capability: the setting, else the first model the gateway lists. */

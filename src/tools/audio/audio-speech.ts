@@ -9,7 +9,7 @@ import { excerpt, formatCount } from '../../lib/text.js';
 import { UserError } from '../../lib/user-error.js';
 import { ALLOW_DUPLICATE, type BillableCall, billed, type Send } from '../billing.js';
 import { ANNOTATIONS, type BilledCall, defineTool, type ToolContext } from '../define.js';
-import { failure, nextStep, success } from '../results.js';
+import { nextStep, success } from '../results.js';
 import { audioFailure, chooseSpeechModel, type SpeechChoice } from './audio-models.js';
 import { earlierSpeech, type SpeechFile } from './speech-again.js';
 import { declaredAudio, deliveredAudio, peekHead } from './speech-format.js';
@@ -84,7 +84,7 @@ export const audioSpeech = defineTool({
     let choice: SpeechChoice | undefined;
     try {
       choice = await chooseSpeechModel(args.model, args.voice, ctx);
-      if (!choice.ok) return failure(choice.message);
+      if (!choice.ok) throw new UserError(choice.message);
       const chosen = choice;
       const call: BillableCall = {
         kind: 'speech',

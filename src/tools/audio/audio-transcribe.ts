@@ -6,10 +6,11 @@ import { saveText as saveOutputText } from '../../files/output-files.js';
 import { savedFileMime } from '../../files/saved-files.js';
 import { type TranscriptFormat, transcribe } from '../../gateway/endpoints/audio.js';
 import { isHttpUrl } from '../../lib/urls.js';
+import { UserError } from '../../lib/user-error.js';
 import { type BilledPlan, billed, type Send } from '../billing.js';
 import { ANNOTATIONS, defineTool, type ToolContext } from '../define.js';
 import { pageOf, pagingInput, pagingOutput } from '../paging.js';
-import { failure, nextStep, success } from '../results.js';
+import { nextStep, success } from '../results.js';
 import { audioFailure, chooseTranscriptionModel, type ModelChoice } from './audio-models.js';
 import { type AudioSource, audioSource, MAX_BASE64_BYTES } from './audio-sources.js';
 import { byteProgress, countingStream } from './byte-progress.js';
@@ -81,7 +82,7 @@ export const audioTranscribe = defineTool({
     try {
       const source = await audioSource(args, ctx);
       choice = await chooseTranscriptionModel(args.model, ctx);
-      if (!choice.ok) return failure(choice.message);
+      if (!choice.ok) throw new UserError(choice.message);
       const key = TranscriptCache.key([
         source.key,
         choice.model,
@@ -114,7 +115,7 @@ export const audioTranscribe = defineTool({
         cached ?? (await billed(ctx, plan, (send) => transcribeSource(source, model, args, ctx, send)));
       if (!cached) transcriptsOf(ctx.runtime).set(key, transcript);
       if (args.start_index > 0 && args.start_index >= transcript.text.length) {
-        return failure(
+        throw new UserError(
           `start_index ${args.start_index} is past the end of the transcript (total_length ${transcript.text.length}). ` +
             'Use start_index=0 or a smaller offset.',
         );

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { modelIdSchema } from '../../config/model-ids.js';
 import { excerpt } from '../../lib/text.js';
+import { UserError } from '../../lib/user-error.js';
 import { ANNOTATIONS, defineTool } from '../define.js';
 import { capped, RESULT_BUDGET } from '../result-budget.js';
-import { failure, nextStep, success } from '../results.js';
+import { nextStep, success } from '../results.js';
 import { confirmAndAsk, incompleteNote, usageLine } from './ask.js';
 import { defaultModel, MODEL_SETTING } from './default-models.js';
 
@@ -56,7 +57,7 @@ export const askModel = defineTool({
   async run(args, ctx) {
     const model = args.model ?? (await defaultModel('chat', ctx.runtime, ctx.signal)).id;
     if (!model) {
-      return failure(
+      throw new UserError(
         `No chat model to ask: the service lists none at /v1/models. Pass \`model\` (see ${ctx.toolName('list_models')}) ` +
           `or set ${MODEL_SETTING.chat}.`,
       );
@@ -85,7 +86,7 @@ export const askModel = defineTool({
     );
     const note = incompleteNote(answer);
     if (!answer.text.trim()) {
-      return failure(
+      throw new UserError(
         `${model} returned no text${note ? ` (${note.replace(/\.$/, '')})` : ' (streamed and non-streamed)'}. ` +
           `Retry, or ask another model (see ${ctx.toolName('list_models')}).`,
       );

@@ -4,7 +4,7 @@ import type { VideoJobState } from '../../gateway/endpoints/videos.js';
 import { ServiceError } from '../../gateway/errors.js';
 import { UserError } from '../../lib/user-error.js';
 import { ANNOTATIONS, defineTool, type ToolContext, textArgument } from '../define.js';
-import { failure, failureSentence } from '../results.js';
+import { failureSentence } from '../results.js';
 import { decodeJobHandle, type JobRef } from './job-handle.js';
 import { followJob, saveVideo } from './video-follow.js';
 import { recentJobsResult } from './video-jobs.js';
@@ -73,11 +73,11 @@ async function statusResult(
   ctx: ToolContext,
   report: Report,
 ): Promise<CallToolResult> {
-  if (outcome.kind === 'cancelled') return failure('Video status was cancelled.');
+  if (outcome.kind === 'cancelled') throw new UserError('Video status was cancelled.');
   const pollError = 'error' in outcome ? outcome.error : undefined;
   if (outcome.state === null) {
     // Not one status could be read (the job itself is unaffected by that).
-    return failure(`Checking video job ${jobId} failed: ${pollFailureText(pollError, ctx)}`);
+    throw new UserError(`Checking video job ${jobId} failed: ${pollFailureText(pollError, ctx)}`);
   }
   const state = outcome.state;
   const note =
@@ -92,12 +92,12 @@ async function statusResult(
     return jobResult({ jobId, state, saved }, ctx);
   } catch (error) {
     // The job is done and billed: the result still gives the video's URL, and how to save it.
-    if (ctx.signal.aborted) return failure('Video download was cancelled; no partial file was kept.');
+    if (ctx.signal.aborted) throw new UserError('Video download was cancelled; no partial file was kept.');
     const next =
       error instanceof UserError
         ? 'Fetch it from there directly if it is needed.'
         : `Call ${ctx.toolName('video_status')} with download: true to try again.`;
-    return failure(
+    throw new UserError(
       `Job ${jobId} is done, but saving its video failed: ${failureSentence(error, ctx.runtime.scrub)} ` +
         `The video is at ${state.videoUrl} (a temporary URL). ${next}`,
     );

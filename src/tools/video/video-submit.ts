@@ -14,9 +14,10 @@ import {
 import { saysStatus } from '../../gateway/error-advice.js';
 import { ServiceError } from '../../gateway/errors.js';
 import { excerpt } from '../../lib/text.js';
+import { UserError } from '../../lib/user-error.js';
 import { type BilledPlan, billed, classifyBilledFailure, clockTime } from '../billing.js';
 import type { ToolContext } from '../define.js';
-import { FailedStep, failure, failureSentence, MaybeBilled } from '../results.js';
+import { FailedStep, failureSentence, MaybeBilled } from '../results.js';
 import { canEncode, decodeJobHandle, encodeJobHandle, type JobRef } from './job-handle.js';
 import { followJob } from './video-follow.js';
 import { unsettledSubmit } from './video-jobs.js';
@@ -104,7 +105,7 @@ export async function submitAndFollow(options: SubmitOptions, ctx: ToolContext):
       }
       if (!canEncode(ref)) {
         ctx.log.warn(`${tool}: accepted job has unusable ids ${JSON.stringify(ref)}`);
-        return failure(
+        throw new UserError(
           ctx.runtime.scrub(
             `The service accepted the ${KINDS[kind].what} (so it is billed) but answered with a job id this server cannot follow (request_id ${JSON.stringify(ref.requestId.slice(0, 80))}). Do not submit again; look the job up in the gateway.`,
           ),
@@ -118,7 +119,8 @@ export async function submitAndFollow(options: SubmitOptions, ctx: ToolContext):
       return follow(ref, jobId, options, ctx, report, { submitted: true });
     },
     async (earlier) => {
-      if (earlier.state !== 'accepted' || !earlier.jobId) return failure(unsettledSubmit(earlier, tool, ctx));
+      if (earlier.state !== 'accepted' || !earlier.jobId)
+        throw new UserError(unsettledSubmit(earlier, tool, ctx));
       // The identical job accepted earlier, followed as a submit would follow its own: free.
       const note =
         `Nothing was sent or billed: an identical ${ctx.toolName(tool)} was accepted at ${clockTime(earlier.at)}, ` +
@@ -190,11 +192,7 @@ async function follow(
  * Says whether the failed submit may have started (and billed) a job, and what to do next. Any
  * other failure (a refusal, a bug) is thrown on, named as the submit step.
  */
-function submitFailure(
-  error: unknown,
-  options: SubmitOptions & { key: string },
-  ctx: ToolContext,
-): CallToolResult {
+function submitFailure(error: unknown, options: SubmitOptions & { key: string }, ctx: ToolContext): never {
   const { tool, kind, key } = options;
   const what = KINDS[kind].what;
   // A submit says what an unclear outcome means itself, with the key to retry with.
@@ -207,12 +205,12 @@ function submitFailure(
     `idempotency_key "${key}" (the same key), which the gateway forwards so a repeat can be recognised.`;
   switch (classifyBilledFailure(error)) {
     case 'refused':
-      return failure(`The ${what} was refused, so no job was started and nothing was billed. ${reason}`);
+      throw new UserError(`The ${what} was refused, so no job was started and nothing was billed. ${reason}`);
     case 'not-sent':
-      return failure(`The ${what} request never reached the service, so nothing was billed. ${reason}`);
+      throw new UserError(`The ${what} request never reached the service, so nothing was billed. ${reason}`);
     case 'cancelled':
       ctx.log.warn(`${tool}: cancelled while submitting; a job may exist (idempotency key ${key})`);
-      return failure(
+      throw new UserError(
         `The ${what} was cancelled while being sent; a job may or may not exist (idempotency key "${key}"). ${retryAdvice}`,
       );
     case 'ambiguous': {
@@ -223,7 +221,7 @@ function submitFailure(
         error.kind === 'malformed'
           ? `The service answered the ${what} with success but its answer was unreadable (${ctx.runtime.scrub(error.message)}), so a job was probably started and billed, and its job_id is unknown.`
           : `Outcome unknown: ${ctx.runtime.scrub(error.message)}${saysStatus(error.message, error.status) ? '' : ` (HTTP ${error.status})`}. The request may have reached the service, so the ${what} may or may not have started (and been billed).`;
-      return failure(`${headline} ${retryAdvice}`);
+      throw new UserError(`${headline} ${retryAdvice}`);
     }
   }
 }

@@ -1,11 +1,12 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { excerpt, formatCount, oneLine } from '../../lib/text.js';
+import { UserError } from '../../lib/user-error.js';
 import type { ToolContext } from '../define.js';
 import { confirmAndAsk, incompleteNote } from '../models/ask.js';
 import { MODEL_SETTING } from '../models/default-models.js';
 import { pageOf } from '../paging.js';
 import { capped, RESULT_BUDGET } from '../result-budget.js';
-import { failure, success } from '../results.js';
+import { success } from '../results.js';
 import type { CachedPage } from './page-cache.js';
 
 /**
@@ -32,7 +33,9 @@ export async function answerFromPage(
   ctx: ToolContext,
 ): Promise<CallToolResult> {
   if (!page.text.trim()) {
-    return failure(`${page.url} has no readable text to answer from; try format "html" or another provider.`);
+    throw new UserError(
+      `${page.url} has no readable text to answer from; try format "html" or another provider.`,
+    );
   }
   const window = pageOf(page.text, args.start_index, PAGE_WINDOW_CHARS);
   const partial = window.start_index > 0 || window.truncated;
@@ -63,7 +66,7 @@ export async function answerFromPage(
     `read ${formatCount(page.text.length)} characters; asking ${model}`,
   );
   if (!answer.text.trim()) {
-    return failure(
+    throw new UserError(
       `${model} returned no answer about ${page.url}${incompleteNote(answer) ? ` (${incompleteNote(answer).replace(/\.$/, '')})` : ''}. ` +
         `Retry, call this tool without prompt to read the page, or set ${MODEL_SETTING.summary} to another model.`,
     );

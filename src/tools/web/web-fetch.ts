@@ -11,7 +11,7 @@ import { ANNOTATIONS, defineTool, type ToolContext, textArgument } from '../defi
 import { defaultModel } from '../models/default-models.js';
 import { type Page, pageOf, pagingInput, pagingOutput, rangeText } from '../paging.js';
 import { capped, cappedOrNull, RESULT_BUDGET } from '../result-budget.js';
-import { failure, nextStep, success } from '../results.js';
+import { nextStep, success } from '../results.js';
 import { type CachedPage, PageCache, pagesOf } from './page-cache.js';
 import { resolveWebProvider, withProviderNamed } from './providers.js';
 import { answerFromPage, MAX_PAGE_PROMPT_CHARS, noSummaryModelMessage } from './web-fetch-prompt.js';
@@ -59,12 +59,12 @@ export const webFetch = defineTool({
     const provider = await resolveWebProvider('fetch', args.provider, ctx);
     // The answering model is chosen before the fetch, so a missing one costs nothing.
     const summary = args.prompt ? await defaultModel('summary', ctx.runtime, ctx.signal) : null;
-    if (summary && !summary.id) return failure(noSummaryModelMessage());
+    if (summary && !summary.id) throw new UserError(noSummaryModelMessage());
     const page = await withProviderNamed('fetch', provider, ctx, () =>
       loadPage(provider.id, args.url, args.format, ctx),
     );
     if (args.start_index > 0 && args.start_index >= page.text.length) {
-      return failure(
+      throw new UserError(
         `start_index ${args.start_index} is past the end of the page (total_length ${page.text.length}). ` +
           'Use start_index=0 or a smaller offset.',
       );
