@@ -9,7 +9,7 @@ import { z } from 'zod';
 
 type Issue = z.core.$ZodRawIssue;
 /** The JSON Schema of a field, as far as these sentences read it. */
-interface Json {
+export interface Json {
   type?: string | string[];
   enum?: unknown[];
   const?: unknown;
@@ -204,8 +204,9 @@ function hintOf(schema: Json | undefined): string {
 /**
  * What a schema takes, as the end of "must be …": "a whole number from 1 to 20", "web or news",
  * "a list of at most 20 strings". `guards`: also say a length bound set only to guard memory.
+ * docs/tools.md describes each argument with it too (scripts/tools-doc.ts).
  */
-function allowedBy(schema: Json, guards = false): string | undefined {
+export function allowedBy(schema: Json, guards = false): string | undefined {
   const members = schema.anyOf ?? schema.oneOf;
   if (members) {
     const each = members.map((member) => allowedBy(member, guards));
