@@ -1,5 +1,5 @@
 import type { TranscriptFormat } from '../../gateway/endpoints/audio.js';
-import type { Runtime } from '../../runtime.js';
+import { perRuntime } from '../../runtime.js';
 
 export interface CachedTranscript {
   text: string;
@@ -68,14 +68,5 @@ export class TranscriptCache {
   }
 }
 
-const caches = new WeakMap<Runtime, TranscriptCache>();
-
 /** The process's finished transcriptions, shared by every session of `runtime`. */
-export function transcriptsOf(runtime: Runtime): TranscriptCache {
-  let cache = caches.get(runtime);
-  if (!cache) {
-    cache = new TranscriptCache();
-    caches.set(runtime, cache);
-  }
-  return cache;
-}
+export const transcriptsOf = perRuntime(() => new TranscriptCache());

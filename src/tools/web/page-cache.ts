@@ -1,4 +1,4 @@
-import type { Runtime } from '../../runtime.js';
+import { perRuntime } from '../../runtime.js';
 
 /**
  * Recently fetched pages, so paging through a long page (start_index) does not fetch and pay
@@ -87,14 +87,5 @@ export class PageCache {
   }
 }
 
-const caches = new WeakMap<Runtime, PageCache>();
-
 /** The process's page cache, shared by every session of `runtime`. */
-export function pagesOf(runtime: Runtime): PageCache {
-  let cache = caches.get(runtime);
-  if (!cache) {
-    cache = new PageCache();
-    caches.set(runtime, cache);
-  }
-  return cache;
-}
+export const pagesOf = perRuntime(() => new PageCache());
