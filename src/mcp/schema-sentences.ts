@@ -19,17 +19,10 @@ export interface Json {
   additionalProperties?: Json | boolean;
   items?: Json | Json[];
   prefixItems?: Json[];
-  minimum?: number;
-  maximum?: number;
-  exclusiveMinimum?: number;
-  exclusiveMaximum?: number;
-  minLength?: number;
-  maxLength?: number;
-  minItems?: number;
-  maxItems?: number;
   format?: string;
   contentEncoding?: string;
   description?: string;
+  [bound: `${'min' | 'max' | 'exclusiveMin' | 'exclusiveMax'}${string}`]: number | undefined;
 }
 
 export type Checked<T> = { success: true; data: T } | { success: false; problems: string };
@@ -247,49 +240,35 @@ function stringAllowed(schema: Json, guards: boolean): string {
 }
 
 /** "a string of 2 to 32 characters", "a non-empty list of strings", "a list of at most 20 strings". */
-function counted(
-  noun: 'string' | 'list',
-  unit: string,
-  min: number | undefined,
-  max: number | undefined,
-): string {
+function counted(noun: 'string' | 'list', unit: string, min?: number, max?: number): string {
   if (min !== undefined && min === max) return `a ${noun} of exactly ${min} ${unit}`;
-  if (min !== undefined && min > 1) {
-    return max !== undefined
-      ? `a ${noun} of ${min} to ${max} ${unit}`
-      : `a ${noun} of at least ${min} ${unit}`;
-  }
+  if (min !== undefined && min > 1)
+    return `a ${noun} of ${max !== undefined ? `${min} to ${max}` : `at least ${min}`} ${unit}`;
   const start = min === 1 ? `a non-empty ${noun}` : `a ${noun}`;
   if (max !== undefined) return `${start} of at most ${max} ${unit}`;
   return noun === 'list' ? `${start} of ${unit}` : start;
 }
 
+const PLURALS: Record<string, string> = {
+  string: 'strings',
+  integer: 'whole numbers',
+  number: 'numbers',
+  boolean: 'true or false values',
+  object: 'objects',
+};
+
 function elementsOf(items: Json | Json[] | undefined): string {
-  if (!items || Array.isArray(items)) return 'items';
-  switch (items.type) {
-    case 'string':
-      return 'strings';
-    case 'integer':
-      return 'whole numbers';
-    case 'number':
-      return 'numbers';
-    case 'boolean':
-      return 'true or false values';
-    case 'object':
-      return 'objects';
-    default:
-      return 'items';
-  }
+  return (!Array.isArray(items) && PLURALS[String(items?.type)]) || 'items';
 }
 
 function numberAllowed(schema: Json): string {
   const kind = schema.type === 'integer' ? 'a whole number' : 'a number';
   // A whole number's safe range comes with every one: it is no advice.
-  const bound = (n: number | undefined) =>
-    n !== undefined && Math.abs(n) < Number.MAX_SAFE_INTEGER ? n : undefined;
+  const bound = (n?: number) => (n !== undefined && Math.abs(n) < Number.MAX_SAFE_INTEGER ? n : undefined);
   const [min, max] = [bound(schema.minimum), bound(schema.maximum)];
-  const [above, below] = [schema.exclusiveMinimum, schema.exclusiveMaximum];
   if (min !== undefined && max !== undefined) return `${kind} from ${min} to ${max}`;
+  const above = schema.exclusiveMinimum;
+  const below = schema.exclusiveMaximum;
   const parts = [
     ...(min !== undefined ? [`at least ${min}`] : above !== undefined ? [`greater than ${above}`] : []),
     ...(max !== undefined ? [`at most ${max}`] : below !== undefined ? [`less than ${below}`] : []),
@@ -317,20 +296,16 @@ const FORMATS: Record<string, string> = {
   base64url: 'base64url text',
 };
 
+/** What zod expected, when the schema cannot say more. */
 function expectedType(expected: string): string {
-  switch (expected) {
-    case 'int':
-      return 'a whole number';
-    case 'boolean':
-      return 'true or false';
-    case 'array':
-      return 'a list';
-    case 'object':
-    case 'record':
-      return 'a JSON object';
-    default:
-      return /^[aeiou]/.test(expected) ? `an ${expected}` : `a ${expected}`;
-  }
+  const words: Record<string, string> = {
+    int: 'a whole number',
+    boolean: 'true or false',
+    array: 'a list',
+    object: 'a JSON object',
+    record: 'a JSON object',
+  };
+  return words[expected] ?? (/^[aeiou]/.test(expected) ? `an ${expected}` : `a ${expected}`);
 }
 
 /** Choices as a sentence lists them: bare words as they are, anything else quoted. */
