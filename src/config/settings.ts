@@ -131,7 +131,7 @@ const SETTING_TABLE = {
       default: 2,
       help:
         'retries of a failed call: free calls on 429/502/503/504 and connection failures; billed calls ' +
-        '(searches and fetches included) only when they provably never reached a provider',
+        '(searches and fetches included) only when they provably were not worked on (never sent, or rate limited)',
     }),
   },
   models: {

@@ -1,8 +1,6 @@
 import { describeServiceError, type ServiceErrorInit, type ServiceErrorKind } from './error-advice.js';
 import { readUpstreamFailure } from './upstream-failure.js';
 
-/** Answers that say the request was refused before any work: rate limited, no account free. */
-const TURNED_AWAY_STATUS = new Set([429, 503]);
 
 /**
  * A failed service call, as a value a tool can turn into a message a model can act on.
@@ -32,13 +30,16 @@ export class ServiceError extends Error {
   }
 
   /**
-   * Whether the request was turned away before any provider worked on it (rate limited, no
-   * account free), so nothing was billed. 9router answers a chat or Responses failure with 503
-   * after its upstream was called, tagging the message with that provider: then the upstream was
-   * reached, and sending again could bill twice.
+   * Whether the request was turned away before any work was done on it, so nothing was billed:
+   * rate limited (429, by the gateway or by the provider), or no account free (the gateway's own
+   * 503). 9router answers a chat or Responses failure with 503 after its upstream was called,
+   * tagging the message with that provider: then the upstream was reached, and sending again
+   * could bill twice.
    */
   turnedAway(): boolean {
-    if (this.kind !== 'http' || !TURNED_AWAY_STATUS.has(this.status ?? 0)) return false;
+    if (this.kind !== 'http') return false;
+    if (this.status === 429) return true;
+    if (this.status !== 503) return false;
     return this.serviceMessage === undefined || readUpstreamFailure(this.serviceMessage) === undefined;
   }
 
