@@ -1,7 +1,6 @@
 import { describeServiceError, type ServiceErrorInit, type ServiceErrorKind } from './error-advice.js';
 import { readUpstreamFailure } from './upstream-failure.js';
 
-
 /**
  * A failed service call, as a value a tool can turn into a message a model can act on.
  * Messages are scrubbed of secrets before a ServiceError is ever built.
