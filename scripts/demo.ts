@@ -99,6 +99,10 @@ try {
   await call('video_status', { job_id: jobId, wait_seconds: 20, download: true });
   console.log(`
 video submits: ${service.counters['videos.generations']} (billed once); files in ${outputDir}`);
+  console.log(`
+Next: a real gateway. docs/gateway.md starts 9router and connects a search provider in about five
+minutes; then add the server to your agent (README, "Add it to your agent") and ask it to search
+the web. \`npx gateway-tools-mcp doctor\` checks each step.`);
 } finally {
   await client.close();
   await service.close();

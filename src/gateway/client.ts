@@ -357,6 +357,10 @@ export class ServiceClient {
           parseRetryAfter(flatHeaders['retry-after']) ??
           (said === undefined ? undefined : resetAfterSeconds(said)),
         maybeDelivered: true,
+        // The gateway answers a path or method it lacks in JSON; another server at its address
+        // does not. (A proxy's own 502, 503 or 504 page says nothing of what is behind it.)
+        notGatewayLike:
+          !target.guarded && parsed.json === false && (res.statusCode < 500 || res.statusCode === 501),
       });
     }
     return { status: res.statusCode, headers: flatHeaders, body: res.body };

@@ -36,6 +36,11 @@ export interface ServiceErrorInit {
   maybeDelivered: boolean;
   /** The host that failed, when it is not the gateway (a download's): the advice then spares the gateway's settings. */
   host?: string;
+  /**
+   * The gateway's address answered an API path with something no gateway sends (a web page,
+   * plain text): GATEWAY_BASE_URL likely names another server.
+   */
+  notGatewayLike?: boolean;
 }
 
 /** Connection codes of a host name that does not resolve (for now, or at all). */
@@ -155,9 +160,13 @@ function statusFromWords(detail: string): number | undefined {
   return undefined;
 }
 
+const NOT_A_GATEWAY =
+  "That is not how a gateway answers: GATEWAY_BASE_URL may name another server. Set it to the gateway's address, and run `gateway-tools-mcp doctor` to check.";
+
 /** The advice for an error the gateway raised itself (or one no provider is named in). */
 function hintFor(error: ServiceErrorInit): string {
   if (error.host) return elsewhereHint(error, error.host);
+  if (error.notGatewayLike) return NOT_A_GATEWAY;
   const wait = error.retryAfterSeconds;
   switch (error.kind) {
     case 'timeout':

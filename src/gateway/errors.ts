@@ -15,6 +15,7 @@ export class ServiceError extends Error {
   readonly model: string | undefined;
   readonly maybeDelivered: boolean;
   readonly host: string | undefined;
+  readonly notGatewayLike: boolean;
 
   constructor(init: ServiceErrorInit) {
     super(init.message);
@@ -26,6 +27,7 @@ export class ServiceError extends Error {
     this.model = init.model;
     this.maybeDelivered = init.maybeDelivered;
     this.host = init.host;
+    this.notGatewayLike = init.notGatewayLike ?? false;
   }
 
   /**
@@ -65,7 +67,7 @@ export function unreadableAnswer(message: string, host?: string): ServiceError {
 export function parseErrorBody(
   text: string,
   contentType: string | undefined,
-): { message?: string; code?: string } {
+): { message?: string; code?: string; json?: boolean } {
   const trimmed = text.trim();
   if (!trimmed) return {};
   if (/html/i.test(contentType ?? '') || /^<(!doctype|html)/i.test(trimmed)) {
@@ -76,30 +78,32 @@ export function parseErrorBody(
       .split('\n')
       .map((l) => l.trim())
       .find(Boolean);
-    return { message: `non-JSON answer: ${oneLine(title || firstText || 'HTML page')}` };
+    return { message: `non-JSON answer: ${oneLine(title || firstText || 'HTML page')}`, json: false };
   }
   try {
     const body = JSON.parse(trimmed) as unknown;
     if (body && typeof body === 'object') {
       const obj = body as Record<string, unknown>;
       const err = obj.error;
-      if (typeof err === 'string') return { message: oneLine(err) };
+      if (typeof err === 'string') return { message: oneLine(err), json: true };
       if (err && typeof err === 'object') {
         const e = err as Record<string, unknown>;
         const code = e.code ?? e.type;
         return {
           message: typeof e.message === 'string' ? oneLine(e.message) : undefined,
           code: typeof code === 'string' || typeof code === 'number' ? String(code) : undefined,
+          json: true,
         };
       }
-      if (typeof obj.message === 'string') return { message: oneLine(obj.message) };
-      if (typeof obj.detail === 'string') return { message: oneLine(obj.detail) };
+      if (typeof obj.message === 'string') return { message: oneLine(obj.message), json: true };
+      if (typeof obj.detail === 'string') return { message: oneLine(obj.detail), json: true };
+      return { json: true };
     }
-    if (typeof body === 'string') return { message: oneLine(body) };
+    if (typeof body === 'string') return { message: oneLine(body), json: true };
   } catch {
     // not JSON: fall through to the first line of text
   }
-  return { message: oneLine(trimmed.split('\n')[0] ?? trimmed) };
+  return { message: oneLine(trimmed.split('\n')[0] ?? trimmed), json: false };
 }
 
 /** A timeout in seconds as a message states it: `1.5` for 1,500 ms (rounding would say 2), `60` for 60,000. */

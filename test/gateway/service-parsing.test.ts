@@ -19,22 +19,26 @@ describe('error bodies', () => {
     ).toEqual({
       message: '[xai] bad',
       code: 'bad_request',
+      json: true,
     });
     expect(parseErrorBody('{"error":"API key required"}', 'application/json')).toEqual({
       message: 'API key required',
+      json: true,
     });
     expect(parseErrorBody('{"error":{"message":"x","code":429}}', undefined)).toEqual({
       message: 'x',
       code: '429',
+      json: true,
     });
     expect(
       parseErrorBody(
         '<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>',
         'text/html',
       ),
-    ).toEqual({ message: 'non-JSON answer: 502 Bad Gateway' });
+    ).toEqual({ message: 'non-JSON answer: 502 Bad Gateway', json: false });
     expect(parseErrorBody('upstream exploded\nstack...', 'text/plain')).toEqual({
       message: 'upstream exploded',
+      json: false,
     });
     expect(parseErrorBody('', undefined)).toEqual({});
   });

@@ -46,6 +46,16 @@ describe('npm run demo', () => {
     expect(answer).toMatch(/^Hello/);
   });
 
+  it('ends with the next step: a real gateway, by the guide', () => {
+    const end = output.trimEnd().split('\n').slice(-3).join(' ');
+    expect(end).toMatch(/^Next: a real gateway\. docs\/gateway\.md starts 9router/);
+    expect(end).toContain('gateway-tools-mcp doctor');
+  });
+
+  it('shows a page heading once, not again on the page that continues it', () => {
+    expect(output.match(/^# Page \/long/gm) ?? []).toHaveLength(1);
+  });
+
   it('searches with a plain query', () => {
     expect(section('web_search')).toMatch(/^1\. Result 1 for model context protocol — https:\/\//);
   });

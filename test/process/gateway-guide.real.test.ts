@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, connectStdio, PROJECT_ROOT, structuredOf, tempDir } from '../harness/harness.js';
+import { NINE_ROUTER_VERSION } from '../nine-router/install.js';
 import { startTestGateway, type TestGateway } from '../nine-router/start.js';
 import type { JournalEntry } from '../nine-router/upstream/types.js';
 
@@ -19,15 +20,16 @@ describe('docs/gateway.md, followed step by step against a new 9router', () => {
   let gateway: TestGateway;
   let run: { status: number | null; stdout: string; stderr: string; apiKey: string };
 
-  beforeAll(async () => {
-    gateway = await startTestGateway({ configure: false });
-    const script = [...steps, 'printf %s "$GATEWAY_API_KEY" > gateway-api-key'].join('\n');
+  /**
+   * Runs guide steps in one shell, in a folder of their own: strict (the first failing command
+   * fails the run), or as a user's terminal runs what they paste (on past a failure).
+   */
+  function runSteps(script: string, env: Record<string, string> = {}, strict = true) {
     const cwd = tempDir('gtm-guide-');
     const result = spawnSync(
       'bash',
       [
-        '-euo',
-        'pipefail',
+        ...(strict ? ['-euo', 'pipefail'] : []),
         '-c',
         script
           .replaceAll('http://127.0.0.1:20128', gateway.url)
@@ -39,9 +41,15 @@ describe('docs/gateway.md, followed step by step against a new 9router', () => {
         timeout: 60_000,
         // stdin not a socket: bash reads /etc/bash.bashrc when stdin is one (as under sshd).
         stdio: ['ignore', 'pipe', 'pipe'],
-        env: { PATH: process.env.PATH ?? '', HOME: cwd, TAVILY_API_KEY: PROVIDER_KEY },
+        env: { PATH: process.env.PATH ?? '', HOME: cwd, TAVILY_API_KEY: PROVIDER_KEY, ...env },
       },
     );
+    return { result, cwd };
+  }
+
+  beforeAll(async () => {
+    gateway = await startTestGateway({ configure: false });
+    const { result, cwd } = runSteps([...steps, 'printf %s "$GATEWAY_API_KEY" > gateway-api-key'].join('\n'));
     let apiKey = '';
     try {
       apiKey = readFileSync(join(cwd, 'gateway-api-key'), 'utf8');
@@ -54,12 +62,32 @@ describe('docs/gateway.md, followed step by step against a new 9router', () => {
   });
 
   it('has the steps a new user runs: start 9router, a key, a search provider, doctor', () => {
-    expect(GUIDE).toContain('npx 9router');
+    // 9router of the version the tests prove, on loopback; in the background where no terminal is.
+    expect(GUIDE).toContain(`npx -y 9router@${NINE_ROUTER_VERSION} --host 127.0.0.1\n`);
+    expect(GUIDE).toContain(`npx -y 9router@${NINE_ROUTER_VERSION} --host 127.0.0.1 --tray --no-browser`);
+    expect(GUIDE).toContain('export TAVILY_API_KEY=');
     expect(steps.map((s) => /api\/keys|api\/providers|doctor/.exec(s)?.[0])).toEqual([
       'api/keys',
       'api/providers',
       'doctor',
     ]);
+  });
+
+  it("says 9router's own answer when a step is refused, and that no key was made", () => {
+    const wrongPassword = (steps[0] ?? '').replace('"password":"123456"', '"password":"not-it"');
+    const { result } = runSteps(wrongPassword, {}, false);
+    const said = `${result.stdout}\n${result.stderr}`;
+    expect(said).toMatch(/curl: \(22\)/);
+    expect(said).toContain("No key was made: see 9router's answer above.");
+    // The gateway's own words, not a parse error of an empty answer.
+    expect(said).not.toMatch(/SyntaxError|Unexpected end of JSON/);
+  });
+
+  it('says when TAVILY_API_KEY was never exported', () => {
+    const { result } = runSteps(`export GATEWAY_BASE_URL=http://127.0.0.1:20128\n${steps[1] ?? ''}`, {
+      TAVILY_API_KEY: '',
+    });
+    expect(result.stdout).toContain('TAVILY_API_KEY is empty: export it first (above).');
   });
 
   it('ends with doctor ready, search and fetch served by the connected provider', () => {

@@ -57,7 +57,7 @@ describe('npm run release', () => {
     }
   });
 
-  it('packs the built server, the README, the gateway guide, the license and the example config, and no sources or tests', () => {
+  it('packs the built server, the README, the docs, the license and the example config, and no sources or tests', () => {
     const files = execFileSync('tar', ['-tzf', join(out, `${base}.tgz`)], { encoding: 'utf8' })
       .trim()
       .split('\n');
@@ -74,10 +74,7 @@ describe('npm run release', () => {
     );
     expect(
       files.filter(
-        (f) =>
-          !/^package\/(dist\/|docs\/gateway\.md$|package\.json$|README\.md$|LICENSE$|mcp\.json\.example$)/.test(
-            f,
-          ),
+        (f) => !/^package\/(dist\/|docs\/|package\.json$|README\.md$|LICENSE$|mcp\.json\.example$)/.test(f),
       ),
     ).toEqual([]);
     const packed = JSON.parse(
@@ -86,6 +83,22 @@ describe('npm run release', () => {
     expect(packed).toMatchObject({ name: pkg.name, version: pkg.version, mcpName: pkg.mcpName });
     expect(packed.bin).toEqual({ 'gateway-tools-mcp': 'dist/cli.js' });
     expect(Object.keys(packed.dependencies)).toEqual(['pg', 'undici']);
+  });
+
+  it('holds every file its README links to', () => {
+    const files = new Set(
+      execFileSync('tar', ['-tzf', join(out, `${base}.tgz`)], { encoding: 'utf8' })
+        .trim()
+        .split('\n'),
+    );
+    const readme = execFileSync('tar', ['-xzOf', join(out, `${base}.tgz`), 'package/README.md'], {
+      encoding: 'utf8',
+    });
+    const linked = [...readme.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)]
+      .map((m) => m[1] as string)
+      .filter((target) => !/^[a-z][a-z0-9+.-]*:/i.test(target));
+    expect(linked.length).toBeGreaterThan(5);
+    expect(linked.filter((target) => !files.has(`package/${target.replace(/^\.\//, '')}`))).toEqual([]);
   });
 });
 

@@ -39,9 +39,20 @@ export async function listModels(
       return id ? [{ id, owned_by: asPrintable(m.owned_by) ?? null, kind: asPrintable(m.kind) ?? null }] : [];
     });
   } catch (error) {
-    if (error instanceof ServiceError && error.status === 404) return null;
-    throw error;
+    if (!(error instanceof ServiceError) || error.status !== 404) throw error;
+    // A gateway without this list answers 404 (a web framework's own page, for a route it lacks);
+    // another server at the gateway's address does so for every list, the main one too.
+    if (error.notGatewayLike && (kind === 'chat' || (await notAGateway(client, signal)))) throw error;
+    return null;
   }
+}
+
+/** Whether the gateway's address fails to list chat models the way a gateway does. */
+async function notAGateway(client: ServiceClient, signal?: AbortSignal): Promise<boolean> {
+  return listModels(client, 'chat', signal).then(
+    () => false,
+    (error: unknown) => error instanceof ServiceError && error.notGatewayLike,
+  );
 }
 
 /** Search and fetch take a bare provider id: `tavily/search` -> `tavily`. */

@@ -135,6 +135,8 @@ async function listed(capability: AudioCapability, ctx: ToolContext): Promise<Li
   try {
     return { list: await ctx.runtime.service.catalog.list(LIST_OF[capability], ctx.signal) };
   } catch (error) {
+    // Another server at the gateway's address: said as such, not as a list that failed.
+    if (error instanceof ServiceError && error.notGatewayLike) throw error;
     const message = error instanceof Error ? error.message : String(error);
     ctx.log.debug(`listing ${capability} models failed, not checking the model: ${message}`);
     return { list: null, error: ctx.runtime.scrub(message) };

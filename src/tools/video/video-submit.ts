@@ -217,8 +217,9 @@ function submitFailure(error: unknown, options: SubmitOptions & { key: string },
       ctx.log.warn(
         `${tool}: submit outcome unknown (${error.kind}${error.status ? ` ${error.status}` : ''}); idempotency key ${key}`,
       );
-      const headline =
-        error.kind === 'malformed'
+      const headline = error.notGatewayLike
+        ? `Outcome unknown: ${reason} If the gateway is there after all, the ${what} may have started (and been billed).`
+        : error.kind === 'malformed'
           ? `The service answered the ${what} with success but its answer was unreadable (${ctx.runtime.scrub(error.message)}), so a job was probably started and billed, and its job_id is unknown.`
           : `Outcome unknown: ${ctx.runtime.scrub(error.message)}${saysStatus(error.message, error.status) ? '' : ` (HTTP ${error.status})`}. The request may have reached the service, so the ${what} may or may not have started (and been billed).`;
       throw new UserError(`${headline} ${retryAdvice}`);

@@ -174,8 +174,15 @@ function pageNext(p: ReturnType<typeof pageOf>): string | undefined {
   return undefined;
 }
 
+/**
+ * The part as markdown: the page's title as a heading on its first part (unless the text begins
+ * with that heading itself), where it comes from and which characters these are, the text, and
+ * how to read on. A later part is named by its source line alone.
+ */
 function formatPage(p: { url: string; title: string | null; content: string; next?: string } & Page): string {
-  const head = `${p.title ? `# ${oneLine(p.title, Number.POSITIVE_INFINITY)}\n` : ''}Source: ${p.url} (${rangeText(p)})`;
+  const heading = p.title ? `# ${oneLine(p.title, Number.POSITIVE_INFINITY)}` : '';
+  const titled = heading && p.start_index === 0 && !p.content.trimStart().startsWith(heading);
+  const head = `${titled ? `${heading}\n` : ''}Source: ${p.url} (${rangeText(p)})`;
   const body = p.content.trim() ? p.content : '';
   return `${head}\n\n${body}${p.next ? `${body ? '\n\n' : ''}[${p.next}]` : ''}`;
 }

@@ -124,7 +124,10 @@ describe.each(BACKENDS)('web_fetch on %s', (name, use) => {
       // Tavily's extract API has no title; the others name the page.
       const title = provider === 'tavily' ? null : `Page ${new URL(url).pathname}`;
       expect(out.title).toBe(title);
-      expect(textOf(result).startsWith(title ? `# ${title}\nSource: ${url}` : `Source: ${url}`)).toBe(true);
+      // The page's heading once: the page's own, not the title's again above it.
+      const text = textOf(result);
+      expect(text.startsWith(`Source: ${url}`)).toBe(true);
+      expect(text.split('\n').filter((line) => line === `# ${title}`)).toHaveLength(title ? 1 : 0);
       expect(await fetchesSent(backend)).toEqual([{ provider, url }]);
     });
   }
