@@ -9,7 +9,7 @@ import { runStdio } from './transports/stdio.js';
 import { VERSION } from './version.js';
 
 async function main(): Promise<number | undefined> {
-  const { command, config, json, since } = parseCommandLine(process.argv.slice(2), process.env);
+  const { command, config, json, live, since } = parseCommandLine(process.argv.slice(2), process.env);
   if (command === 'help') {
     process.stdout.write(helpText(VERSION)); // allow-stdout: --help is not a server run
     return 0;
@@ -37,9 +37,11 @@ async function main(): Promise<number | undefined> {
   for (const warning of warnings) log.warn(warning);
   // doctor and the HTTP transport are loaded only when used: stdio start-up stays small.
   if (command === 'doctor') {
-    const { formatReport, runDoctor } = await import('./doctor/doctor.js');
+    const { formatReport, LIVE_NOTICE, runDoctor } = await import('./doctor/doctor.js');
+    // Said before anything is sent: the live checks are billed.
+    if (live) process.stderr.write(`${LIVE_NOTICE}\n`);
     // The guide ships beside dist/ (docs/gateway.md); doctor names it when no gateway answers.
-    const report = await runDoctor(config, { guide: new URL('../docs/gateway.md', import.meta.url) });
+    const report = await runDoctor(config, { guide: new URL('../docs/gateway.md', import.meta.url), live });
     process.stdout.write(json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report)); // allow-stdout: doctor prints a report, it is not a server run
     return report.ok ? 0 : 1;
   }

@@ -34,6 +34,8 @@ export interface ParsedCommandLine {
   command: Command;
   config: Config;
   json: boolean;
+  /** `doctor --live`: also one real (billed) search and fetch. */
+  live: boolean;
   /** `ledger export --since`: as written (ledger-export.ts reads it). */
   since?: string;
 }
@@ -52,6 +54,7 @@ export function parseCommandLine(
   const origin: Partial<Record<keyof RawSettings, string>> = {};
   let command: Command = 'serve';
   let json = false;
+  let live = false;
   let since: string | undefined;
 
   for (let i = 0; i < argv.length; i++) {
@@ -60,6 +63,7 @@ export function parseCommandLine(
     else if (arg === '--version' || arg === '-v') command = command === 'help' ? 'help' : 'version';
     else if ((arg === 'doctor' || arg === 'usage') && command === 'serve') command = arg;
     else if (arg === '--json') json = true;
+    else if (arg === '--live') live = true;
     else if (arg === 'ledger' && command === 'serve') {
       if (argv[i + 1] !== 'export')
         throw new ConfigError('ledger takes one command: ledger export [--since TIME]');
@@ -97,6 +101,7 @@ export function parseCommandLine(
     }
   }
 
+  if (live && command !== 'doctor') throw new ConfigError('--live belongs to doctor (see --help)');
   const parsed = rawSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -113,6 +118,7 @@ export function parseCommandLine(
   return {
     command,
     json,
+    live,
     ...(since !== undefined ? { since } : {}),
     config: {
       ...rest,

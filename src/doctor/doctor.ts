@@ -13,9 +13,11 @@ import { type Check, type CheckStatus, type DoctorReport, ok, skipped } from './
 import { checkInputRoots, checkWorkspace, usesFiles } from './file-checks.js';
 import { gatewayGuide } from './gateway-guide.js';
 import { checkLedger } from './ledger-checks.js';
+import { checkLive } from './live-checks.js';
 import { checkKey, checkRole, checkService } from './service-checks.js';
 
 export type { Check, CheckStatus, DoctorReport } from './check.js';
+export { LIVE_NOTICE } from './live-checks.js';
 
 /** Doctor should answer promptly even when the configured timeout is long. */
 const DOCTOR_TIMEOUT_MS = 15_000;
@@ -33,6 +35,8 @@ const ROLES: readonly { role: ModelRole; label: string; required: boolean }[] = 
 export interface DoctorOptions {
   /** docs/gateway.md as the entry point sees it: named in the fix when no gateway answers. */
   guide?: URL;
+  /** Also one real (billed) search and fetch through the tools' providers (live-checks.ts). */
+  live?: boolean;
 }
 
 export async function runDoctor(config: Config, options: DoctorOptions = {}): Promise<DoctorReport> {
@@ -48,6 +52,16 @@ export async function runDoctor(config: Config, options: DoctorOptions = {}): Pr
     for (const { role, label, required } of ROLES) {
       if (keyOk) checks.push(await checkRole(runtime, role, label, required));
       else checks.push(skipped(role, label, required, why));
+    }
+    if (options.live) {
+      const webReady = ['search', 'fetch'].every((id) => checks.find((c) => c.id === id)?.status === 'ok');
+      if (webReady) checks.push(...(await checkLive(runtime)));
+      else
+        for (const [id, label] of [
+          ['live_search', 'Live web search'],
+          ['live_fetch', 'Live web fetch'],
+        ] as const)
+          checks.push(skipped(id, label, true, 'needs the web search and fetch checks above to pass'));
     }
     if (usesFiles(config)) checks.push(...(await checkWorkspace(config)), ...(await checkInputRoots(config)));
     checks.push(...(await checkLedger(config, runtime.log)));

@@ -4,7 +4,7 @@
 // model ids, no health route) is in doctor.test.ts; 9router's journal proves no provider was asked.
 import { describe, expect, it } from 'vitest';
 import type { DoctorReport } from '../../../src/doctor/doctor.js';
-import { BACKENDS } from '../../harness/backends.js';
+import { BACKENDS, billableRequests } from '../../harness/backends.js';
 import { runCli, tempDir } from '../../harness/harness.js';
 import { useRealGateway } from '../../nine-router/use.js';
 import { lineFor } from './report-lines.js';
@@ -32,6 +32,30 @@ describe.each(BACKENDS)('doctor and the API key on %s', (_name, use) => {
     expect(lineFor(run.stdout, /API key/)).toMatch(/^✓ API key accepted \(POST \/v1\/search/);
     expect(lineFor(run.stdout, /Web search/)).toMatch(/^✓ /);
     expect(run.stdout.trim().split('\n').at(-1)).toBe('Ready: every required check passed.');
+  });
+
+  it('with --live, proves search and fetch through the providers, each sent once', async () => {
+    const before = await billableRequests(backend);
+    const start = backend.reference?.requests.length ?? 0;
+    const run = await doctor(
+      { ...backend.env, GATEWAY_LEDGER_DIR: tempDir('gtm-doctor-live-') },
+      backend.apiKey,
+      ['--live'],
+    );
+    expect(run.code, run.stdout).toBe(0);
+    expect(run.stderr).toContain('doctor --live sends one web search and one web fetch');
+    expect(lineFor(run.stdout, /Live web search/)).toMatch(/^✓ Live web search: \S+ answered/);
+    expect(lineFor(run.stdout, /Live web fetch/)).toMatch(/^✓ Live web fetch: \S+ answered/);
+    // The two live calls each reached a provider, once (the key check's empty search asks none:
+    // 9router's journal has no entry for it, the reference service's request has no query).
+    const live = backend.reference
+      ? backend.reference.requests
+          .slice(start)
+          .filter(
+            (r) => r.route === 'fetch' || (r.route === 'search' && (r.body as { query?: string }).query),
+          )
+      : (await billableRequests(backend)).slice(before.length);
+    expect(live).toHaveLength(2);
   });
 
   it('refuses a wrong key with the fix, and checks nothing that needs one', async () => {

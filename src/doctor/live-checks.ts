@@ -1,0 +1,84 @@
+// doctor --live: one real web search and one real web fetch, sent by the tools themselves, so
+// through the providers they would use: each billed by its provider and recorded in the ledger
+// like any billed call (limits and all). A provider account the gateway lists but its provider
+// refuses (a revoked key, no credit) shows here, with the provider's own reason, before an agent
+// meets it.
+
+import { z } from 'zod';
+import { fromSettings } from '../files/workspace.js';
+import type { Runtime } from '../runtime.js';
+import type { AnyToolDefinition, ToolContext } from '../tools/define.js';
+import { failureSentence } from '../tools/results.js';
+import { resolveWebProvider } from '../tools/web/providers.js';
+import { webFetch } from '../tools/web/web-fetch.js';
+import { webSearch } from '../tools/web/web-search.js';
+import { type Check, fail, ok } from './check.js';
+
+/** What doctor --live sends, said before it runs. */
+export const LIVE_NOTICE =
+  'doctor --live sends one web search and one web fetch through the providers the tools use: each is billed by its provider and recorded in the ledger of billed calls.';
+
+const LIVE_CALLS: readonly {
+  id: string;
+  kind: 'search' | 'fetch';
+  label: string;
+  tool: AnyToolDefinition;
+  args: Record<string, unknown>;
+}[] = [
+  {
+    id: 'live_search',
+    kind: 'search',
+    label: 'Live web search',
+    tool: webSearch,
+    args: { query: 'model context protocol', max_results: 1 },
+  },
+  {
+    id: 'live_fetch',
+    kind: 'fetch',
+    label: 'Live web fetch',
+    tool: webFetch,
+    args: { url: 'https://example.com/', max_length: 200 },
+  },
+];
+
+export async function checkLive(runtime: Runtime): Promise<Check[]> {
+  const checks: Check[] = [];
+  for (const call of LIVE_CALLS) {
+    try {
+      const ctx = contextFor(runtime);
+      // The provider the tool picks, named as the tool will: the setting's, else the first listed.
+      const provider = await resolveWebProvider(call.kind, undefined, ctx);
+      const args = z.object(call.tool.inputSchema).parse({ ...call.args, provider: provider.id });
+      await call.tool.run(args, ctx);
+      checks.push(
+        ok(call.id, true, `${call.label}: ${provider.id} answered (billed by it, recorded in the ledger)`),
+      );
+    } catch (error) {
+      checks.push(
+        fail(
+          call.id,
+          true,
+          failureSentence(error, runtime.scrub, call.label),
+          "Fix the provider's account in the gateway's dashboard (its key, credit or plan), or choose another provider (GATEWAY_SEARCH_MODEL, GATEWAY_FETCH_MODEL).",
+        ),
+      );
+    }
+  }
+  return checks;
+}
+
+/** What a tool gets from a call, for a call made by doctor: no client, no progress, no files. */
+function contextFor(runtime: Runtime): ToolContext {
+  return {
+    runtime,
+    signal: new AbortController().signal,
+    progress: async () => {},
+    toolName: (base) => base,
+    log: runtime.log,
+    workspace: async () => fromSettings(runtime.config),
+    savedFile: () => {
+      throw new Error('doctor --live saves no file');
+    },
+    confirm: async () => {},
+  };
+}
