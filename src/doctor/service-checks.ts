@@ -193,15 +193,19 @@ export async function checkRole(
         `${label}: ${shown} (discovered at ${listPath(capability)}; ${choice.listed} listed)`,
       );
     }
-    if (choice.source === 'built-in') {
-      return ok(
+    // The gateway lists no video models: whether it has an account for one shows only when a
+    // video is asked for. Not a ✓ for what was never seen.
+    if (capability === 'video') {
+      const from = choice.source === 'built-in' ? 'built-in default' : `from ${choice.setting}`;
+      return warn(
         role,
         required,
-        `${label}: ${choice.id} (built-in default; the gateway does not list video models)`,
+        `${label}: ${choice.id} (${from}; listed, not proven: the gateway does not list video models)`,
+        `Make sure the gateway has an account for ${choice.id.split('/')[0]} (its dashboard's providers); the first video_generate says if it has not.`,
       );
     }
     // A configured model is used as is; say so when the service's list does not have it.
-    const listed = capability === 'video' ? null : await modelsFor(capability, runtime).catch(() => null);
+    const listed = await modelsFor(capability, runtime).catch(() => null);
     const ids = listed?.map((m) => m.id) ?? null;
     if (ids && !isListed(role, choice.id, ids)) {
       const message = `${label}: ${choice.id} (from ${choice.setting}), but ${listPath(capability)} does not list it`;
