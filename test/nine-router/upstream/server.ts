@@ -7,7 +7,13 @@
 // Faults are asked for in the request itself, so tests running at once never disturb each other:
 // `fault-<status>` in a query, URL, prompt or text makes the provider answer that status,
 // `retry-after-<s>` adds a Retry-After header to it, `delay-<ms>` waits before answering.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { faultsOf } from './faults.js';
 import { fetchRoutes } from './fetch.js';
@@ -90,7 +96,9 @@ export async function startUpstream(): Promise<Upstream> {
       headers: incoming.headers,
       raw,
       json: parseJson(raw, incoming.headers['content-type']),
-      text: `${decodeURIComponent(url.pathname)} ${decodeURIComponent(url.search)} ${raw.subarray(0, BODY_KEPT).toString('latin1')}`,
+      // The provider's key is read too: an account whose key carries a marker (fault-401) is one
+      // the fake provider refuses, whatever is asked of it.
+      text: `${decodeURIComponent(url.pathname)} ${decodeURIComponent(url.search)} ${raw.subarray(0, BODY_KEPT).toString('latin1')} ${keyOf(incoming.headers)}`,
     };
     if (control(req, res, journal)) return;
     const entry: JournalEntry = {
@@ -140,4 +148,11 @@ export async function startUpstream(): Promise<Upstream> {
         server.close(() => resolve());
       }),
   };
+}
+
+/** The provider key a request carries in its headers (Authorization, x-api-key, x-subscription-token…). */
+function keyOf(headers: IncomingHttpHeaders): string {
+  return ['authorization', 'x-api-key', 'x-subscription-token', 'api-key']
+    .map((name) => String(headers[name] ?? ''))
+    .join(' ');
 }
