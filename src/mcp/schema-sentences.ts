@@ -45,8 +45,8 @@ export function checked<T extends z.ZodType>(
   value: unknown,
   under?: string,
 ): Checked<z.output<T>> {
-  const json = jsonOf(schema);
-  const parsed = schema.safeParse(value, { error: (issue) => sentence(issue, json, under) });
+  // The error map is asked only for a refused value: a call that passes converts nothing.
+  const parsed = schema.safeParse(value, { error: (issue) => sentence(issue, jsonOf(schema), under) });
   if (parsed.success) return { success: true, data: parsed.data };
   return { success: false, problems: problemsOf(parsed.error.issues, under) };
 }
