@@ -15,28 +15,17 @@ export const BUNDLE_STUBS = [
   {
     // The legacy SSE transport reads a POST body with raw-body (and iconv-lite, ~540 KB) unless it
     // is handed the parsed body, which src/transports/http/sse.ts always does.
-    importer: /node_modules\/@modelcontextprotocol\/sdk\/dist\/esm\/server\/sse\.js$/,
+    importer: /node_modules\/@modelcontextprotocol\/server-legacy\/dist\/sse-[\w-]+\.mjs$/,
     path: 'raw-body',
     contents: `export default ${refuse('raw-body')};`,
   },
   {
-    // The SDK Server's default JSON Schema validator (Ajv and ajv-formats, ~250 KB): only used to
+    // The SDK Server's default JSON Schema validator (Ajv and ajv-formats, ~290 KB): only used to
     // check elicitation answers, and src/mcp/server.ts always gives the Server its own validator.
-    importer: /node_modules\/@modelcontextprotocol\/sdk\/dist\/esm\/server\/index\.js$/,
-    path: '../validation/ajv-provider.js',
-    contents: `export class AjvJsonSchemaValidator { constructor() { (${refuse('Ajv')})(); } }`,
-  },
-  {
-    // zod 3, for schemas written with zod 3: every schema here (the SDK's own and the server's) is zod 4.
-    importer: /node_modules\/@modelcontextprotocol\/sdk\/dist\/esm\/server\/zod-compat\.js$/,
-    path: 'zod/v3',
-    contents: `export const object = ${refuse('zod 3')};`,
-  },
-  {
-    // zod 3 schemas to JSON Schema: the tool schemas are converted from zod 4 at build time.
-    importer: /node_modules\/@modelcontextprotocol\/sdk\/dist\/esm\/server\/zod-json-schema-compat\.js$/,
-    path: 'zod-to-json-schema',
-    contents: `export const zodToJsonSchema = ${refuse('zod-to-json-schema')};`,
+    importer: /node_modules\/@modelcontextprotocol\/server\/dist\/(index|mcp-[\w-]+|stdio)\.mjs$/,
+    path: '@modelcontextprotocol/server/_shims',
+    contents: `export { default as process } from 'node:process';
+export class DefaultJsonSchemaValidator { constructor() { (${refuse('Ajv')})(); } }`,
   },
 ];
 

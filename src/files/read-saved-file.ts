@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { type FileHandle, open, realpath, stat } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
-import type { BlobResourceContents, TextResourceContents } from '@modelcontextprotocol/sdk/types.js';
+import type { BlobResourceContents, TextResourceContents } from '@modelcontextprotocol/server';
 import { formatBytes } from './files.js';
 import { descriptorPath, isInsideDir } from './fs-guards.js';
 import { isTextMime } from './saved-files.js';

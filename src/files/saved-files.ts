@@ -5,7 +5,7 @@
 // output directory of the client that asks, never anywhere else.
 
 import { basename, extname } from 'node:path';
-import type { ResourceLink } from '@modelcontextprotocol/sdk/types.js';
+import type { ResourceLink } from '@modelcontextprotocol/server';
 import { mediaType, mediaTypeFor } from './media-types.js';
 
 const PREFIX = 'gateway-tools://output/';

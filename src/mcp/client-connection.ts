@@ -3,7 +3,7 @@
 // call gets its per-connection parts through forCall(). The handlers that change this state are
 // attached where the server is built (create-server.ts).
 
-import type { ResourceLink } from '@modelcontextprotocol/sdk/types.js';
+import type { ResourceLink } from '@modelcontextprotocol/server';
 import { type AskRoots, ClientWorkspace, type Workspace } from '../files/workspace.js';
 import type { Logger } from '../lib/log.js';
 import type { Runtime } from '../runtime.js';
@@ -60,7 +60,7 @@ export class ClientConnection {
     if (this.pendingWarnings.length === 0) return;
     const warnings = this.pendingWarnings;
     this.pendingWarnings = [];
-    this.sendWarnings(warnings, extra.requestId);
+    this.sendWarnings(warnings, extra.mcpReq.id);
   }
 
   private sendWarnings(warnings: readonly string[], relatedRequestId?: string | number): void {
@@ -68,7 +68,7 @@ export class ClientConnection {
   }
 
   logFor(extra: RequestExtra): Logger {
-    return loggerFor(this.runtime.log, this.clientLog, extra.requestId);
+    return loggerFor(this.runtime.log, this.clientLog, extra.mcpReq.id);
   }
 
   workspaceFor(extra: RequestExtra): Promise<Workspace> {
@@ -78,7 +78,7 @@ export class ClientConnection {
   /** Asks the client for its roots on the stream of the request `extra` serves. */
   private rootsAsker(extra: RequestExtra): AskRoots {
     return async (timeout) =>
-      (await this.server.listRoots(undefined, { relatedRequestId: extra.requestId, timeout })).roots;
+      (await this.server.listRoots(undefined, { relatedRequestId: extra.mcpReq.id, timeout })).roots;
   }
 
   forCall(extra: RequestExtra): CallParts {
@@ -91,7 +91,7 @@ export class ClientConnection {
         this.server
           .notification(
             { method: 'notifications/resources/list_changed' },
-            { relatedRequestId: extra.requestId },
+            { relatedRequestId: extra.mcpReq.id },
           )
           .catch(() => undefined);
         return link;

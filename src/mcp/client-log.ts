@@ -1,4 +1,4 @@
-import type { LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
+import type { LoggingLevel } from '@modelcontextprotocol/server';
 import type { Logger, LogLevel } from '../lib/log.js';
 import { SERVER_NAME } from '../version.js';
 import type { GatewayServer } from './server.js';

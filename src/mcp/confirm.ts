@@ -1,4 +1,4 @@
-import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { SdkErrorCode } from '@modelcontextprotocol/server';
 import type { ConfirmKind } from '../config/confirm-kinds.js';
 import type { Logger } from '../lib/log.js';
 import { UserError } from '../lib/user-error.js';
@@ -38,11 +38,11 @@ export class Confirmations {
     try {
       const answer = await this.server.elicitInput(
         { mode: 'form', message: message(call), requestedSchema: { type: 'object', properties: {} } },
-        { relatedRequestId: extra.requestId, signal: extra.signal, timeout: CONFIRM_TIMEOUT_MS },
+        { relatedRequestId: extra.mcpReq.id, signal: extra.mcpReq.signal, timeout: CONFIRM_TIMEOUT_MS },
       );
       action = answer.action;
     } catch (error) {
-      if ((error as { code?: unknown }).code === ErrorCode.RequestTimeout) {
+      if ((error as { code?: unknown }).code === SdkErrorCode.RequestTimeout) {
         log.info(`${what}: no answer to the confirmation; nothing was sent`);
         return `The user did not answer the confirmation within ${CONFIRM_TIMEOUT_MS / 60_000} minutes: ${what} was not sent, and nothing was billed.`;
       }

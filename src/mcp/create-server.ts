@@ -8,9 +8,8 @@ import {
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   ReadResourceRequestSchema,
-  RootsListChangedNotificationSchema,
   SetLevelRequestSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+} from '@modelcontextprotocol/core';
 import type { Runtime } from '../runtime.js';
 import type { AnyToolDefinition } from '../tools/define.js';
 import { SERVER_NAME, VERSION } from '../version.js';
@@ -53,7 +52,7 @@ export function createServer(
     clientLog.setLevel(request.params.level);
     return {};
   });
-  server.setNotificationHandler(RootsListChangedNotificationSchema, () => workspace.reset());
+  server.setNotificationHandler('notifications/roots/list_changed', () => workspace.reset());
 
   const toolCalls = toolHandlers(connection, tools);
   server.handle(ListToolsRequestSchema, toolCalls.list);

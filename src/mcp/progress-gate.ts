@@ -1,4 +1,4 @@
-import type { ServerNotification } from '@modelcontextprotocol/sdk/types.js';
+import type { ServerNotification } from '@modelcontextprotocol/server';
 import type { Logger } from '../lib/log.js';
 import type { Progress } from '../tools/define.js';
 

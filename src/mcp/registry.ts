@@ -1,9 +1,4 @@
-import type {
-  CallToolRequest,
-  CallToolResult,
-  ListToolsResult,
-  Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolRequest, CallToolResult, ListToolsResult, Tool } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { type Config, ConfigError } from '../config/config.js';
 import { TOOL_GROUPS, type ToolGroup } from '../config/tool-groups.js';
@@ -141,9 +136,9 @@ export function toolHandlers(connection: ClientConnection, tools: readonly AnyTo
     if (!args.success) return failure(runtime.scrub(`Invalid arguments for ${name}: ${args.problems}`));
     const gate = progressGate(
       {
-        progressToken: extra._meta?.progressToken,
-        signal: extra.signal,
-        notify: (notification) => extra.sendNotification(notification),
+        progressToken: extra.mcpReq._meta?.progressToken,
+        signal: extra.mcpReq.signal,
+        notify: (notification) => extra.mcpReq.notify(notification),
       },
       runtime.log,
     );
@@ -244,7 +239,7 @@ function toolContext(
   return {
     ...connection.forCall(extra),
     runtime: connection.runtime,
-    signal: extra.signal,
+    signal: extra.mcpReq.signal,
     toolName,
     progress: gate.progress,
   };

@@ -1,13 +1,13 @@
 import { dirname, join } from 'node:path';
-import {
-  ErrorCode,
-  type ListResourcesResult,
-  type ListResourceTemplatesResult,
-  type ReadResourceRequest,
-  type ReadResourceResult,
-  type Resource,
-  type ResourceLink,
-} from '@modelcontextprotocol/sdk/types.js';
+import type {
+  ListResourcesResult,
+  ListResourceTemplatesResult,
+  ReadResourceRequest,
+  ReadResourceResult,
+  Resource,
+  ResourceLink,
+} from '@modelcontextprotocol/server';
+import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import { readSavedFile, SavedFileError } from '../files/read-saved-file.js';
 import {
   SAVED_FILE_URI_TEMPLATE,
@@ -18,8 +18,11 @@ import {
 import { isViewUri, readView, viewResources } from '../views/view-resources.js';
 import { type RequestExtra, RpcError } from './server.js';
 
-/** Resource not found, as MCP names it. */
-const RESOURCE_NOT_FOUND = -32002;
+/**
+ * Resource not found: -32602 with the URI as its data, as MCP 2025-11-25 and later say it (the
+ * SDK sends the older -32002 as -32602 too).
+ */
+const RESOURCE_NOT_FOUND = ProtocolErrorCode.InvalidParams;
 /** The newest files a connection lists; older ones stay readable by URI. */
 const MAX_LISTED = 500;
 
@@ -113,7 +116,7 @@ export function resourceHandlers(
         if (!(error instanceof SavedFileError)) throw error;
         throw error.kind === 'not-found'
           ? notFound(error.message, uri)
-          : new RpcError(ErrorCode.InvalidParams, error.message, { uri });
+          : new RpcError(ProtocolErrorCode.InvalidParams, error.message, { uri });
       }
     },
   };

@@ -1,4 +1,4 @@
-import type { Implementation } from '@modelcontextprotocol/sdk/types.js';
+import type { Implementation } from '@modelcontextprotocol/server';
 
 /**
  * What a session's tool results carry, decided once per client. Clients hand their model

@@ -1,17 +1,15 @@
-import { Server, type ServerOptions } from '@modelcontextprotocol/sdk/server/index.js';
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import {
-  ErrorCode,
-  type Implementation,
-  type Notification,
-  type Request,
-  type Result,
-  type ServerNotification,
-  type ServerRequest,
-  type ServerResult,
-} from '@modelcontextprotocol/sdk/types.js';
-import type { JsonSchemaType, JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
-import { z } from 'zod';
+import type {
+  Implementation,
+  JsonSchemaType,
+  JsonSchemaValidator,
+  Result,
+  ServerContext,
+  ServerOptions,
+  ServerResult,
+  StandardSchemaV1,
+} from '@modelcontextprotocol/server';
+import { ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
+import type { z } from 'zod';
 import type { Logger } from '../lib/log.js';
 import { checked } from './schema-sentences.js';
 
@@ -26,7 +24,7 @@ export class RpcError extends Error {
   }
 }
 
-export type RequestExtra = RequestHandlerExtra<ServerRequest | Request, ServerNotification | Notification>;
+export type RequestExtra = ServerContext;
 /** A request's schema: an object whose method is one literal, as the SDK's request schemas are. */
 type RequestSchema = z.ZodObject<{ method: z.ZodLiteral<string> }>;
 type Handler<T extends RequestSchema> = (
@@ -55,30 +53,36 @@ export class GatewayServer extends Server {
   /**
    * Registers one of the server's own handlers, with two things the SDK does differently:
    * - params its method's schema refuses are answered -32602 (Invalid params) in one sentence per
-   *   problem, naming the field (schema-sentences.ts). The SDK answers them -32603 with zod's
-   *   issues as JSON. The request schema given to the SDK is one of this server's own, which
-   *   checks the params with the method's schema and throws that answer; the SDK sends an
-   *   error's own code. For tools/call, this check runs before the SDK's own, which then passes.
-   * - a handler that throws anything but an RpcError (or the SDK's McpError) is a bug: it is
+   *   problem, naming the field (schema-sentences.ts), where the SDK would answer with zod's
+   *   issues. The handler is registered in the SDK's custom-schema form, with a params schema of
+   *   this server's own that words the problems; the SDK answers "Invalid params for <method>:"
+   *   and them. For tools/call, the SDK's own check of the request comes first.
+   * - a handler that throws anything but an RpcError (or the SDK's ProtocolError) is a bug: it is
    *   logged, and answered -32603 "Internal error" without its message, which could carry anything.
    */
   handle<T extends RequestSchema>(schema: T, handler: Handler<T>): void {
     const method = schema.shape.method.value;
-    const refusing = z.looseObject({ method: z.literal(method) }).check((payload) => {
-      const params = checked(schema, payload.value, 'params');
-      if (!params.success)
-        throw new RpcError(ErrorCode.InvalidParams, `Invalid params for ${method}: ${params.problems}`);
-    });
-    this.setRequestHandler(refusing, async (request, extra) => {
-      this.onrequest?.(method, extra);
+    const params: StandardSchemaV1<Record<string, unknown>, z.output<T>> = {
+      '~standard': {
+        version: 1,
+        vendor: 'gateway-tools-mcp',
+        validate: (value) => {
+          const request = { method, params: value };
+          const check = checked(schema, request, 'params');
+          return check.success ? { value: schema.parse(request) } : { issues: [{ message: check.problems }] };
+        },
+      },
+    };
+    this.setRequestHandler(method, { params }, async (request, ctx) => {
+      this.onrequest?.(method, ctx);
       try {
-        return await handler(schema.parse(request), extra);
+        return (await handler(request, ctx)) as Result;
       } catch (error) {
         if (isRpcError(error)) throw error;
         this.log.error(
           `${method} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
         );
-        throw new RpcError(ErrorCode.InternalError, 'Internal error');
+        throw new RpcError(ProtocolErrorCode.InternalError, 'Internal error');
       }
     });
   }

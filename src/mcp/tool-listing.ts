@@ -3,7 +3,7 @@
 // already converted by the build (scripts/build.mjs), which saves start-up time and memory; run
 // from source, they are converted on first use.
 
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { AnyToolDefinition } from '../tools/define.js';
 

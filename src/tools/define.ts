@@ -1,4 +1,4 @@
-import type { CallToolResult, ResourceLink, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ResourceLink, ToolAnnotations } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { ConfirmKind } from '../config/confirm-kinds.js';
 import type { ToolGroup } from '../config/tool-groups.js';

@@ -1,6 +1,7 @@
 import type { Readable, Writable } from 'node:stream';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/core';
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
+import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import { MAX_JSON_DEPTH, nestsTooDeep } from '../lib/json-depth.js';
 import type { Logger } from '../lib/log.js';
 
@@ -90,7 +91,7 @@ export class LineTransport implements Transport {
     if (line.trim() === '') return;
     if (nestsTooDeep(line)) {
       this.reply(
-        ErrorCode.ParseError,
+        ProtocolErrorCode.ParseError,
         `Parse error: the message nests deeper than ${MAX_JSON_DEPTH} levels.`,
       );
       return;
@@ -100,7 +101,7 @@ export class LineTransport implements Transport {
       json = JSON.parse(line);
     } catch (error) {
       this.log.debug(`unreadable line on stdin: ${(error as Error).message}`);
-      this.reply(ErrorCode.ParseError, 'Parse error: the line is not valid JSON.');
+      this.reply(ProtocolErrorCode.ParseError, 'Parse error: the line is not valid JSON.');
       return;
     }
     const message = isPlainRequest(json)
@@ -109,7 +110,7 @@ export class LineTransport implements Transport {
     if (!message.success) {
       this.log.debug('a JSON line on stdin is not a JSON-RPC message');
       this.reply(
-        ErrorCode.InvalidRequest,
+        ProtocolErrorCode.InvalidRequest,
         'Invalid Request: the line is JSON but not a JSON-RPC 2.0 message.',
       );
       return;
@@ -125,7 +126,7 @@ export class LineTransport implements Transport {
     const limit = `${this.maxBytes / 1024 / 1024} MiB`;
     this.log.warn(`skipped a ${bytes}-byte line on stdin: messages are limited to ${limit}`);
     this.reply(
-      ErrorCode.InvalidRequest,
+      ProtocolErrorCode.InvalidRequest,
       `Invalid Request: the message is ${bytes} bytes, over the ${limit} limit; it was not read.`,
     );
   }

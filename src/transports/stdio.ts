@@ -1,15 +1,20 @@
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { createServer } from '../mcp/create-server.js';
 import { closeRuntime, type Runtime } from '../runtime.js';
 import { LineTransport } from './stdio-transport.js';
 
 /**
- * Serves MCP over stdin/stdout. stdout carries JSON-RPC only; the process exits 0 when stdin
- * closes (the client went away) or on SIGINT/SIGTERM.
+ * Serves MCP over stdin/stdout, in whichever era the client opens with: `initialize` (2025) or
+ * `server/discover` and per-request envelopes (2026-07-28); the SDK's serveStdio pins one server
+ * to the connection once its era is known. stdout carries JSON-RPC only; the process exits 0 when
+ * stdin closes (the client went away) or on SIGINT/SIGTERM.
  */
 export async function runStdio(runtime: Runtime): Promise<void> {
-  const server = createServer(runtime);
   const transport = new LineTransport(process.stdin, process.stdout, runtime.log);
-  transport.onerror = (error) => runtime.log.debug(`stdio transport error: ${error.message}`);
+  const connection = serveStdio(() => createServer(runtime), {
+    transport,
+    onerror: (error) => runtime.log.debug(`stdio: ${error.message}`),
+  });
   let closing = false;
   const shutdown = async (reason: string) => {
     if (closing) return;
@@ -17,7 +22,7 @@ export async function runStdio(runtime: Runtime): Promise<void> {
     runtime.log.debug(`shutting down (${reason})`);
     // Let a response already written reach the pipe before the process ends.
     setTimeout(() => process.exit(0), 2_000).unref();
-    await server.close().catch(() => undefined);
+    await connection.close().catch(() => undefined);
     await closeRuntime(runtime);
     process.exit(0);
   };
@@ -27,7 +32,6 @@ export async function runStdio(runtime: Runtime): Promise<void> {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   // A client that vanishes makes stdout writes fail with EPIPE: that is a shutdown, not a crash.
   process.stdout.on('error', () => void shutdown('stdout closed'));
-  await server.connect(transport);
   runtime.log.info(
     `ready on stdio; service ${runtime.config.baseUrl}${runtime.config.apiKey ? '' : ' (no API key set)'}`,
   );

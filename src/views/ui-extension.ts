@@ -5,7 +5,7 @@
 // @modelcontextprotocol/ext-apps exports them; test/views checks they still match), written here
 // so that start-up does not load the package's server helpers.
 
-import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import type { ClientCapabilities } from '@modelcontextprotocol/server';
 
 export const UI_EXTENSION = 'io.modelcontextprotocol/ui';
 /** The MIME type of a view: HTML in the MCP Apps profile. */

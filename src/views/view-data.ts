@@ -3,7 +3,7 @@
 // the view the whole result, `_meta` included, and gives the model none of `_meta`. So the
 // structured content rides there, for the view only: the model's tokens do not change.
 
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 
 /** The `_meta` key a view reads a result's structured content from when it is not in the result. */
 export const VIEW_DATA_KEY = 'gateway-tools/view-data';

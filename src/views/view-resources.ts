@@ -2,7 +2,7 @@
 // that shows views only (create-server.ts asks). The HTML is loaded on the first read, never at
 // start-up: a server that is only started and listed does not parse it.
 
-import type { ReadResourceResult, Resource } from '@modelcontextprotocol/sdk/types.js';
+import type { ReadResourceResult, Resource } from '@modelcontextprotocol/server';
 import { VIEW_MIME, VIEWS, type ViewEntry } from './ui-extension.js';
 
 /** The resources/list entries of the views. */

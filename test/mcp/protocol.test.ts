@@ -8,6 +8,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { progressGate } from '../../src/mcp/progress-gate.js';
 import { GatewayServer, type RequestExtra, RpcError } from '../../src/mcp/server.js';
 
 // The protocol layer on its own (the SDK's Server as this project wraps it), with handlers made
@@ -60,7 +61,7 @@ async function connect(): Promise<Harness> {
     (_r, extra) =>
       new Promise((resolve) => {
         slowCalls.push(extra);
-        extra.signal.addEventListener('abort', () => resolve({ late: true }));
+        extra.mcpReq.signal.addEventListener('abort', () => resolve({ late: true }));
       }),
   );
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
@@ -163,9 +164,9 @@ describe('GatewayServer', () => {
     await h.send({ id: 9, method: 'test/slow' });
     await waitFor(() => h.slowCalls.length === 2);
     await h.send({ method: 'notifications/cancelled', params: { requestId: 8, reason: 'not needed' } });
-    expect(h.slowCalls[0]?.signal.aborted).toBe(true);
-    expect(h.slowCalls[0]?.signal.reason).toBe('not needed');
-    expect(h.slowCalls[1]?.signal.aborted).toBe(false);
+    expect(h.slowCalls[0]?.mcpReq.signal.aborted).toBe(true);
+    expect(h.slowCalls[0]?.mcpReq.signal.reason).toBe('not needed');
+    expect(h.slowCalls[1]?.mcpReq.signal.aborted).toBe(false);
     await h.send({ id: 10, method: 'ping' });
     expect(await h.answerTo(10)).toMatchObject({ result: {} });
     expect(h.answers.some((a) => 'id' in a && a.id === 8)).toBe(false);
@@ -176,7 +177,7 @@ describe('GatewayServer', () => {
     await h.send({ id: 11, method: 'test/slow' });
     await waitFor(() => h.slowCalls.length === 1);
     await h.server.close();
-    expect(h.slowCalls[0]?.signal.aborted).toBe(true);
+    expect(h.slowCalls[0]?.mcpReq.signal.aborted).toBe(true);
   });
 
   it('sends progress on the request it belongs to, and none once the request is cancelled', async () => {
@@ -184,16 +185,19 @@ describe('GatewayServer', () => {
     await h.send({ id: 12, method: 'test/slow', params: { _meta: { progressToken: 'p' } } });
     await waitFor(() => h.slowCalls.length === 1);
     const call = h.slowCalls[0] as RequestExtra;
-    expect(call._meta?.progressToken).toBe('p');
-    await call.sendNotification({
-      method: 'notifications/progress',
-      params: { progressToken: 'p', progress: 1 },
-    });
+    // The SDK sends whatever a handler notifies, cancelled or not: the progress gate stops it.
+    const gate = progressGate(
+      {
+        progressToken: call.mcpReq._meta?.progressToken,
+        signal: call.mcpReq.signal,
+        notify: call.mcpReq.notify,
+      },
+      { debug: () => undefined },
+    );
+    await gate.progress({ progress: 1 });
     await h.send({ method: 'notifications/cancelled', params: { requestId: 12 } });
-    await call.sendNotification({
-      method: 'notifications/progress',
-      params: { progressToken: 'p', progress: 2 },
-    });
+    await gate.progress({ progress: 2 });
+    await gate.settle();
     const progress = h.answers.filter((a) => 'method' in a && a.method === 'notifications/progress');
     expect(progress).toEqual([
       { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'p', progress: 1 } },

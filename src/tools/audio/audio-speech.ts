@@ -1,5 +1,5 @@
 import { rm } from 'node:fs/promises';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { modelIdSchema } from '../../config/model-ids.js';
 import { formatBytes } from '../../files/files.js';

@@ -4,7 +4,7 @@
 // instead of paid for again. Running jobs are refreshed with a few free polls; a submit whose
 // outcome is unknown is listed with the idempotency key that retries it safely.
 
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { withDeadline } from '../../gateway/deadline.js';
 import { LedgerUnavailable, type RecentJob } from '../../ledger/ledger.js';
 import { oneLine } from '../../lib/text.js';

@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { formatBytes } from '../../files/files.js';
 import type { SavedFile } from '../../files/output-files.js';

@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { VideoJobState } from '../../gateway/endpoints/videos.js';
 import { ServiceError } from '../../gateway/errors.js';

@@ -5,7 +5,7 @@
 // answered with the earlier job instead of being sent.
 
 import { randomUUID } from 'node:crypto';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import {
   submitVideo,
   type VideoSubmitKind,

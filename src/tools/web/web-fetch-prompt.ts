@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { excerpt, formatCount, oneLine } from '../../lib/text.js';
 import { UserError } from '../../lib/user-error.js';
 import type { ToolContext } from '../define.js';

@@ -1,11 +1,9 @@
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage, RequestId, Transport } from '@modelcontextprotocol/server';
 import {
   isJSONRPCErrorResponse,
   isJSONRPCRequest,
   isJSONRPCResultResponse,
-  type JSONRPCMessage,
-  type RequestId,
-} from '@modelcontextprotocol/sdk/types.js';
+} from '@modelcontextprotocol/server';
 
 /**
  * Counts the JSON-RPC requests (tool calls above all) that are being served, across every session,

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import { nestsTooDeep } from '../../lib/json-depth.js';
 
 const MiB = 1024 * 1024;
@@ -25,9 +25,9 @@ let budgetHeld = 0;
 export const RPC = {
   serverError: -32000,
   sessionNotFound: -32001,
-  parseError: ErrorCode.ParseError,
-  invalidRequest: ErrorCode.InvalidRequest,
-  internalError: ErrorCode.InternalError,
+  parseError: ProtocolErrorCode.ParseError,
+  invalidRequest: ProtocolErrorCode.InvalidRequest,
+  internalError: ProtocolErrorCode.InternalError,
 } as const;
 
 export type BodyResult =

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { Transport } from '@modelcontextprotocol/server';
 import type { GatewayServer } from '../../mcp/server.js';
 import type { Runtime } from '../../runtime.js';
 import type { InFlightCalls, WatchedCalls } from './calls.js';

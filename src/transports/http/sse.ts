@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
-import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/core';
+import { SSEServerTransport } from '@modelcontextprotocol/server-legacy/sse';
 import { watchCalls } from './calls.js';
 import { NO_BODY, RPC, readBodyOrReply, sendRpcError } from './io.js';
 import { type HttpContext, tooManySessions } from './sessions.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
+import { isInitializeRequest } from '@modelcontextprotocol/server';
 import { requestIds, type WatchedCalls, watchCalls } from './calls.js';
 import { NO_BODY, RPC, readBodyOrReply, sendRpcError } from './io.js';
 import { type HttpContext, tooManySessions } from './sessions.js';
@@ -21,7 +21,7 @@ export async function handleMcp(ctx: HttpContext, req: IncomingMessage, res: Ser
     if (body === NO_BODY) return;
     ctx.sessions.track(session, res, body);
     cancelOnDisconnect(session.calls, body, res);
-    return (session.transport as StreamableHTTPServerTransport).handleRequest(req, res, body);
+    return (session.transport as NodeStreamableHTTPServerTransport).handleRequest(req, res, body);
   }
   if (req.method !== 'POST') {
     return sendRpcError(
@@ -49,7 +49,7 @@ async function openSession(
   if (!reservation) return tooManySessions(ctx, res);
   const server = ctx.makeServer();
   let calls: WatchedCalls | undefined;
-  const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+  const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
     sessionIdGenerator: () => randomUUID(),
     onsessioninitialized: (id) => {
       ctx.sessions.open({ id, kind: 'streamable', transport, server, calls: calls as WatchedCalls }, res);
@@ -90,7 +90,7 @@ async function handleStateless(ctx: HttpContext, req: IncomingMessage, res: Serv
   if (body === NO_BODY) return;
   ctx.statelessActive += 1;
   const server = ctx.makeServer();
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  const transport = new NodeStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
   // Closing the server when the response ends also aborts a call whose client went away.
   res.once('close', () => {
     ctx.statelessActive -= 1;

@@ -128,7 +128,7 @@ describe('resources in memory', () => {
       'gateway-tools://output/%E0%A4%A',
     ]) {
       await expect(conn.client.readResource({ uri }), uri).rejects.toMatchObject({
-        code: -32002,
+        code: -32602,
         message: expect.stringContaining('Resource not found'),
       });
     }
@@ -163,7 +163,7 @@ describe('a remote client reads saved files through the built server', () => {
         { uri: link.uri, mimeType: 'audio/mpeg', blob: expectedAudio() },
       ]);
       await expect(client.readResource({ uri: 'file:///etc/passwd' })).rejects.toMatchObject({
-        code: -32002,
+        code: -32602,
       });
       await disconnect(client);
     } finally {
