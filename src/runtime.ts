@@ -75,12 +75,12 @@ function urlPassword(baseUrl: string): string[] {
  * A value each Runtime has one of, made on first use: a tool's cache, shared by the sessions of
  * the process.
  */
-export function perRuntime<T>(make: () => T): (runtime: Runtime) => T {
+export function perRuntime<T>(make: (runtime: Runtime) => T): (runtime: Runtime) => T {
   const values = new WeakMap<Runtime, T>();
   return (runtime) => {
     let value = values.get(runtime);
     if (value === undefined) {
-      value = make();
+      value = make(runtime);
       values.set(runtime, value);
     }
     return value;

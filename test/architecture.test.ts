@@ -143,7 +143,7 @@ describe('the shape of src/', () => {
     expect(modules.filter((m) => m.imports.length !== m.specifiersWritten).map((m) => m.file)).toEqual([]);
     // Edges of each kind the scan must see: value, type-only, and re-export.
     expect(byFile.get('mcp/create-server.ts')?.imports).toContain('mcp/registry.ts');
-    expect(byFile.get('mcp/registry.ts')?.imports).toContain('mcp/client-connection.ts');
+    expect(byFile.get('mcp/registry.ts')?.imports).toContain('mcp/client/connection.ts');
     expect(byFile.get('gateway/endpoints/responses.ts')?.imports).toContain(
       'gateway/endpoints/responses-stream.ts',
     );

@@ -92,6 +92,12 @@ export function rootsChangeAnything(config: Pick<Config, 'inputRootsSet' | 'outp
   return !(config.inputRootsSet && isAbsolute(config.outputDirSetting));
 }
 
+/** The workspace a client's roots (URIs) give: the settings when none is a local folder. */
+export function workspaceOfRoots(config: Config, uris: readonly string[]): Workspace {
+  const dirs = uris.flatMap(localPath);
+  return dirs.length > 0 ? fromRoots(config, dirs) : fromSettings(config);
+}
+
 export function fromSettings(config: Config): Workspace {
   return {
     inputRoots: config.inputRoots,

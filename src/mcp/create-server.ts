@@ -14,7 +14,9 @@ import type { Runtime } from '../runtime.js';
 import type { AnyToolDefinition } from '../tools/define.js';
 import { SERVER_NAME, VERSION } from '../version.js';
 import { showsViews, UI_EXTENSION } from '../views/ui-extension.js';
-import { ClientConnection } from './client-connection.js';
+import { ClientConnection, type ConnectionOptions } from './client/connection.js';
+import { callRound, inputNeededIn, inputRequiredFor, roundStates } from './client/input-rounds.js';
+import { requestClient } from './client/request-client.js';
 import { selectTools, serverInstructions, toolHandlers } from './registry.js';
 import { resourceHandlers } from './resources.js';
 import { GatewayServer } from './server.js';
@@ -23,6 +25,7 @@ import { GatewayServer } from './server.js';
 export function createServer(
   runtime: Runtime,
   tools: readonly AnyToolDefinition[] = selectTools(runtime.config),
+  options: ConnectionOptions = {},
 ): GatewayServer {
   const server = new GatewayServer(
     { name: SERVER_NAME, title: 'Gateway tools', version: VERSION },
@@ -35,14 +38,16 @@ export function createServer(
         ...(runtime.config.views === 'on' ? { extensions: { [UI_EXTENSION]: {} } } : {}),
       },
       instructions: serverInstructions(runtime.config, tools),
+      // The state a 2026-07-28 call's input rounds carry, checked before any handler sees it.
+      requestState: { verify: roundStates(runtime).codec.verify },
     },
     runtime.log,
   );
-  const connection = new ClientConnection(server, runtime);
-  const { clientLog, workspace } = connection;
+  const connection = new ClientConnection(server, runtime, options);
+  const { clientLog } = connection;
 
   server.oninitialized = () => {
-    workspace.reset();
+    connection.resetRoots();
     connection.tellStartupWarnings();
   };
   server.onrequest = (_method, extra) => connection.tellPendingWarnings(extra);
@@ -52,7 +57,7 @@ export function createServer(
     clientLog.setLevel(request.params.level);
     return {};
   });
-  server.setNotificationHandler('notifications/roots/list_changed', () => workspace.reset());
+  server.setNotificationHandler('notifications/roots/list_changed', () => connection.resetRoots());
 
   const toolCalls = toolHandlers(connection, tools);
   server.handle(ListToolsRequestSchema, toolCalls.list);
@@ -60,14 +65,28 @@ export function createServer(
 
   const resources = resourceHandlers(
     connection.files,
-    async (extra) => (await connection.workspaceFor(extra)).outputDir,
+    async (extra, uri) => {
+      const round = requestClient(server, extra).modern ? callRound(extra, 'resources/read', uri) : undefined;
+      return (await connection.workspaceFor(extra, round)).outputDir;
+    },
     {
-      shown: () => runtime.config.views === 'on' && showsViews(server.getClientCapabilities()),
+      shown: (extra) =>
+        runtime.config.views === 'on' && showsViews(requestClient(server, extra).capabilities),
       gatewayUrl: runtime.config.baseUrl,
     },
   );
   server.handle(ListResourcesRequestSchema, resources.list);
   server.handle(ListResourceTemplatesRequestSchema, resources.templates);
-  server.handle(ReadResourceRequestSchema, resources.read);
+  // A file not saved on this connection is looked for in the workspace, whose roots a 2026-07-28
+  // client may be asked for first.
+  server.handle(ReadResourceRequestSchema, async (request, extra) => {
+    try {
+      return await resources.read(request, extra);
+    } catch (error) {
+      const needed = inputNeededIn(error);
+      if (!needed) throw error;
+      return inputRequiredFor(runtime, needed);
+    }
+  });
   return server;
 }

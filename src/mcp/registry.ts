@@ -1,4 +1,10 @@
-import type { CallToolRequest, CallToolResult, ListToolsResult, Tool } from '@modelcontextprotocol/server';
+import type {
+  CallToolRequest,
+  CallToolResult,
+  InputRequiredResult,
+  ListToolsResult,
+  Tool,
+} from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { type Config, ConfigError } from '../config/config.js';
 import { TOOL_GROUPS, type ToolGroup } from '../config/tool-groups.js';
@@ -8,7 +14,9 @@ import { boundResult } from '../tools/result-budget.js';
 import { FailedStep, failure, failureSentence, isBug } from '../tools/results.js';
 import { showsViews, viewOf, viewToolMeta } from '../views/ui-extension.js';
 import { withViewData } from '../views/view-data.js';
-import type { ClientConnection } from './client-connection.js';
+import type { ClientConnection } from './client/connection.js';
+import { type CallRound, callRound, inputNeededIn, inputRequiredFor } from './client/input-rounds.js';
+import { requestClient } from './client/request-client.js';
 import { progressGate } from './progress-gate.js';
 import { type ResultView, resultView } from './result-view.js';
 import { checked } from './schema-sentences.js';
@@ -104,28 +112,29 @@ export function toolHandlers(connection: ClientConnection, tools: readonly AnyTo
     });
   let viewListings: { structured: Tool[]; text: Tool[] } | undefined;
   const byName = new Map(tools.map((tool) => [toolName(tool.name), tool]));
-  let known: ResultView | undefined;
-  const view = (): ResultView => {
-    if (known) return known;
-    const client = server.getClientVersion();
-    const chosen = resultView(runtime.config.resultFormat, client);
-    // Kept once the client is known (initialize comes first); until then, decided per request.
-    if (client) known = chosen;
-    return chosen;
-  };
-  const viewsShown = (): boolean =>
-    runtime.config.views === 'on' && showsViews(server.getClientCapabilities());
+  // The client is the one each request names (2026-07-28), or the one initialize named.
+  const view = (extra: RequestExtra): ResultView =>
+    resultView(runtime.config.resultFormat, requestClient(server, extra).info);
+  const viewsShown = (extra: RequestExtra): boolean =>
+    runtime.config.views === 'on' && showsViews(requestClient(server, extra).capabilities);
   return {
-    list: (): ListToolsResult => {
-      const { structured } = view();
-      if (!viewsShown()) return { tools: structured ? listing : textListing };
+    list: (_request: unknown, extra: RequestExtra): ListToolsResult => {
+      const { structured } = view(extra);
+      if (!viewsShown(extra)) return { tools: structured ? listing : textListing };
       viewListings ??= { structured: withViews(listing), text: withViews(textListing) };
       return { tools: structured ? viewListings.structured : viewListings.text };
     },
     call,
   };
 
-  async function call(request: CallToolRequest, extra: RequestExtra): Promise<CallToolResult> {
+  /**
+   * A 2026-07-28 call that needs the client's input first (its roots, a confirmation) is answered
+   * input_required, and runs again from the start with the answers (input-rounds.ts).
+   */
+  async function call(
+    request: CallToolRequest,
+    extra: RequestExtra,
+  ): Promise<CallToolResult | InputRequiredResult> {
     const { name, arguments: given } = request.params;
     const tool = byName.get(name);
     if (!tool) return failure(`Unknown tool "${name}"; this server has ${[...byName.keys()].join(', ')}.`);
@@ -134,6 +143,7 @@ export function toolHandlers(connection: ClientConnection, tools: readonly AnyTo
     // wrong values, so it is scrubbed like any result.
     const args = checked(schemas.input, given ?? {});
     if (!args.success) return failure(runtime.scrub(`Invalid arguments for ${name}: ${args.problems}`));
+    const round = requestClient(server, extra).modern ? callRound(extra, name, given) : undefined;
     const gate = progressGate(
       {
         progressToken: extra.mcpReq._meta?.progressToken,
@@ -142,11 +152,20 @@ export function toolHandlers(connection: ClientConnection, tools: readonly AnyTo
       },
       runtime.log,
     );
-    const result = await callTool(tool, schemas, args.data, toolContext(connection, extra, toolName, gate));
+    const context = toolContext(connection, extra, toolName, gate, round);
+    let result: CallToolResult;
+    try {
+      if (round && tool.usesFiles) await context.workspace();
+      result = await callTool(tool, schemas, args.data, context);
+    } catch (error) {
+      const needed = inputNeededIn(error);
+      if (!needed) throw error;
+      return inputRequiredFor(runtime, needed);
+    }
     // The last progress notification is on its way before the result follows it.
     await gate.settle();
-    const sent = boundResult(shaped(result, view()));
-    return viewsShown() && viewOf(tool.name) ? withViewData(result, sent) : sent;
+    const sent = boundResult(shaped(result, view(extra)));
+    return viewsShown(extra) && viewOf(tool.name) ? withViewData(result, sent) : sent;
   }
 
   async function callTool(
@@ -161,7 +180,9 @@ export function toolHandlers(connection: ClientConnection, tools: readonly AnyTo
       result = scrubResult(await tool.run(args, context), runtime.secrets);
     } catch (error) {
       // The one place a failure becomes a result: tools throw, and only what no tool means to
-      // throw is logged, with its stack, as the bug it is.
+      // throw is logged, with its stack, as the bug it is. A round that needs the client's input
+      // is no failure: it goes on to call().
+      if (inputNeededIn(error)) throw error;
       if (isBug(error)) context.log.error(`${tool.name} threw: ${stackOf(error)}`);
       return failure(failureSentence(error, runtime.scrub, action));
     }
@@ -235,9 +256,10 @@ function toolContext(
   extra: RequestExtra,
   toolName: (base: string) => string,
   gate: ReturnType<typeof progressGate>,
+  round: CallRound | undefined,
 ): ToolContext {
   return {
-    ...connection.forCall(extra),
+    ...connection.forCall(extra, round),
     runtime: connection.runtime,
     signal: extra.mcpReq.signal,
     toolName,

@@ -65,7 +65,7 @@ export class SavedFiles {
 
 /** Whether this connection's client shows views, and the gateway a view may play a video from. */
 export interface ViewAccess {
-  shown(): boolean;
+  shown(extra: RequestExtra): boolean;
   gatewayUrl: string;
 }
 
@@ -78,12 +78,12 @@ export interface ViewAccess {
  */
 export function resourceHandlers(
   files: SavedFiles,
-  outputDirFor: (extra: RequestExtra) => Promise<string>,
+  outputDirFor: (extra: RequestExtra, uri: string) => Promise<string>,
   views: ViewAccess,
 ) {
   return {
-    list: (): ListResourcesResult => ({
-      resources: views.shown() ? [...viewResources(), ...files.list()] : files.list(),
+    list: (_request: unknown, extra: RequestExtra): ListResourcesResult => ({
+      resources: views.shown(extra) ? [...viewResources(), ...files.list()] : files.list(),
     }),
     templates: (): ListResourceTemplatesResult => ({
       resourceTemplates: [
@@ -98,7 +98,7 @@ export function resourceHandlers(
     }),
     read: async (request: ReadResourceRequest, extra: RequestExtra): Promise<ReadResourceResult> => {
       const { uri } = request.params;
-      if (isViewUri(uri) && views.shown()) return readView(uri, views.gatewayUrl);
+      if (isViewUri(uri) && views.shown(extra)) return readView(uri, views.gatewayUrl);
       const name = savedFileName(uri);
       if (name === null) {
         throw notFound(
@@ -108,7 +108,7 @@ export function resourceHandlers(
       }
       // A file this connection saved is read where it was saved (the workspace may have moved since).
       const known = files.get(uri);
-      const dir = known ? dirname(known.path) : await outputDirFor(extra);
+      const dir = known ? dirname(known.path) : await outputDirFor(extra, uri);
       const path = known?.path ?? join(dir, name);
       try {
         return { contents: [await readSavedFile(path, dir, uri, known?.mimeType ?? savedFileMime(name))] };

@@ -80,6 +80,12 @@ export interface ToolDefinition<
   outputSchema: Out;
   annotations: ToolAnnotations;
   /**
+   * The tool reads or saves local files, in the client's workspace: a client that must be asked
+   * for its roots in a round of their own (2026-07-28) is asked before the tool runs, since
+   * nothing may be asked once a billed call is sent.
+   */
+  usesFiles?: true;
+  /**
    * Returns the result, or throws: a ServiceError, a UserError refusal, a FailedStep. The registry
    * turns what it throws into the failure result; a tool catches only to recover or add context.
    */

@@ -22,7 +22,7 @@ export const SERVER_NODE = process.env.SERVER_NODE || process.execPath;
  * What a spawned server gets besides a test's own settings: PATH, and a ledger of billed calls of
  * its own (a test that shares one between processes names it), never the user's.
  */
-function serverEnvDefaults(): Record<string, string> {
+export function serverEnvDefaults(): Record<string, string> {
   return { PATH: process.env.PATH ?? '', GATEWAY_LEDGER_DIR: tempDir('gtm-ledger-') };
 }
 

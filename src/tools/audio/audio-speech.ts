@@ -71,6 +71,7 @@ const outputSchema = {
 
 export const audioSpeech = defineTool({
   name: 'audio_speech',
+  usesFiles: true,
   group: 'audio',
   title: 'Text to speech',
   action: 'Speech',

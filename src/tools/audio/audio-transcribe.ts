@@ -68,6 +68,7 @@ const outputSchema = {
 
 export const audioTranscribe = defineTool({
   name: 'audio_transcribe',
+  usesFiles: true,
   group: 'audio',
   title: 'Transcribe audio',
   action: 'Transcription',

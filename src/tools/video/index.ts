@@ -50,6 +50,7 @@ const video = z.string().trim().min(1).max(4096).describe('A finished job_id or 
 
 export const videoGenerate = defineTool({
   name: 'video_generate',
+  usesFiles: true,
   group: 'video',
   title: 'Generate a video',
   action: 'Video generation',
@@ -91,6 +92,7 @@ export const videoGenerate = defineTool({
 
 export const videoEdit = defineTool({
   name: 'video_edit',
+  usesFiles: true,
   group: 'video',
   title: 'Edit a video',
   description: `Start editing a video as the prompt says; returns a job_id. ${BILLING}`,
@@ -102,6 +104,7 @@ export const videoEdit = defineTool({
 
 export const videoExtend = defineTool({
   name: 'video_extend',
+  usesFiles: true,
   group: 'video',
   title: 'Extend a video',
   description: `Start continuing a video past its end; returns a job_id. ${BILLING}`,

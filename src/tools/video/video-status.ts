@@ -39,6 +39,7 @@ const outputSchema = {
 
 export const videoStatus = defineTool({
   name: 'video_status',
+  usesFiles: true,
   group: 'video',
   title: 'Video job status',
   action: 'Video status',

@@ -6,12 +6,14 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Config, ConfigError } from '../../config/config.js';
+import type { ConnectionOptions } from '../../mcp/client/connection.js';
 import { createServer } from '../../mcp/create-server.js';
 import type { GatewayServer } from '../../mcp/server.js';
 import { closeRuntime, type Runtime } from '../../runtime.js';
 import { VERSION } from '../../version.js';
 import { InFlightCalls } from './calls.js';
 import { RPC, sendJson, sendRpcError } from './io.js';
+import { ModernHttp } from './modern.js';
 import { assertSafeBinding, isLoopbackHost, RequestGuard } from './security.js';
 import { type EndReason, type HttpContext, SessionRegistry } from './sessions.js';
 import { handleSseMessage, openSseSession } from './sse.js';
@@ -23,8 +25,8 @@ import { handleMcp } from './streamable.js';
  * Host/Origin checks and, when GATEWAY_MCP_TOKEN is set, the bearer-token check first.
  */
 export interface HttpServerOptions {
-  /** Builds the MCP server for a session; defaults to the project's createServer. */
-  makeServer?: (runtime: Runtime) => GatewayServer;
+  /** Builds the MCP server for a session or a request; defaults to the project's createServer. */
+  makeServer?: (runtime: Runtime, options: ConnectionOptions) => GatewayServer;
 }
 
 export interface RunningHttpServer {
@@ -55,10 +57,13 @@ export async function startHttpServer(
   const { config, log } = runtime;
   assertSafeBinding(config);
   const guard = new RequestGuard(config);
-  const makeServer = options.makeServer ?? createServer;
+  const makeServer =
+    options.makeServer ??
+    ((rt: Runtime, connection: ConnectionOptions) => createServer(rt, undefined, connection));
   const context: HttpContext = {
     runtime,
-    makeServer: () => makeServer(runtime),
+    makeServer: (connection = {}) => makeServer(runtime, connection),
+    modern: new ModernHttp(runtime, (connection) => makeServer(runtime, connection)),
     sessions: new SessionRegistry(
       config.maxSessions,
       config.sessionIdleSeconds * 1000,
@@ -100,6 +105,7 @@ export async function startHttpServer(
       context.sessions.stop();
       // Closing a session's server aborts its running handlers, which abort their service requests.
       await Promise.all(context.sessions.all().map((s) => s.server.close().catch(() => undefined)));
+      await context.modern.close().catch(() => undefined);
       server.closeAllConnections();
     },
   };

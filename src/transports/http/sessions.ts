@@ -1,9 +1,11 @@
 import type { ServerResponse } from 'node:http';
 import type { Transport } from '@modelcontextprotocol/server';
+import type { ConnectionOptions } from '../../mcp/client/connection.js';
 import type { GatewayServer } from '../../mcp/server.js';
 import type { Runtime } from '../../runtime.js';
 import type { InFlightCalls, WatchedCalls } from './calls.js';
 import { RPC, sendRpcError } from './io.js';
+import type { ModernHttp } from './modern.js';
 
 export type HttpSessionKind = 'streamable' | 'sse';
 
@@ -165,7 +167,9 @@ function callsATool(body: unknown): boolean {
 export interface HttpContext {
   runtime: Runtime;
   /** Builds the MCP server for one session (or, stateless, for one request). */
-  makeServer: () => GatewayServer;
+  makeServer: (options?: ConnectionOptions) => GatewayServer;
+  /** Serves 2026-07-28 requests at /mcp. */
+  modern: ModernHttp;
   sessions: SessionRegistry;
   inFlight: InFlightCalls;
   /** Stateless requests being served, bounded by GATEWAY_MAX_SESSIONS. */

@@ -7,18 +7,21 @@ import { NO_BODY, RPC, readBodyOrReply, sendRpcError } from './io.js';
 import { type HttpContext, tooManySessions } from './sessions.js';
 
 /**
- * Streamable HTTP at /mcp, after the SDK's simpleStreamableHttp example: one transport and one
- * MCP server per session, or per request in stateless mode (no session affinity needed, so any
- * replica behind a load balancer can answer any request).
+ * Streamable HTTP at /mcp. A 2026-07-28 request goes to the SDK's per-request handler
+ * (modern.ts). A 2025-era client gets what the SDK's simpleStreamableHttp example gives it: one
+ * transport and one MCP server per session, or per request in stateless mode (no session
+ * affinity needed, so any replica behind a load balancer can answer any request).
  */
 export async function handleMcp(ctx: HttpContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  if (ctx.runtime.config.stateless) return handleStateless(ctx, req, res);
+  const body = req.method === 'POST' ? await readBodyOrReply(req, res) : undefined;
+  if (body === NO_BODY) return;
+  if (req.method === 'POST' && !(await ctx.modern.isLegacy(req, body)))
+    return serveModern(ctx, req, res, body);
+  if (ctx.runtime.config.stateless) return handleStateless(ctx, req, res, body);
   const sessionId = headerValue(req, 'mcp-session-id');
   if (sessionId !== undefined) {
     const session = ctx.sessions.find(sessionId, 'streamable', res);
     if (!session) return;
-    const body = req.method === 'POST' ? await readBodyOrReply(req, res) : undefined;
-    if (body === NO_BODY) return;
     ctx.sessions.track(session, res, body);
     cancelOnDisconnect(session.calls, body, res);
     return (session.transport as NodeStreamableHTTPServerTransport).handleRequest(req, res, body);
@@ -30,13 +33,28 @@ export async function handleMcp(ctx: HttpContext, req: IncomingMessage, res: Ser
       'Bad Request: Mcp-Session-Id header is required; start a session with initialize',
     );
   }
-  const body = await readBodyOrReply(req, res);
-  if (body === NO_BODY) return;
   const initializes = Array.isArray(body) ? body.some(isInitializeRequest) : isInitializeRequest(body);
   if (!initializes) {
     return sendRpcError(res, 400, 'Bad Request: no Mcp-Session-Id header; start a session with initialize');
   }
   return openSession(ctx, req, res, body);
+}
+
+/** A 2026-07-28 request: served on its own, counted like a stateless one against the session bound. */
+async function serveModern(
+  ctx: HttpContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: unknown,
+): Promise<void> {
+  if (ctx.statelessActive >= ctx.sessions.maxSessions) return tooManySessions(ctx, res);
+  ctx.statelessActive += 1;
+  const finished = ctx.inFlight.begin();
+  res.once('close', () => {
+    ctx.statelessActive -= 1;
+    finished();
+  });
+  await ctx.modern.serve(req, res, body);
 }
 
 async function openSession(
@@ -75,7 +93,12 @@ async function openSession(
   }
 }
 
-async function handleStateless(ctx: HttpContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handleStateless(
+  ctx: HttpContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: unknown,
+): Promise<void> {
   if (req.method !== 'POST') {
     return sendRpcError(
       res,
@@ -86,10 +109,8 @@ async function handleStateless(ctx: HttpContext, req: IncomingMessage, res: Serv
     );
   }
   if (ctx.statelessActive >= ctx.sessions.maxSessions) return tooManySessions(ctx, res);
-  const body = await readBodyOrReply(req, res);
-  if (body === NO_BODY) return;
   ctx.statelessActive += 1;
-  const server = ctx.makeServer();
+  const server = ctx.makeServer({ perRequest: true });
   const transport = new NodeStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
   // Closing the server when the response ends also aborts a call whose client went away.
   res.once('close', () => {

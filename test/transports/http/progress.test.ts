@@ -44,7 +44,7 @@ async function serve(args: string[]): Promise<RunningHttpServer> {
   });
   const runtime = createRuntime(config);
   const http = await startHttpServer(runtime, {
-    makeServer: (rt) => createServer(rt, [probe]),
+    makeServer: (rt, connection) => createServer(rt, [probe], connection),
   });
   served.push({ runtime, http });
   return http;

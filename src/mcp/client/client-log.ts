@@ -1,7 +1,7 @@
 import type { LoggingLevel } from '@modelcontextprotocol/server';
-import type { Logger, LogLevel } from '../lib/log.js';
-import { SERVER_NAME } from '../version.js';
-import type { GatewayServer } from './server.js';
+import type { Logger, LogLevel } from '../../lib/log.js';
+import { SERVER_NAME } from '../../version.js';
+import type { GatewayServer } from '../server.js';
 
 /** MCP's levels, least severe first (RFC 5424's order). */
 const SEVERITY: readonly LoggingLevel[] = [
@@ -48,33 +48,42 @@ export class ClientLog {
   }
 
   /**
-   * Sends one line if the client asked for its level. With `relatedRequestId` it travels on that
+   * Sends one line if the client asked for its level: the connection's, or `request.level` for a
+   * 2026-07-28 request, which says its own (null: no lines). With `request.id` it travels on that
    * request's own stream (over Streamable HTTP, the only one sure to be open).
    */
-  send(level: LogLevel, message: string, relatedRequestId?: string | number): void {
+  send(level: LogLevel, message: string, request: LineRequest = {}): void {
     const mcpLevel = AS_MCP[level];
-    if (SEVERITY.indexOf(mcpLevel) < this.threshold) return;
+    if (request.level === null) return;
+    const threshold = request.level === undefined ? this.threshold : SEVERITY.indexOf(request.level);
+    if (SEVERITY.indexOf(mcpLevel) < threshold) return;
     this.server
       .notification(
         {
           method: 'notifications/message',
           params: { level: mcpLevel, logger: SERVER_NAME, data: this.scrub(message) },
         },
-        relatedRequestId === undefined ? undefined : { relatedRequestId },
+        request.id === undefined ? undefined : { relatedRequestId: request.id },
       )
       // A client that has gone away gets no log lines; that is no error of its own.
       .catch(() => undefined);
   }
 }
 
+/** The request a log line is about: its id, and the level it asked for (2026-07-28). */
+export interface LineRequest {
+  id?: string | number;
+  level?: LoggingLevel | null;
+}
+
 /**
  * A logger for work done on behalf of one client (a tool call): every line goes to the stderr log
  * (at its level) and to that client (at the client's).
  */
-export function loggerFor(stderr: Logger, client: ClientLog, relatedRequestId?: string | number): Logger {
+export function loggerFor(stderr: Logger, client: ClientLog, request: LineRequest = {}): Logger {
   const both = (level: LogLevel) => (message: string) => {
     stderr[level](message);
-    client.send(level, message, relatedRequestId);
+    client.send(level, message, request);
   };
   return {
     get level() {

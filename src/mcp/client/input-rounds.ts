@@ -1,0 +1,132 @@
+// Input from a 2026-07-28 client, asked the only way that era allows: the tools/call is answered
+// input_required (a confirmation form, a roots listing), and the client calls again with the
+// answers and the state the server gave it. The state is signed (HMAC, ten minutes) and bound to
+// the call: the tool and its exact arguments. Each round runs the tool again from the start, so
+// input is asked for only before anything is sent: the roots before a tool that uses files runs
+// at all, a confirmation before its billed call leaves. (A 2025-era client is asked by server-to-
+// client requests in the middle of the call instead: confirm.ts, workspace.ts.)
+
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+import {
+  createRequestStateCodec,
+  type InputRequest,
+  type InputRequiredResult,
+  type InputResponseView,
+  inputRequired,
+  inputResponse,
+  type RequestStateCodec,
+} from '@modelcontextprotocol/server';
+import { perRuntime, type Runtime } from '../../runtime.js';
+import type { RequestExtra } from '../server.js';
+
+/** How long a state, and so a confirmation form, stays good: as long as a 2025-era one may take. */
+export const ROUND_STATE_SECONDS = 600;
+
+/** What one round of a call hands the next, signed: nothing in it is taken from the client unsigned. */
+export interface RoundState {
+  /** The call the state belongs to (callDigest): a state is never used for another call. */
+  call: string;
+  /** Names this flow: a confirmation it carries is used for one billed call only. */
+  nonce: string;
+  /** The client's roots (URIs), once listed. */
+  roots?: string[];
+  /** The confirmation asked for in the last round: what the user's answer approves. */
+  asked?: string;
+}
+
+/** The call cannot go on without the client's input: answered input_required, it runs again with it. */
+export class InputNeeded extends Error {
+  override name = 'InputNeeded';
+  constructor(
+    readonly key: string,
+    readonly request: InputRequest,
+    readonly state: RoundState,
+  ) {
+    super(`the client's input is needed first (${key})`);
+  }
+}
+
+/** Whether an error is, or was caused by, InputNeeded (a failed step keeps its cause). */
+export function inputNeededIn(error: unknown): InputNeeded | undefined {
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++)
+    if (e instanceof InputNeeded) return e;
+  return undefined;
+}
+
+/** One round of a tools/call from a 2026-07-28 client. */
+export class CallRound {
+  readonly state: RoundState;
+
+  constructor(
+    call: string,
+    given: RoundState | undefined,
+    private readonly responses: Record<string, unknown> | undefined,
+  ) {
+    this.state = given?.call === call ? { ...given } : { call, nonce: randomBytes(9).toString('base64url') };
+  }
+
+  /** The client's answer to `key` in this round. */
+  answer(key: string): InputResponseView {
+    return inputResponse(this.responses, key);
+  }
+
+  /** Ends this round: the call is answered input_required with `request` under `key`. */
+  ask(key: string, request: InputRequest): never {
+    throw new InputNeeded(key, request, this.state);
+  }
+}
+
+/** The round of a tools/call, on a 2026-07-28 request; the state is the one the codec verified. */
+export function callRound(extra: RequestExtra, name: string, args: unknown): CallRound {
+  return new CallRound(
+    callDigest(name, args),
+    extra.mcpReq.requestState<RoundState>(),
+    extra.mcpReq.inputResponses,
+  );
+}
+
+/** The answer that asks the client for the input, with the state it sends back. */
+export async function inputRequiredFor(runtime: Runtime, needed: InputNeeded): Promise<InputRequiredResult> {
+  return inputRequired({
+    inputRequests: { [needed.key]: needed.request },
+    requestState: await roundStates(runtime).codec.mint(needed.state),
+  });
+}
+
+/**
+ * The signing of round states, per process. The key is derived from GATEWAY_MCP_TOKEN when it is
+ * set, so that replicas behind one load balancer take each other's states; otherwise it is random.
+ * A confirmation once used is remembered until its state expires: sent again, it is refused.
+ */
+export const roundStates = perRuntime((runtime) => {
+  const token = runtime.config.mcpToken;
+  const key = token
+    ? createHmac('sha256', token).update('gateway-tools-mcp round state').digest()
+    : randomBytes(32);
+  const codec: RequestStateCodec<RoundState> = createRequestStateCodec<RoundState>({
+    key,
+    ttlSeconds: ROUND_STATE_SECONDS,
+  });
+  const spent = new Map<string, number>();
+  return {
+    codec,
+    /** Marks a flow's confirmation as used; false when it was used already. */
+    spend(nonce: string): boolean {
+      const now = Date.now();
+      for (const [used, until] of spent) if (until < now) spent.delete(used);
+      if (spent.has(nonce)) return false;
+      spent.set(nonce, now + ROUND_STATE_SECONDS * 1000);
+      return true;
+    },
+  };
+});
+
+/** A value's digest, its object keys sorted: the same call gives the same digest. */
+export function callDigest(...parts: unknown[]): string {
+  return createHash('sha256').update(JSON.stringify(parts, sortedKeys)).digest('base64url');
+}
+
+function sortedKeys(_key: string, value: unknown): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  return Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}

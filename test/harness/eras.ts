@@ -1,0 +1,162 @@
+import {
+  Client as ModernClient,
+  StreamableHTTPClientTransport as ModernHttpTransport,
+} from '@modelcontextprotocol/client';
+import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
+import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StdioClientTransport as LegacyStdioTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport as LegacyHttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  type CallToolResult,
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+  LoggingMessageNotificationSchema,
+  type Progress,
+  type ReadResourceResult,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { CLI, SERVER_NODE, serverEnvDefaults, tempDir } from './harness.js';
+
+// One client for both eras of MCP, so that a suite runs in each (describe.each(ERAS)): the v1 SDK
+// Client stands for every 2025-era client (initialize, sessions, requests from the server), the
+// v2 Client pinned to 2026-07-28 for the new era (server/discover, a `_meta` envelope on each
+// request, input asked for with input_required). What a test sees is what the user and the model
+// would: the confirmations asked, the roots listings, the log lines, the progress, the results.
+
+export const ERAS = ['2025-era', '2026-07-28'] as const;
+export type Era = (typeof ERAS)[number];
+export const MODERN = '2026-07-28';
+
+/** How the client reaches the server: the built CLI spawned over stdio, or an HTTP server's URL. */
+export type Reach = { stdio: Record<string, string> } | { http: string; kind?: 'streamable' | 'sse' };
+
+export interface UserSide {
+  /** What the user answers a confirmation with; no elicitation capability when absent. */
+  answer?: 'accept' | 'decline' | 'cancel';
+  /** The client's roots (file: URIs); no roots capability when absent. */
+  roots?: string[];
+  /** The least severe log line the client wants. */
+  logLevel?: 'debug' | 'info' | 'warning' | 'error';
+}
+
+export interface EraClient {
+  era: Era;
+  user: UserSide;
+  /** The confirmation messages the user was shown. */
+  asked: string[];
+  /** How often the client was asked for its roots. */
+  rootsListed: number;
+  logs: { level: string; data: unknown }[];
+  listTools(): Promise<Tool[]>;
+  callTool(
+    name: string,
+    args: Record<string, unknown>,
+    options?: { onprogress?: (progress: Progress) => void; signal?: AbortSignal },
+  ): Promise<CallToolResult>;
+  listResources(): Promise<{ uri: string; name: string }[]>;
+  readResource(uri: string): Promise<ReadResourceResult>;
+  stderr(): string;
+  close(): Promise<void>;
+}
+
+export async function connectEra(era: Era, reach: Reach, user: UserSide = {}): Promise<EraClient> {
+  const info = { name: `test-${era}`, version: '1.0.0' };
+  const capabilities = {
+    ...(user.answer ? { elicitation: { form: {} } } : {}),
+    ...(user.roots ? { roots: { listChanged: true } } : {}),
+  };
+  const state = { asked: [] as string[], rootsListed: 0, logs: [] as EraClient['logs'] };
+  const answerOf = (message: string) => {
+    state.asked.push(message);
+    return user.answer === 'accept'
+      ? { action: 'accept' as const, content: {} }
+      : { action: user.answer ?? ('cancel' as const) };
+  };
+  const rootsOf = () => {
+    state.rootsListed++;
+    return { roots: (user.roots ?? []).map((uri) => ({ uri })) };
+  };
+  let stderr = '';
+  const collect = (stream: { on(event: 'data', listener: (chunk: Buffer) => void): unknown } | null) =>
+    stream?.on('data', (chunk) => {
+      stderr += chunk.toString();
+    });
+  const stdioParams = (env: Record<string, string>) => ({
+    command: SERVER_NODE,
+    args: [CLI],
+    env: { ...serverEnvDefaults(), GATEWAY_LOG_LEVEL: 'info', ...env },
+    cwd: env.CWD ?? tempDir(),
+    stderr: 'pipe' as const,
+  });
+
+  if (era === '2025-era') {
+    const client = new LegacyClient(info, { capabilities });
+    if (user.answer)
+      client.setRequestHandler(ElicitRequestSchema, (request) => answerOf(request.params.message));
+    if (user.roots) client.setRequestHandler(ListRootsRequestSchema, rootsOf);
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+      state.logs.push({ level: n.params.level, data: n.params.data });
+    });
+    const transport =
+      'stdio' in reach
+        ? new LegacyStdioTransport(stdioParams(reach.stdio))
+        : reach.kind === 'sse'
+          ? new SSEClientTransport(new URL('/sse', reach.http))
+          : new LegacyHttpTransport(new URL('/mcp', reach.http));
+    if (transport instanceof LegacyStdioTransport) collect(transport.stderr);
+    await client.connect(transport);
+    if (user.logLevel) await client.setLoggingLevel(user.logLevel);
+    return {
+      era,
+      user,
+      asked: state.asked,
+      logs: state.logs,
+      get rootsListed() {
+        return state.rootsListed;
+      },
+      listTools: async () => (await client.listTools()).tools,
+      callTool: async (name, args, options = {}) =>
+        (await client.callTool({ name, arguments: args }, undefined, options)) as CallToolResult,
+      listResources: async () => (await client.listResources()).resources,
+      readResource: (uri) => client.readResource({ uri }),
+      stderr: () => stderr,
+      close: () => client.close(),
+    };
+  }
+
+  const client = new ModernClient(info, {
+    capabilities,
+    versionNegotiation: { mode: { pin: MODERN } },
+  });
+  if (user.answer)
+    client.setRequestHandler('elicitation/create', (request) => answerOf(request.params.message));
+  if (user.roots) client.setRequestHandler('roots/list', rootsOf);
+  client.setNotificationHandler('notifications/message', (n) => {
+    state.logs.push({ level: n.params.level, data: n.params.data });
+  });
+  const transport =
+    'stdio' in reach
+      ? new ModernStdioTransport(stdioParams(reach.stdio))
+      : new ModernHttpTransport(new URL('/mcp', reach.http));
+  if (transport instanceof ModernStdioTransport) collect(transport.stderr);
+  await client.connect(transport);
+  // The era has no logging/setLevel: each request says the level it wants.
+  const meta = user.logLevel ? { _meta: { 'io.modelcontextprotocol/logLevel': user.logLevel } } : {};
+  return {
+    era,
+    user,
+    asked: state.asked,
+    logs: state.logs,
+    get rootsListed() {
+      return state.rootsListed;
+    },
+    listTools: async () => (await client.listTools()).tools as Tool[],
+    callTool: async (name, args, options = {}) =>
+      (await client.callTool({ name, arguments: args, ...meta }, options)) as CallToolResult,
+    listResources: async () => (await client.listResources()).resources,
+    readResource: (uri) => client.readResource({ uri, ...meta }) as Promise<ReadResourceResult>,
+    stderr: () => stderr,
+    close: () => client.close(),
+  };
+}
