@@ -6,12 +6,10 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { BUNDLE_STUBS, bundleStubs } from './bundle-stubs.mjs';
+import { bundleStubs, VIEW_STUBS } from './bundle-stubs.mjs';
 
 const APP_DIR = fileURLToPath(new URL('../src/views/app/', import.meta.url));
 const VIEW_SCRIPTS = { 'video-view': 'video-view.ts', 'audio-view': 'audio-view.ts' };
-// zod's messages in ~50 languages: a view never shows one (about 150 KB of each page).
-const ZOD_LOCALES = BUNDLE_STUBS.filter((stub) => stub.path === '../locales/index.js');
 
 /** Every view's HTML, by its resource name. */
 export async function buildViews() {
@@ -41,7 +39,7 @@ async function script(entry) {
     minify: true,
     legalComments: 'none',
     logLevel: 'warning',
-    plugins: [bundleStubs(ZOD_LOCALES)],
+    plugins: [bundleStubs(VIEW_STUBS)],
     metafile: true,
     outdir: 'views',
   });

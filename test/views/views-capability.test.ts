@@ -121,7 +121,7 @@ describe('views (MCP Apps)', () => {
 
     it('finds a view on each video tool and on audio_speech, under both keys, and the rest as recorded', () => {
       const recorded = JSON.parse(readFileSync(join(SNAPSHOTS, 'tools-structured.json'), 'utf8')) as Tool[];
-      const views = Object.fromEntries(tools.map((tool) => [tool.name, getToolUiResourceUri(tool)]));
+      const views = Object.fromEntries(tools.map((tool) => [tool.name, uiUriOf(tool)]));
       expect(views).toMatchObject({
         video_generate: VIDEO_VIEW,
         video_edit: VIDEO_VIEW,
@@ -144,7 +144,7 @@ describe('views (MCP Apps)', () => {
     it('lets a view call video_status and none of the billed tools', () => {
       const visibility = Object.fromEntries(
         tools
-          .filter((tool) => getToolUiResourceUri(tool))
+          .filter((tool) => uiUriOf(tool))
           .map((tool) => [tool.name, (tool._meta?.ui as { visibility?: string[] } | undefined)?.visibility]),
       );
       expect(visibility).toEqual({
@@ -230,3 +230,8 @@ describe('views (MCP Apps)', () => {
     expect((await conn.client.listResources()).resources).toEqual([]);
   });
 });
+
+/** The extension's own reading of a tool's view (its types are the v2 SDK's; the tool was listed by a v1 client). */
+function uiUriOf(tool: Tool): string | undefined {
+  return getToolUiResourceUri(tool as Parameters<typeof getToolUiResourceUri>[0]);
+}

@@ -1,7 +1,7 @@
 // The audio view: a player for the speech audio_speech saved (read through the host with
 // resources/read), with the text, model, voice and the file's name. It calls no tool.
 
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import {
   connectView,
   type Data,

@@ -4,7 +4,7 @@
 // else: no generation can be started from here.
 
 import type { App } from '@modelcontextprotocol/ext-apps';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import {
   connectView,
   type Data,

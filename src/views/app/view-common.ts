@@ -8,7 +8,7 @@ import {
   applyHostFonts,
   applyHostStyleVariables,
 } from '@modelcontextprotocol/ext-apps';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import { VIEW_DATA_KEY } from '../view-data.js';
 
 export type Data = Record<string, unknown>;
