@@ -1,15 +1,10 @@
 // The built server (dist/cli.js; `npm run build` first), spawned as an agent runs it, over stdio,
-// Streamable HTTP and the legacy SSE transport, searching and fetching through the real gateway.
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+// Streamable HTTP and the legacy SSE transport, searching and fetching through the real gateway,
+// for a client of each era of MCP (2025: initialize and sessions; 2026-07-28: per request).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectStdio, type Spawned, structuredOf, textOf } from '../harness/harness.js';
-import {
-  connectHttp,
-  disconnect,
-  HTTP_KINDS,
-  type HttpServerProcess,
-  startHttpCli,
-} from '../harness/http-harness.js';
+import { connectEra, ERAS, type EraClient, type Reach } from '../harness/eras.js';
+import { structuredOf, textOf } from '../harness/harness.js';
+import { type HttpServerProcess, startHttpCli } from '../harness/http-harness.js';
 import { unique, useRealGateway } from '../nine-router/use.js';
 
 const gw = useRealGateway();
@@ -26,12 +21,9 @@ interface FetchOut {
 }
 
 /** A web_search and a web_fetch through `client`, checked in what the agent and the upstream saw. */
-async function searchAndFetch(client: Client, label: string): Promise<void> {
+async function searchAndFetch(client: EraClient, label: string): Promise<void> {
   const query = unique(label);
-  const found = await client.callTool({
-    name: 'web_search',
-    arguments: { query, provider: 'exa', max_results: 2 },
-  });
+  const found = await client.callTool('web_search', { query, provider: 'exa', max_results: 2 });
   expect(found.isError, textOf(found)).toBeFalsy();
   expect(structuredOf<SearchOut>(found)).toMatchObject({
     provider: 'exa',
@@ -40,7 +32,7 @@ async function searchAndFetch(client: Client, label: string): Promise<void> {
   expect(textOf(found)).toMatch(new RegExp(`^1\\. Result 1 for ${query} — https://example\\.com/`));
 
   const url = `https://docs.example.org/${unique(label)}`;
-  const page = await client.callTool({ name: 'web_fetch', arguments: { url, provider: 'jina-reader' } });
+  const page = await client.callTool('web_fetch', { url, provider: 'jina-reader' });
   expect(page.isError, textOf(page)).toBeFalsy();
   expect(structuredOf<FetchOut>(page)).toMatchObject({ url, title: `Page ${new URL(url).pathname}` });
   expect(textOf(page)).toContain(`The text of ${url}.`);
@@ -54,37 +46,33 @@ async function searchAndFetch(client: Client, label: string): Promise<void> {
   expect(journal[1]?.body).toEqual({ url });
 }
 
-describe('the built server over stdio', () => {
-  let server: Spawned;
-  beforeAll(async () => {
-    server = await connectStdio(gw.env);
-  });
-  afterAll(() => server?.close());
-
-  it('searches and fetches through the real gateway, keeping its key out of the log', async () => {
-    await searchAndFetch(server.client, 'stdio');
-    expect(server.stderr()).not.toContain(gw.info.apiKey);
-  });
+let http: HttpServerProcess;
+beforeAll(async () => {
+  http = await startHttpCli(gw.env);
+});
+afterAll(async () => {
+  expect(await http.stop()).toBe(0);
+  expect(http.stderr()).not.toContain(gw.info.apiKey);
 });
 
-describe('the built server over HTTP', () => {
-  let server: HttpServerProcess;
-  beforeAll(async () => {
-    server = await startHttpCli(gw.env);
-  });
-  afterAll(async () => {
-    expect(await server.stop()).toBe(0);
-    expect(server.stderr()).not.toContain(gw.info.apiKey);
-  });
-
-  for (const kind of HTTP_KINDS) {
-    it(`searches and fetches through the real gateway over ${kind}`, async () => {
-      const client = await connectHttp(server.url, kind);
+describe.each(ERAS)('a %s client of the built server', (era) => {
+  const ways: [string, () => Reach][] = [
+    ['stdio', () => ({ stdio: gw.env })],
+    ['Streamable HTTP', () => ({ http: http.url, kind: 'streamable' })],
+    ...(era === '2025-era'
+      ? [['legacy SSE', () => ({ http: http.url, kind: 'sse' })] as [string, () => Reach]]
+      : []),
+  ];
+  it.each(ways)(
+    'searches and fetches through the real gateway over %s, keeping its key out of the log',
+    async (way, reach) => {
+      const client = await connectEra(era, reach());
       try {
-        await searchAndFetch(client, kind);
+        await searchAndFetch(client, `${era} ${way}`);
+        expect(client.stderr()).not.toContain(gw.info.apiKey);
       } finally {
-        await disconnect(client);
+        await client.close();
       }
-    });
-  }
+    },
+  );
 });
