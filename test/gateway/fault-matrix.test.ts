@@ -11,7 +11,7 @@ import {
   TIMEOUT_MS,
 } from '../harness/fault-matrix/faults.js';
 import { type Matrix, renderReport } from '../harness/fault-matrix/report.js';
-import { type Row, runRow } from '../harness/fault-matrix/run.js';
+import { type Row, runRow, type Transport } from '../harness/fault-matrix/run.js';
 import { DISCOVERY_CASES, DOWNLOAD_CASES } from '../harness/fault-matrix/secondary-routes.js';
 import { TOOL_CASES, type ToolCase } from '../harness/fault-matrix/tools.js';
 import { type Connected, connectInMemory, PROJECT_ROOT, textOf } from '../harness/harness.js';
@@ -19,18 +19,21 @@ import { type ReferenceService, startReferenceService } from '../reference-servi
 
 const STDIO_TOOLS = new Set(['web_fetch', 'video_generate', 'ask_model']);
 const STDIO_CASES = TOOL_CASES.filter((tc) => STDIO_TOOLS.has(tc.label));
+/** The same cases, as another list: each matrix is found by its cases. */
+const STDIO_2026_CASES = [...STDIO_CASES];
 const STDIO_FAULTS = FAULTS.filter((f) => ['401', '503', 'reset', 'hang'].includes(f.id));
 
 const matrices: Matrix[] = [];
 
 beforeAll(async () => {
-  const run = (cases: readonly ToolCase[], faults: typeof FAULTS, transport?: 'stdio') =>
+  const run = (cases: readonly ToolCase[], faults: typeof FAULTS, transport?: Transport) =>
     Promise.all(cases.map((tc) => runRow(tc, faults, transport)));
-  const [main, lookups, downloads, stdio] = await Promise.all([
+  const [main, lookups, downloads, stdio, modern] = await Promise.all([
     run(TOOL_CASES, FAULTS),
     run(DISCOVERY_CASES, LOOKUP_FAULTS),
     run(DOWNLOAD_CASES, DOWNLOAD_FAULTS),
     run(STDIO_CASES, STDIO_FAULTS, 'stdio'),
+    run(STDIO_CASES, STDIO_FAULTS, 'stdio-2026'),
   ]);
   matrices.push(
     {
@@ -66,6 +69,14 @@ beforeAll(async () => {
       faults: STDIO_FAULTS,
       rows: stdio,
     },
+    {
+      title: 'The built server over stdio, to a 2026-07-28 client',
+      intro:
+        'The same subset, for a client of the 2026-07-28 era of MCP (server/discover, a `_meta` envelope on each request).',
+      cases: STDIO_2026_CASES,
+      faults: STDIO_FAULTS,
+      rows: modern,
+    },
   );
   writeFileSync(join(PROJECT_ROOT, 'docs/reliability.md'), renderReport(matrices));
 }, 240_000);
@@ -84,6 +95,7 @@ describe('every fault ends in an actionable error, and the server stays up', () 
     ['lookup', DISCOVERY_CASES],
     ['download', DOWNLOAD_CASES],
     ['stdio', STDIO_CASES],
+    ['stdio, 2026-07-28', STDIO_2026_CASES],
   ] as const) {
     for (const tc of cases) {
       it(`${title}: ${tc.label}`, () => {

@@ -3,11 +3,13 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { type ReferenceService, startReferenceService } from '../../reference-service/index.js';
+import { connectEra, MODERN } from '../eras.js';
 import { connectInMemory, connectStdio, textOf } from '../harness.js';
 import { MAX_RETRIES, type MatrixFault, messageProblems, SECRET, TIMEOUT_MS } from './faults.js';
 import type { Call, ToolCase } from './tools.js';
 
-export type Transport = 'in-memory' | 'stdio';
+/** In memory (2025 era), or the built server over stdio for a client of either era. */
+export type Transport = 'in-memory' | 'stdio' | 'stdio-2026';
 
 export interface Cell {
   fault: string;
@@ -41,7 +43,7 @@ export function boundOf(tc: ToolCase): number {
 }
 
 interface Server {
-  client: Client;
+  callTool(name: string, args: Record<string, unknown>, timeoutMs: number): Promise<CallToolResult>;
   clearCatalog(): void;
   stderr(): string;
   close(): Promise<void>;
@@ -55,10 +57,20 @@ async function startServer(tc: ToolCase, service: ReferenceService, transport: T
     GATEWAY_MAX_RETRIES: String(MAX_RETRIES),
     ...tc.env,
   };
+  if (transport === 'stdio-2026') {
+    const client = await connectEra(MODERN, { stdio: { ...env, GATEWAY_LOG_LEVEL: 'debug' } });
+    return {
+      callTool: (name, args, timeoutMs) =>
+        client.callTool(name, args, { signal: AbortSignal.timeout(timeoutMs) }),
+      clearCatalog: () => undefined,
+      stderr: client.stderr,
+      close: client.close,
+    };
+  }
   if (transport === 'stdio') {
     const spawned = await connectStdio({ ...env, GATEWAY_LOG_LEVEL: 'debug' });
     return {
-      client: spawned.client,
+      callTool: callOf(spawned.client),
       clearCatalog: () => undefined,
       stderr: spawned.stderr,
       close: spawned.close,
@@ -66,19 +78,23 @@ async function startServer(tc: ToolCase, service: ReferenceService, transport: T
   }
   const conn = await connectInMemory(env);
   return {
-    client: conn.client,
+    callTool: callOf(conn.client),
     clearCatalog: () => conn.runtime.service.catalog.clear(),
     stderr: () => '',
     close: conn.close,
   };
 }
 
+/** A tool call through a 2025-era (v1 SDK) client, given up after `timeout`. */
+function callOf(client: Client): Server['callTool'] {
+  return async (name, args, timeout) =>
+    (await client.callTool({ name, arguments: args }, undefined, { timeout })) as CallToolResult;
+}
+
 function caller(server: Server, tc: ToolCase, timeoutMs: number): Call {
   return async (tool, args) => {
     if (tc.freshCatalog) server.clearCatalog();
-    const result = (await server.client.callTool({ name: tool, arguments: args }, undefined, {
-      timeout: timeoutMs,
-    })) as CallToolResult;
+    const result = await server.callTool(tool, args, timeoutMs);
     return {
       isError: result.isError === true,
       text: textOf(result),
