@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type Era, MODERN } from '../harness/eras.js';
 import { textOf } from '../harness/harness.js';
 import { type ReferenceService, startReferenceService, synthesizeAudio } from '../reference-service/index.js';
-import { expectationFor, rawLine, withId } from './harness/json-rpc-lines.js';
+import { ENVELOPE, enveloped, expectationFor, rawLine, withId } from './harness/json-rpc-lines.js';
 import { RawSession } from './harness/raw-session.js';
 
 /**
@@ -28,30 +29,39 @@ afterAll(async () => {
   await service.close();
 });
 
-it(`answers ${BATCHES} batches of hostile lines as JSON-RPC requires (seed ${SEED})`, {
-  timeout: 60_000,
-}, async () => {
+/**
+ * Batches of hostile lines, each followed by a probe whose answer comes after every answer to
+ * the lines before it. In the 2026-07-28 era, requests carry the era's envelope (as a client of
+ * the era sends them); the probe is tools/list, since the era has no ping.
+ */
+async function fuzzBatches(target: RawSession, era: Era): Promise<void> {
   let batch = 0;
   let lines = 0;
+  const probeOf = (id: string) =>
+    era === MODERN
+      ? { jsonrpc: '2.0', id, method: 'tools/list', params: { _meta: ENVELOPE } }
+      : { jsonrpc: '2.0', id, method: 'ping' };
   await fc.assert(
     fc.asyncProperty(fc.array(rawLine, { minLength: 1, maxLength: 8 }), async (raw) => {
       batch++;
-      const sent = raw.map((line, i) => withId(line, `b${batch}-${i}`));
-      const expected = sent.map(expectationFor);
-      const anonymousBefore = session.anonymousErrors().length;
-      for (const line of sent) session.writeLine(line);
+      const sent = raw.map((line, i) => {
+        const withAnId = withId(line, `b${batch}-${i}`);
+        return era === MODERN ? enveloped(withAnId) : withAnId;
+      });
+      const expected = sent.map((line) => expectationFor(line, era));
+      const anonymousBefore = target.anonymousErrors().length;
+      for (const line of sent) target.writeLine(line);
       lines += sent.length;
-      // A ping after the batch: its answer comes after every answer to the lines before it.
       const probe = `probe-${batch}`;
-      session.send({ jsonrpc: '2.0', id: probe, method: 'ping' });
+      target.send(probeOf(probe));
       const ids = expected.flatMap((e) => ('id' in e ? [e.id] : []));
-      const answers = await session.answersTo([...ids, probe]);
-      expect(answers.get(probe)?.result).toEqual({});
+      const answers = await target.answersTo([...ids, probe]);
+      expect(answers.get(probe)?.result).toBeDefined();
       for (const e of expected) {
         if (e.kind === 'method-not-found') expect(answers.get(e.id)?.error?.code, String(e.id)).toBe(-32601);
         if (e.kind === 'answer') expect(answers.get(e.id), String(e.id)).toSatisfy(hasResultOrError);
       }
-      const anonymous = session.anonymousErrors().slice(anonymousBefore);
+      const anonymous = target.anonymousErrors().slice(anonymousBefore);
       const wanted = expected.flatMap((e) =>
         e.kind === 'parse-error' ? [-32700] : e.kind === 'invalid-request' ? [-32600] : [],
       );
@@ -59,9 +69,29 @@ it(`answers ${BATCHES} batches of hostile lines as JSON-RPC requires (seed ${SEE
     }),
     { seed: SEED, numRuns: BATCHES, plugins: [fc.interruptAfterTimeLimit(TIME_BUDGET_MS)] },
   );
-  console.log(`json-rpc fuzz: ${batch} batches, ${lines} lines (seed ${SEED})`);
+  console.log(`json-rpc fuzz (${era}): ${batch} batches, ${lines} lines (seed ${SEED})`);
   expect(batch).toBeGreaterThanOrEqual(Math.min(BATCHES, 50));
-  expectCleanStderr();
+  expectCleanStderr(target);
+}
+
+it(`answers ${BATCHES} batches of hostile lines as JSON-RPC requires, to a 2025-era client (seed ${SEED})`, {
+  timeout: 60_000,
+}, async () => {
+  await fuzzBatches(session, '2025-era');
+});
+
+it(`answers ${BATCHES} batches of hostile lines as JSON-RPC requires, to a 2026-07-28 client (seed ${SEED})`, {
+  timeout: 60_000,
+}, async () => {
+  const modern = await RawSession.start(
+    { GATEWAY_BASE_URL: service.url, GATEWAY_API_KEY: service.apiKey },
+    MODERN,
+  );
+  try {
+    await fuzzBatches(modern, MODERN);
+  } finally {
+    await modern.close();
+  }
 });
 
 it('answers a line nested too deep to parse in bounded time with a parse error, and goes on', async () => {
@@ -131,7 +161,7 @@ function hasResultOrError(answer: unknown): boolean {
 }
 
 /** stderr is the log: only its own lines, and nothing at error level. */
-function expectCleanStderr(): void {
-  const lines = session.server.stderr().split('\n').filter(Boolean);
+function expectCleanStderr(target = session): void {
+  const lines = target.server.stderr().split('\n').filter(Boolean);
   for (const line of lines) expect(line).toMatch(/^\[gateway-tools-mcp\] (warn|info|debug): /);
 }

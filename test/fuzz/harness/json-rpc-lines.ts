@@ -6,6 +6,7 @@ import {
   JSONRPCMessageSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import fc from 'fast-check';
+import { type Era, MODERN } from '../../harness/eras.js';
 import { anyJson, hostileString, hugeString, mixedString } from './hostile.js';
 
 /** Where a request's id goes: the test puts a fresh, unique id there when it sends the line. */
@@ -18,6 +19,23 @@ export type Expected =
   | { kind: 'method-not-found'; id: string | number }
   | { kind: 'answer'; id: string | number }
   | { kind: 'nothing' };
+
+/** What a 2026-07-28 client puts in every request's `_meta`. */
+export const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 'fuzz', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+
+/** Methods this server handles in the 2026-07-28 era (it has no initialize, ping or logging/setLevel). */
+const HANDLED_2026 = [
+  'server/discover',
+  'tools/list',
+  'tools/call',
+  'resources/list',
+  'resources/read',
+  'resources/templates/list',
+];
 
 /** Methods this server handles (everything else is "Method not found"). */
 const HANDLED = [
@@ -89,8 +107,31 @@ export function withId(line: string, id: string): string {
   return line.split(JSON.stringify(ID_SLOT)).join(JSON.stringify(id));
 }
 
-/** What JSON-RPC (and this server's handlers) require for a line, judged by the SDK's schemas. */
-export function expectationFor(line: string): Expected {
+/**
+ * A line as a 2026-07-28 client sends it: a request or notification whose params are absent or an
+ * object carries the era's envelope as its `_meta` (other lines are left as they are).
+ */
+export function enveloped(line: string): string {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return line;
+  }
+  if (!isObject(value) || typeof value.method !== 'string') return line;
+  if (value.params !== undefined && !isObject(value.params)) return line;
+  return JSON.stringify({ ...value, params: { ...value.params, _meta: ENVELOPE } });
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * What JSON-RPC (and this server's handlers) require for a line, judged by the SDK's schemas. In
+ * the 2026-07-28 era a request without the envelope is answered with an error, whatever its method.
+ */
+export function expectationFor(line: string, era: Era = '2025-era'): Expected {
   // Blank lines, however long, are no message.
   if (line.trim() === '') return { kind: 'nothing' };
   let value: unknown;
@@ -103,6 +144,13 @@ export function expectationFor(line: string): Expected {
   // The order the SDK's Protocol sorts messages in.
   if (isJSONRPCResultResponse(value) || isJSONRPCErrorResponse(value)) return { kind: 'nothing' };
   if (isJSONRPCRequest(value)) {
+    if (era === MODERN) {
+      const meta = (value.params as { _meta?: unknown } | undefined)?._meta;
+      if (JSON.stringify(meta) !== JSON.stringify(ENVELOPE)) return { kind: 'answer', id: value.id };
+      return HANDLED_2026.includes(value.method)
+        ? { kind: 'answer', id: value.id }
+        : { kind: 'method-not-found', id: value.id };
+    }
     return HANDLED.includes(value.method)
       ? { kind: 'answer', id: value.id }
       : { kind: 'method-not-found', id: value.id };

@@ -1,5 +1,7 @@
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { type Era, MODERN } from '../../harness/eras.js';
 import { type RawServer, spawnServer } from '../../harness/harness.js';
+import { ENVELOPE } from './json-rpc-lines.js';
 
 /** One line the server wrote to stdout, parsed. */
 export interface Answer {
@@ -18,9 +20,23 @@ export class RawSession {
 
   private constructor(readonly server: RawServer) {}
 
-  static async start(env: Record<string, string>): Promise<RawSession> {
+  /**
+   * Spawns the server and opens the connection in `era`: `initialize` (2025), or `server/discover`
+   * with the per-request envelope (2026-07-28, whose requests must each carry it: see ENVELOPE).
+   */
+  static async start(env: Record<string, string>, era: Era = '2025-era'): Promise<RawSession> {
     const session = new RawSession(spawnServer({ GATEWAY_LOG_LEVEL: 'warn', ...env }));
     session.server.child.stdin.on('error', () => undefined);
+    if (era === MODERN) {
+      session.send({
+        jsonrpc: '2.0',
+        id: 'discover',
+        method: 'server/discover',
+        params: { _meta: ENVELOPE },
+      });
+      await session.answerTo('discover');
+      return session;
+    }
     session.send({
       jsonrpc: '2.0',
       id: 'init',
