@@ -15,7 +15,7 @@ import type { AnyToolDefinition } from '../tools/define.js';
 import { SERVER_NAME, VERSION } from '../version.js';
 import { showsViews, UI_EXTENSION } from '../views/ui-extension.js';
 import { ClientConnection, type ConnectionOptions } from './client/connection.js';
-import { callRound, inputNeededIn, inputRequiredFor, roundStates } from './client/input-rounds.js';
+import { callRound, orInputRequired, roundStates } from './client/input-rounds.js';
 import { requestClient } from './client/request-client.js';
 import { selectTools, serverInstructions, toolHandlers } from './registry.js';
 import { resourceHandlers } from './resources.js';
@@ -79,14 +79,8 @@ export function createServer(
   server.handle(ListResourceTemplatesRequestSchema, resources.templates);
   // A file not saved on this connection is looked for in the workspace, whose roots a 2026-07-28
   // client may be asked for first.
-  server.handle(ReadResourceRequestSchema, async (request, extra) => {
-    try {
-      return await resources.read(request, extra);
-    } catch (error) {
-      const needed = inputNeededIn(error);
-      if (!needed) throw error;
-      return inputRequiredFor(runtime, needed);
-    }
-  });
+  server.handle(ReadResourceRequestSchema, (request, extra) =>
+    orInputRequired(runtime, () => resources.read(request, extra)),
+  );
   return server;
 }

@@ -1,9 +1,10 @@
-import type {
-  CallToolRequest,
-  CallToolResult,
-  InputRequiredResult,
-  ListToolsResult,
-  Tool,
+import {
+  type CallToolRequest,
+  type CallToolResult,
+  type InputRequiredResult,
+  isInputRequiredResult,
+  type ListToolsResult,
+  type Tool,
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { type Config, ConfigError } from '../config/config.js';
@@ -15,7 +16,7 @@ import { FailedStep, failure, failureSentence, isBug } from '../tools/results.js
 import { showsViews, viewOf, viewToolMeta } from '../views/ui-extension.js';
 import { withViewData } from '../views/view-data.js';
 import type { ClientConnection } from './client/connection.js';
-import { type CallRound, callRound, inputNeededIn, inputRequiredFor } from './client/input-rounds.js';
+import { type CallRound, callRound, inputNeededIn, orInputRequired } from './client/input-rounds.js';
 import { requestClient } from './client/request-client.js';
 import { progressGate } from './progress-gate.js';
 import { type ResultView, resultView } from './result-view.js';
@@ -153,15 +154,12 @@ export function toolHandlers(connection: ClientConnection, tools: readonly AnyTo
       runtime.log,
     );
     const context = toolContext(connection, extra, toolName, gate, round);
-    let result: CallToolResult;
-    try {
+    const result = await orInputRequired(runtime, async () => {
+      // Roots asked for now, before the tool may send a billed call.
       if (round && tool.usesFiles) await context.workspace();
-      result = await callTool(tool, schemas, args.data, context);
-    } catch (error) {
-      const needed = inputNeededIn(error);
-      if (!needed) throw error;
-      return inputRequiredFor(runtime, needed);
-    }
+      return callTool(tool, schemas, args.data, context);
+    });
+    if (isInputRequiredResult(result)) return result;
     // The last progress notification is on its way before the result follows it.
     await gate.settle();
     const sent = boundResult(shaped(result, view(extra)));

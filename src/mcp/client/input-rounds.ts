@@ -85,12 +85,24 @@ export function callRound(extra: RequestExtra, name: string, args: unknown): Cal
   );
 }
 
-/** The answer that asks the client for the input, with the state it sends back. */
-export async function inputRequiredFor(runtime: Runtime, needed: InputNeeded): Promise<InputRequiredResult> {
-  return inputRequired({
-    inputRequests: { [needed.key]: needed.request },
-    requestState: await roundStates(runtime).codec.mint(needed.state),
-  });
+/**
+ * Runs a handler's work; when it needs the client's input first, its answer is input_required:
+ * what to ask, and the state the client sends back with the answer.
+ */
+export async function orInputRequired<T>(
+  runtime: Runtime,
+  work: () => Promise<T>,
+): Promise<T | InputRequiredResult> {
+  try {
+    return await work();
+  } catch (error) {
+    const needed = inputNeededIn(error);
+    if (!needed) throw error;
+    return inputRequired({
+      inputRequests: { [needed.key]: needed.request },
+      requestState: await roundStates(runtime).codec.mint(needed.state),
+    });
+  }
 }
 
 /**

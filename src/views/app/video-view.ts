@@ -3,8 +3,8 @@
 // billing path); when done, a player and a Save button; when failed, the reason. It calls nothing
 // else: no generation can be started from here.
 
-import type { App } from '@modelcontextprotocol/ext-apps';
 import type { CallToolResult } from '@modelcontextprotocol/client';
+import type { App } from '@modelcontextprotocol/ext-apps';
 import {
   connectView,
   type Data,

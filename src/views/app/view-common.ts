@@ -2,13 +2,13 @@
 // a result's data, playing a saved file read through the host (resources/read), and small DOM
 // helpers. Runs in the host's sandboxed frame; bundled into each view by build-views.ts.
 
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import {
   App,
   applyDocumentTheme,
   applyHostFonts,
   applyHostStyleVariables,
 } from '@modelcontextprotocol/ext-apps';
-import type { CallToolResult } from '@modelcontextprotocol/client';
 import { VIEW_DATA_KEY } from '../view-data.js';
 
 export type Data = Record<string, unknown>;
