@@ -82,6 +82,20 @@ export async function connectEra(era: Era, reach: Reach, user: UserSide = {}): P
     stream?.on('data', (chunk) => {
       stderr += chunk.toString();
     });
+  /** What a test sees of either client: what the user and the model would, and the calls. */
+  const eraClient = (
+    calls: Pick<EraClient, 'listTools' | 'callTool' | 'listResources' | 'readResource' | 'close'>,
+  ): EraClient => ({
+    era,
+    user,
+    asked: state.asked,
+    logs: state.logs,
+    get rootsListed() {
+      return state.rootsListed;
+    },
+    stderr: () => stderr,
+    ...calls,
+  });
   const stdioParams = (env: Record<string, string>) => ({
     command: SERVER_NODE,
     args: [CLI],
@@ -107,22 +121,14 @@ export async function connectEra(era: Era, reach: Reach, user: UserSide = {}): P
     if (transport instanceof LegacyStdioTransport) collect(transport.stderr);
     await client.connect(transport);
     if (user.logLevel) await client.setLoggingLevel(user.logLevel);
-    return {
-      era,
-      user,
-      asked: state.asked,
-      logs: state.logs,
-      get rootsListed() {
-        return state.rootsListed;
-      },
+    return eraClient({
       listTools: async () => (await client.listTools()).tools,
       callTool: async (name, args, options = {}) =>
         (await client.callTool({ name, arguments: args }, undefined, options)) as CallToolResult,
       listResources: async () => (await client.listResources()).resources,
       readResource: (uri) => client.readResource({ uri }),
-      stderr: () => stderr,
       close: () => client.close(),
-    };
+    });
   }
 
   const client = new ModernClient(info, {
@@ -143,20 +149,12 @@ export async function connectEra(era: Era, reach: Reach, user: UserSide = {}): P
   await client.connect(transport);
   // The era has no logging/setLevel: each request says the level it wants.
   const meta = user.logLevel ? { _meta: { 'io.modelcontextprotocol/logLevel': user.logLevel } } : {};
-  return {
-    era,
-    user,
-    asked: state.asked,
-    logs: state.logs,
-    get rootsListed() {
-      return state.rootsListed;
-    },
+  return eraClient({
     listTools: async () => (await client.listTools()).tools as Tool[],
     callTool: async (name, args, options = {}) =>
       (await client.callTool({ name, arguments: args, ...meta }, options)) as CallToolResult,
     listResources: async () => (await client.listResources()).resources,
     readResource: (uri) => client.readResource({ uri, ...meta }) as Promise<ReadResourceResult>,
-    stderr: () => stderr,
     close: () => client.close(),
-  };
+  });
 }
