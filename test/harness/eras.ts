@@ -32,6 +32,8 @@ export const MODERN = '2026-07-28';
 export type Reach = { stdio: Record<string, string> } | { http: string; kind?: 'streamable' | 'sse' };
 
 export interface UserSide {
+  /** The name the client gives itself (the server shapes results for the clients it knows). */
+  clientName?: string;
   /** What the user answers a confirmation with; no elicitation capability when absent. */
   answer?: 'accept' | 'decline' | 'cancel';
   /** The client's roots (file: URIs); no roots capability when absent. */
@@ -61,7 +63,7 @@ export interface EraClient {
 }
 
 export async function connectEra(era: Era, reach: Reach, user: UserSide = {}): Promise<EraClient> {
-  const info = { name: `test-${era}`, version: '1.0.0' };
+  const info = { name: user.clientName ?? `test-${era}`, version: '1.0.0' };
   const capabilities = {
     ...(user.answer ? { elicitation: { form: {} } } : {}),
     ...(user.roots ? { roots: { listChanged: true } } : {}),

@@ -63,6 +63,18 @@ describe.each(ERAS)('a %s client', (era) => {
       expect(textOf(result)).toContain('both eras');
     });
 
+    it('shapes results for the client it names: text alone for Claude Code, whose model reads no more', async () => {
+      const claude = await connect({}, { clientName: 'claude-code' });
+      const plain = await connect({});
+      const [forClaude, forOthers] = await Promise.all([
+        claude.callTool('web_search', { query: 'shaped per client' }),
+        plain.callTool('web_search', { query: 'shaped per client' }),
+      ]);
+      expect(forClaude.structuredContent).toBeUndefined();
+      expect(forOthers.structuredContent).toMatchObject({ results: expect.any(Array) });
+      expect(textOf(forClaude)).toBe(textOf(forOthers));
+    });
+
     it('asks before a billed call, sends nothing when declined and once when accepted', async () => {
       const declining = await connect({ GATEWAY_CONFIRM: 'video' }, { answer: 'decline' });
       const before = submitsOf(reference.service).length;
