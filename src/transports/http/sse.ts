@@ -12,6 +12,10 @@ const SSE_KEEPALIVE_MS = 15_000;
  * The legacy HTTP+SSE transport (protocol 2024-11-05) for older clients, after the SDK's
  * sseAndStreamableHttpCompatibleServer example: GET /sse opens the session and its event stream,
  * POST /messages?sessionId=... carries the client's messages. The session lives as long as the stream.
+ *
+ * The SDK's v2 server has no SSE transport; this is the only module that uses its frozen copy of
+ * the v1 one (@modelcontextprotocol/server-legacy, deprecated, to be removed with the SDK's v3),
+ * kept for as long as clients still connect this way (Claude Code does; Codex does not).
  */
 export async function openSseSession(ctx: HttpContext, res: ServerResponse): Promise<void> {
   const reservation = ctx.sessions.reserve();
