@@ -92,3 +92,38 @@ export async function ensureClaudeCode(): Promise<string> {
   });
   return join(root, 'node_modules', '.bin', 'claude');
 }
+
+/**
+ * Claude Code of the new MCP era: by default it opens with `server/discover` (2026-07-28), and
+ * MCP_PROTOCOL_NEGOTIATION=legacy makes it open with `initialize` (2025).
+ */
+export const CLAUDE_CODE_NEW_ERA_VERSION = '2.1.332';
+
+export async function ensureClaudeCodeNewEra(): Promise<string> {
+  const root = await ensureCachedPackage({
+    name: '@anthropic-ai/claude-code',
+    version: CLAUDE_CODE_NEW_ERA_VERSION,
+    scripts: true,
+  });
+  return join(root, 'node_modules', '.bin', 'claude');
+}
+
+/** OpenAI Codex CLI, pinned: the package's platform dependency carries the native binary. */
+export const CODEX_VERSION = '0.171.0';
+
+export async function ensureCodex(): Promise<string> {
+  const root = await ensureCachedPackage({ name: '@openai/codex', version: CODEX_VERSION, scripts: true });
+  return join(root, 'node_modules', '.bin', 'codex');
+}
+
+/** Gemini CLI, pinned: one bundled script run by Node. */
+export const GEMINI_CLI_VERSION = '0.61.0';
+
+export async function ensureGeminiCli(): Promise<string> {
+  const root = await ensureCachedPackage({
+    name: '@google/gemini-cli',
+    version: GEMINI_CLI_VERSION,
+    scripts: true,
+  });
+  return join(root, 'node_modules', '.bin', 'gemini');
+}

@@ -1,0 +1,112 @@
+import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { ensureGeminiCli, GEMINI_CLI_VERSION } from '../cached-packages.js';
+import { type FakeGemini, FINAL_TEXT, startFakeGemini } from '../harness/fake-gemini.js';
+import { useReferenceService } from '../harness/gateway.js';
+import { serverEnvDefaults, tempDir } from '../harness/harness.js';
+import {
+  type ClientRun,
+  openingOf,
+  recordedMessages,
+  recordedServer,
+  runClient,
+} from '../harness/real-client.js';
+
+// Real Gemini CLI (pinned), run headless with `-p` against a scripted Gemini API on loopback
+// (GOOGLE_GEMINI_BASE_URL), uses the built server over stdio: in a folder its user has trusted
+// (~/.gemini/trustedFolders.json; headless in an untrusted folder, this version refuses to start
+// and exits 55), it opens the session with `initialize` at protocol 2025-06-18, lists the tools, declares
+// `mcp_gateway_web_search` to the model, and runs the call the model makes without asking (the
+// server entry is `trust: true`). The server makes exactly one search request to the gateway, and
+// the functionResponse the model receives carries the search results. The server runs behind
+// test/harness/stdio-tee.mjs, so the test sees what Gemini CLI sent it.
+
+const QUERY = 'model context protocol';
+const SEARCH_TOOL = 'mcp_gateway_web_search';
+
+function settings(server: { command: string; args: string[] }, env: Record<string, string>) {
+  return {
+    security: { auth: { selectedType: 'gemini-api-key' } },
+    privacy: { usageStatisticsEnabled: false },
+    telemetry: { enabled: false },
+    general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
+    mcpServers: { gateway: { ...server, env, trust: true, timeout: 60_000 } },
+  };
+}
+
+describe(`Gemini CLI ${GEMINI_CLI_VERSION} searches the web through the server over stdio`, () => {
+  const reference = useReferenceService();
+  let gemini: string;
+
+  beforeAll(async () => {
+    gemini = realpathSync(await ensureGeminiCli());
+  }, 300_000);
+
+  it('in the 2025-06-18 era', async () => {
+    reference.service.reset();
+    const home = tempDir('gtm-gemini-home-');
+    const work = realpathSync(tempDir('gtm-gemini-work-'));
+    const record = join(home, 'mcp-stdin.jsonl');
+    const env = { ...serverEnvDefaults(), ...reference.env, GATEWAY_LOG_LEVEL: 'info' };
+    const model: FakeGemini = await startFakeGemini({ query: QUERY });
+    let run: ClientRun | undefined;
+    onTestFailed(() => {
+      console.log(`gemini: exit ${run?.code} ${run?.signal ?? ''} in ${run?.ms} ms`);
+      console.log(`stdout:\n${run?.stdout}\nstderr:\n${run?.stderr}`);
+      console.log(`model requests: ${JSON.stringify(model.requests.map((r) => `${r.method} ${r.path}`))}`);
+      console.log(`unexpected model paths: ${JSON.stringify(model.unexpected)}`);
+      console.log(`sent to the server:\n${JSON.stringify(recordedMessages(record), null, 1)}`);
+    });
+    try {
+      mkdirSync(join(home, '.gemini'));
+      const config = settings(recordedServer(record), env);
+      writeFileSync(join(home, '.gemini', 'settings.json'), JSON.stringify(config, null, 2));
+      writeFileSync(join(home, '.gemini', 'trustedFolders.json'), JSON.stringify({ [work]: 'TRUST_FOLDER' }));
+      run = await runClient(
+        process.execPath,
+        [gemini, '-m', 'gemini-2.5-flash', '-p', 'Search the web for MCP.'],
+        {
+          cwd: work,
+          env: {
+            PATH: process.env.PATH ?? '',
+            HOME: home,
+            GEMINI_API_KEY: 'fake-gemini-key',
+            GOOGLE_GEMINI_BASE_URL: model.url,
+            NO_COLOR: '1',
+          },
+          timeoutMs: 150_000,
+        },
+      );
+    } finally {
+      await model.close();
+    }
+
+    expect(run.timedOut).toBe(false);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(FINAL_TEXT);
+
+    const sent = recordedMessages(record);
+    const opening = openingOf(sent);
+    console.log(`gemini opened with ${JSON.stringify(sent[0]).slice(0, 600)} (${run.ms} ms)`);
+    expect(opening).toEqual({ method: 'initialize', protocolVersion: '2025-06-18' });
+    expect(sent.map((m) => m.method)).not.toContain('server/discover');
+    expect(sent.map((m) => m.method)).toContain('tools/list');
+    expect(sent.filter((m) => m.method === 'tools/call').map((m) => m.params?.name)).toEqual(['web_search']);
+
+    expect(model.offeredTools).toContain(SEARCH_TOOL);
+    expect(model.calls).toEqual([{ name: SEARCH_TOOL, args: { query: QUERY } }]);
+    expect(model.unexpected).toEqual([]);
+    const searches = reference.service.requests.filter((r) => r.route === 'search');
+    expect(searches).toHaveLength(1);
+    expect(searches[0]?.body).toMatchObject({ query: QUERY });
+
+    expect(model.functionResponses).toHaveLength(1);
+    const received = model.functionResponses[0];
+    console.log(`gemini: the model received\n${JSON.stringify(received, null, 1).slice(0, 2000)}`);
+    expect(received?.name).toBe(SEARCH_TOOL);
+    expect(String(received?.response.output)).toContain(
+      `Result 1 for ${QUERY} — https://example.com/model-context-protocol/1`,
+    );
+  }, 180_000);
+});

@@ -1,0 +1,120 @@
+// Running a real MCP client program (Claude Code, Codex, Gemini CLI) once, non-interactively, with
+// a bounded wait, and reading what it and our stdio server said through test/harness/stdio-tee.mjs.
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CLI, PROJECT_ROOT, SERVER_NODE } from './harness.js';
+
+export const STDIO_TEE = join(PROJECT_ROOT, 'test/harness/stdio-tee.mjs');
+
+export interface ClientRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** Wall-clock milliseconds from spawn to exit. */
+  ms: number;
+  timedOut: boolean;
+}
+
+/** Runs the program with stdin closed; SIGKILLs it (and its process group) after `timeoutMs`. */
+export function runClient(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: Record<string, string>; timeoutMs: number },
+): Promise<ClientRun> {
+  const started = Date.now();
+  const child = spawn(command, args, {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => {
+    stdout += d.toString('utf8');
+  });
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString('utf8');
+  });
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    killGroup(child.pid);
+  }, options.timeoutMs);
+  return new Promise((resolve, reject) => {
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      // Whatever the client left running (its MCP server) goes with it.
+      killGroup(child.pid);
+      resolve({ code, signal, stdout, stderr, ms: Date.now() - started, timedOut });
+    });
+  });
+}
+
+function killGroup(pid: number | undefined): void {
+  if (!pid) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
+}
+
+/** The MCP server entry a client runs: our built CLI under the tee, which writes to `record`. */
+export function recordedServer(record: string): { command: string; args: string[] } {
+  return { command: SERVER_NODE, args: [STDIO_TEE, record, SERVER_NODE, CLI] };
+}
+
+/** One line the tee passed on: who wrote it, and when (ms since the tee started). */
+export interface RecordedLine {
+  from: 'client' | 'server';
+  ms: number;
+  line: string;
+}
+
+export function recordedLines(record: string): RecordedLine[] {
+  if (!existsSync(record)) return [];
+  return readFileSync(record, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim())
+    .map((line) => JSON.parse(line) as RecordedLine);
+}
+
+export interface JsonRpcMessage {
+  id?: number | string;
+  method?: string;
+  params?: Record<string, unknown>;
+  result?: unknown;
+}
+
+/** The JSON-RPC messages one side wrote (the client, by default), in order. */
+export function recordedMessages(record: string, from: RecordedLine['from'] = 'client'): JsonRpcMessage[] {
+  return recordedLines(record)
+    .filter((entry) => entry.from === from)
+    .map((entry) => JSON.parse(entry.line) as JsonRpcMessage);
+}
+
+/** The era a client opened with: `initialize` and its protocolVersion, or `server/discover`. */
+export function openingOf(messages: JsonRpcMessage[]): { method?: string; protocolVersion?: unknown } {
+  const first = messages.find((m) => m.method !== undefined);
+  const meta = first?.params?._meta as Record<string, unknown> | undefined;
+  return {
+    method: first?.method,
+    protocolVersion: first?.params?.protocolVersion ?? meta?.['io.modelcontextprotocol/protocolVersion'],
+  };
+}
+
+/** Plain text of a tool output as a model got it (a string, or content items with `text`). */
+export function outputText(output: unknown): string {
+  if (typeof output === 'string') return output;
+  if (Array.isArray(output)) {
+    return output.map((item) => (item as { text?: string }).text ?? JSON.stringify(item)).join('\n');
+  }
+  return JSON.stringify(output);
+}
