@@ -38,6 +38,8 @@ export interface UserSide {
   answer?: 'accept' | 'decline' | 'cancel';
   /** The client's roots (file: URIs); no roots capability when absent. */
   roots?: string[];
+  /** The client shows MCP Apps views (it declares the extension with the HTML profile). */
+  views?: boolean;
   /** The least severe log line the client wants. */
   logLevel?: 'debug' | 'info' | 'warning' | 'error';
 }
@@ -67,6 +69,9 @@ export async function connectEra(era: Era, reach: Reach, user: UserSide = {}): P
   const capabilities = {
     ...(user.answer ? { elicitation: { form: {} } } : {}),
     ...(user.roots ? { roots: { listChanged: true } } : {}),
+    ...(user.views
+      ? { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } } }
+      : {}),
   };
   const state = { asked: [] as string[], rootsListed: 0, logs: [] as EraClient['logs'] };
   const answerOf = (message: string) => {

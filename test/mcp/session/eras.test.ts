@@ -75,6 +75,18 @@ describe.each(ERAS)('a %s client', (era) => {
       expect(textOf(forClaude)).toBe(textOf(forOthers));
     });
 
+    it('shows views to a client that declares the extension, and none to one that does not', async () => {
+      const viewing = await connect({}, { views: true });
+      const plain = await connect({});
+      const viewOf = (tools: { name: string; _meta?: Record<string, unknown> }[]) =>
+        (tools.find((tool) => tool.name === 'video_generate')?._meta?.ui as { resourceUri?: string })
+          ?.resourceUri;
+      expect(viewOf(await viewing.listTools())).toBe('ui://gateway-tools/video.html');
+      expect(viewOf(await plain.listTools())).toBeUndefined();
+      const read = await viewing.readResource('ui://gateway-tools/video.html');
+      expect(read.contents[0]).toMatchObject({ mimeType: 'text/html;profile=mcp-app' });
+    });
+
     it('asks before a billed call, sends nothing when declined and once when accepted', async () => {
       const declining = await connect({ GATEWAY_CONFIRM: 'video' }, { answer: 'decline' });
       const before = submitsOf(reference.service).length;
