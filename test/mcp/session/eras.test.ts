@@ -298,6 +298,7 @@ describe('server/discover on stdio, repeated', () => {
       discover(2),
       { jsonrpc: '2.0', id: 3, method: 'tools/list', params: { _meta: ENVELOPE } },
     ]);
-    expect((answers[3]?.result?.tools as { name: string }[]).map((t) => t.name)).toContain('web_search');
+    const tools = (answers[3]?.result?.tools ?? []) as { name: string }[];
+    expect(tools.map((t) => t.name)).toContain('web_search');
   });
 });
