@@ -17,12 +17,20 @@ const THEME = {
   '--border-radius-md': '6px',
 };
 
+/** The bridge to the view shown now. */
+let bridge;
+
+/** The host cancels the call the view shows (its user stopped it). */
+window.cancelTool = (reason) => bridge.sendToolCancelled({ reason });
+/** The host is about to remove the view. */
+window.tearDown = () => bridge.teardownResource({});
+
 window.showView = async ({ viewUrl, tool, args, result }) => {
   const iframe = document.createElement('iframe');
   iframe.setAttribute('sandbox', 'allow-scripts');
   iframe.style.cssText = 'width:560px;height:520px;border:1px solid #d1d5db;border-radius:8px';
   document.body.replaceChildren(iframe);
-  const bridge = new AppBridge(
+  bridge = new AppBridge(
     null,
     { name: 'gateway-tools test host', version: '1.0.0' },
     { serverTools: {}, serverResources: {} },

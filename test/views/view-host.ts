@@ -127,6 +127,19 @@ export class ViewHost {
     );
   }
 
+  /** Cancels the shown view's call, as a host does when its user stops it. */
+  async cancelTool(reason: string): Promise<void> {
+    await this.page.evaluate(
+      (why) => (globalThis as unknown as { cancelTool(r: string): Promise<void> }).cancelTool(why),
+      reason,
+    );
+  }
+
+  /** Tears the shown view down, as a host does before removing it. */
+  async tearDown(): Promise<void> {
+    await this.page.evaluate(() => (globalThis as unknown as { tearDown(): Promise<void> }).tearDown());
+  }
+
   get frame() {
     return this.page.frameLocator('iframe');
   }

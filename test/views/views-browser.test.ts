@@ -109,6 +109,56 @@ describe.skipIf(!HAS_CHROMIUM)('the views in Chromium', () => {
     expect(ref.service.counters['videos.generations']).toBe(1);
   }, 90_000);
 
+  it('follows a job through a gateway that stops answering for a while, to done, without a click', async () => {
+    host.forwarded.length = 0;
+    ref.service.setVideoTiming({ pollsUntilDone: 4, redirectVideoTo: host.url });
+    const args = { prompt: 'A lighthouse through fog', wait_seconds: 0 };
+    const result = await call('video_generate', args);
+    // The gateway answers the next six polls 503: more than the server's own retries of one check.
+    ref.service.inject('videos.poll', { status: 503, times: 6 });
+    await host.show(tool('video_generate'), args, result);
+    const status = host.frame.locator('.status');
+    await host.frame.locator('.status[data-state="waiting"]').waitFor({ timeout: 20_000 });
+    expect(await status.innerText()).toMatch(/^The gateway is not answering; trying again in \d+ s$/);
+    await host.screenshot('video-waiting');
+    await host.frame.locator('.status[data-state="done"]').waitFor({ timeout: 60_000 });
+    // At least one check failed and a later one went on.
+    const checks = host.forwarded.filter((f) => f.method === 'tools/call');
+    expect(checks.length).toBeGreaterThanOrEqual(2);
+    expect(await host.frame.getByRole('button', { name: 'Check again' }).count()).toBe(0);
+    ref.service.clearFaults();
+  }, 90_000);
+
+  it('stops following when the host cancels the call, and checks again on request', async () => {
+    host.forwarded.length = 0;
+    ref.service.setVideoTiming({ pollsUntilDone: 10_000 });
+    const args = { prompt: 'A clock that never stops', wait_seconds: 0 };
+    const result = await call('video_generate', args);
+    await host.show(tool('video_generate'), args, result);
+    const checks = () => host.forwarded.filter((f) => f.method === 'tools/call').length;
+    for (let i = 0; i < 100 && checks() < 1; i++) await host.page.waitForTimeout(100);
+    await host.cancelTool('the user stopped it');
+    const status = host.frame.locator('.status[data-state="stopped"]');
+    await status.waitFor({ timeout: 10_000 });
+    expect(await status.innerText()).toBe('The call was cancelled, so the view stopped following the job.');
+    // The check under way when the call was cancelled may still end; none starts after it.
+    await host.page.waitForTimeout(4_000);
+    const after = checks();
+    await host.page.waitForTimeout(4_000);
+    expect(checks()).toBe(after);
+    await host.screenshot('video-stopped');
+
+    await host.frame.getByRole('button', { name: 'Check again' }).click();
+    for (let i = 0; i < 100 && checks() === after; i++) await host.page.waitForTimeout(100);
+    expect(checks()).toBeGreaterThan(after);
+    await host.tearDown();
+    await host.frame.locator('.status[data-state="stopped"]').waitFor({ timeout: 10_000 });
+    await host.page.waitForTimeout(4_000);
+    const torn = checks();
+    await host.page.waitForTimeout(4_000);
+    expect(checks()).toBe(torn);
+  }, 90_000);
+
   it("shows a failed job's reason", async () => {
     ref.service.setVideoTiming({
       pollsUntilDone: 1,

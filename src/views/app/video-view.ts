@@ -2,6 +2,11 @@
 // by calling video_status through the host (free, and this server's own tool: no key, no second
 // billing path); when done, a player and a Save button; when failed, the reason. It calls nothing
 // else: no generation can be started from here.
+//
+// Following outlasts a gateway that stops answering for a while: a failed check is tried again
+// after a growing pause, said to the person with a countdown, for as long as RETRY_SECONDS lasts;
+// then, or when the host cancels the call or tears the view down, the view stops and offers to
+// check the job again.
 
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import type { App } from '@modelcontextprotocol/ext-apps';
@@ -23,6 +28,8 @@ import {
 const VIDEO_TOOLS = ['video_generate', 'video_edit', 'video_extend', 'video_status'] as const;
 /** How long one video_status call waits for the job: short, so the bar moves between calls. */
 const POLL_WAIT_SECONDS = 3;
+/** The pauses before the checks after a failed one: about two minutes in all. */
+const RETRY_SECONDS = [2, 4, 8, 16, 30, 30, 30];
 
 const root = document.getElementById('view') as HTMLElement;
 const title = el('h1', { text: 'Video job' });
@@ -37,7 +44,9 @@ root.append(title, about, status, bar, stage, actions, saved, note);
 
 let input: Data = {};
 let jobId: string | undefined;
-let following = false;
+/** The following under way; aborted to stop it. */
+let following: AbortController | undefined;
+const shownAt = Date.now();
 
 const app = await connectView('gateway-tools video view', (view) => {
   view.ontoolinput = ({ arguments: args }) => {
@@ -45,6 +54,12 @@ const app = await connectView('gateway-tools video view', (view) => {
     showJob();
   };
   view.ontoolresult = (result) => void show(result as CallToolResult);
+  view.ontoolcancelled = () =>
+    stopFollowing('The call was cancelled, so the view stopped following the job.');
+  view.onteardown = () => {
+    stopFollowing('Stopped.');
+    return {};
+  };
 });
 
 function showJob(): void {
@@ -70,6 +85,7 @@ async function show(result: CallToolResult): Promise<void> {
   jobId = String(data.job_id);
   showJob();
   if (data.status === 'running') {
+    actions.replaceChildren();
     setStatus('running', 'Running');
     setProgress(data.progress);
     if (!following) void follow(app);
@@ -82,23 +98,90 @@ async function show(result: CallToolResult): Promise<void> {
   }
 }
 
-/** Calls video_status until the job is no longer running, showing each answer. */
+/**
+ * Calls video_status until the job is no longer running, showing each answer. A check that fails
+ * (the gateway or the host not answering) is tried again after the next pause of RETRY_SECONDS.
+ */
 async function follow(view: App): Promise<void> {
-  following = true;
+  const control = new AbortController();
+  following = control;
+  let failures = 0;
   try {
-    for (;;) {
-      const result = await view.callServerTool({
-        name: toolName(view, 'video_status', VIDEO_TOOLS),
-        arguments: { job_id: jobId, wait_seconds: POLL_WAIT_SECONDS },
-      });
-      await show(result);
-      if (result.isError || resultData(result)?.status !== 'running') return;
+    while (!control.signal.aborted) {
+      const checked: { result: CallToolResult } | { failed: string } = await view
+        .callServerTool({
+          name: toolName(view, 'video_status', VIDEO_TOOLS),
+          arguments: { job_id: jobId, wait_seconds: POLL_WAIT_SECONDS },
+        })
+        .then(
+          (result) =>
+            result.isError ? { failed: resultText(result) } : { result: result as CallToolResult },
+          (error: unknown) => ({ failed: message(error) }),
+        );
+      if (control.signal.aborted) return;
+      if ('result' in checked) {
+        failures = 0;
+        note.textContent = '';
+        await show(checked.result);
+        if (resultData(checked.result)?.status !== 'running') return;
+        continue;
+      }
+      const pause = RETRY_SECONDS[failures++];
+      note.textContent = `Last answer: ${firstSentence(checked.failed)}`;
+      if (pause === undefined) {
+        offerCheckAgain('The gateway has not answered for about two minutes, so the view stopped asking.');
+        return;
+      }
+      await countdown(pause, control.signal);
     }
-  } catch (error) {
-    setStatus('failed', `Could not follow the job: ${message(error)}`);
   } finally {
-    following = false;
+    if (following === control) following = undefined;
   }
+}
+
+/**
+ * What went wrong, for a person: the first sentence of a failure, without the call it failed in
+ * ("Checking video job … failed: ") and without what it tells a model to do next.
+ */
+function firstSentence(failure: string): string {
+  const cause = failure.replace(/^.*? failed: /, '');
+  return /^.*?\.(?=\s|$)/.exec(cause)?.[0] ?? cause;
+}
+
+/** Says when the next check comes, second by second, until it is due or following stops. */
+async function countdown(total: number, signal: AbortSignal): Promise<void> {
+  for (let left = total; left > 0 && !signal.aborted; left--) {
+    setStatus('waiting', `The gateway is not answering; trying again in ${left} s`);
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 1000);
+      signal.addEventListener('abort', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+}
+
+function stopFollowing(why: string): void {
+  if (!following) return;
+  following.abort();
+  following = undefined;
+  offerCheckAgain(why);
+}
+
+/** The view no longer follows the job: it says why, and a button follows it again. */
+function offerCheckAgain(why: string): void {
+  bar.hidden = true;
+  setStatus('stopped', why);
+  if (!jobId) return;
+  const again = el('button', { type: 'button', text: 'Check again' });
+  again.addEventListener('click', () => {
+    actions.replaceChildren();
+    note.textContent = '';
+    setStatus('running', 'Checking the job…');
+    void follow(app);
+  });
+  actions.replaceChildren(again);
 }
 
 async function done(data: Data): Promise<void> {
@@ -175,8 +258,9 @@ function setProgress(progress: unknown): void {
     bar.removeAttribute('data-indeterminate');
     fill.style.width = `${progress}%`;
     bar.dataset.progress = String(progress);
-    status.textContent = `Running · ${Math.round(progress)}%`;
+    status.textContent = `Running · ${Math.round(progress)}% · ${seconds((Date.now() - shownAt) / 1000)} so far`;
   } else {
     bar.dataset.indeterminate = '';
+    status.textContent = `Running · ${seconds((Date.now() - shownAt) / 1000)} so far`;
   }
 }
