@@ -45,6 +45,7 @@ window.showView = async ({ viewUrl, tool, args, result }) => {
   );
   bridge.oncalltool = (params) => window.hostForward('tools/call', params);
   bridge.onreadresource = (params) => window.hostForward('resources/read', params);
+  bridge.ondownloadfile = (params) => window.hostForward('ui/download-file', params);
   const initialized = new Promise((resolve) => {
     bridge.oninitialized = resolve;
   });

@@ -40,7 +40,12 @@ export function viewHostClient(): Client {
 
 export interface Forwarded {
   method: string;
-  params: { name?: string; arguments?: Record<string, unknown>; uri?: string };
+  params: {
+    name?: string;
+    arguments?: Record<string, unknown>;
+    uri?: string;
+    contents?: { type: string; resource?: { uri: string; mimeType?: string; blob?: string } }[];
+  };
 }
 
 export class ViewHost {
@@ -153,6 +158,8 @@ export class ViewHost {
     if (method === 'tools/call') {
       return this.client.callTool({ name: params.name ?? '', arguments: params.arguments ?? {} });
     }
+    // A download the view asked for: the test reads what it would have saved.
+    if (method === 'ui/download-file') return {};
     return this.client.readResource({ uri: params.uri ?? '' });
   }
 }

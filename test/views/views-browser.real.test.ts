@@ -41,7 +41,12 @@ describe.skipIf(!HAS_CHROMIUM)('the views in Chromium, on 9router', () => {
     const saved = result.structuredContent as { file_path: string };
     await host.show(tool('audio_speech'), args, result);
     const main = host.frame.locator('main');
-    await host.frame.locator('audio').waitFor({ timeout: 15_000 });
+    // The fake provider's bytes are no audio: the view says so, and shows no player that cannot play.
+    await host.frame
+      .getByText(/cannot play this audio format; the file is saved/)
+      .waitFor({ timeout: 15_000 });
+    expect(await host.frame.locator('audio').count()).toBe(0);
+    expect(await host.frame.locator('.path').innerText()).toBe(saved.file_path);
     const shown = await main.innerText();
     expect(shown).toContain('openai/tts-1/alloy');
     expect(shown).toContain('alloy');
@@ -60,14 +65,13 @@ describe.skipIf(!HAS_CHROMIUM)('the views in Chromium, on 9router', () => {
     expect(polls.length).toBeGreaterThanOrEqual(1);
     expect(new Set(polls.map((f) => f.params.name))).toEqual(new Set(['video_status']));
     await host.frame.getByRole('button', { name: 'Save' }).click();
-    await host.frame.getByText(/^Saved as video-/).waitFor({ timeout: 20_000 });
     // The fake provider's bytes are no video: the view says it is saved but cannot be played.
-    await host.frame.getByText(/is saved, but this browser cannot play it/).waitFor({ timeout: 10_000 });
+    await host.frame.getByText(/is saved, but this browser cannot play it/).waitFor({ timeout: 20_000 });
+    expect(await host.frame.locator('video').count()).toBe(0);
     const download = host.forwarded.filter((f) => f.method === 'tools/call').at(-1);
     expect(download?.params.arguments).toMatchObject({ download: true });
-    const name =
-      (await host.frame.locator('.saved').innerText()).replace(/^Saved as /, '').split('\n')[0] ?? '';
-    const path = join(conn.runtime.config.outputDir, name);
+    const path = await host.frame.locator('.path').innerText();
+    expect(path.startsWith(conn.runtime.config.outputDir)).toBe(true);
     expect(existsSync(path) && statSync(path).size).toBe(6000);
   }, 120_000);
 });

@@ -64,8 +64,14 @@ describe.skipIf(!HAS_CHROMIUM)('the views in Chromium', () => {
     expect(shown).toContain(args.text);
     expect(shown).toContain('selfhosted-tts/kokoro');
     expect(shown).toContain(saved.file_path.split('/').at(-1));
+    expect(await host.frame.locator('.path').innerText()).toBe(saved.file_path);
     await host.screenshot('audio');
-    expect(host.forwarded.map((f) => f.method)).toEqual(['resources/read']);
+    await host.frame.getByRole('button', { name: 'Download' }).click();
+    for (let i = 0; i < 50 && host.forwarded.length < 2; i++) await host.page.waitForTimeout(100);
+    expect(host.forwarded.map((f) => f.method)).toEqual(['resources/read', 'ui/download-file']);
+    const [file] = host.forwarded[1]?.params.contents ?? [];
+    expect(file?.resource?.uri).toBe(`gateway-tools://output/${saved.file_path.split('/').at(-1)}`);
+    expect(Buffer.from(file?.resource?.blob ?? '', 'base64').length).toBe(saved.bytes);
   }, 60_000);
 
   it('follows a running job to done through video_status, then saves and plays it', async () => {

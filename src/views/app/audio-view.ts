@@ -1,5 +1,6 @@
 // The audio view: a player for the speech audio_speech saved (read through the host with
-// resources/read), with the text, model, voice and the file's name. It calls no tool.
+// resources/read), with the text, model, voice and the file's name, its path, and a Download
+// through the host. It calls no tool.
 
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import {
@@ -7,12 +8,13 @@ import {
   type Data,
   el,
   facts,
+  fileActions,
   fileName,
   message,
   player,
   resultData,
   resultText,
-  savedFileUrl,
+  savedMedia,
 } from './view-common.js';
 
 const root = document.getElementById('view') as HTMLElement;
@@ -20,8 +22,9 @@ const title = el('h1', { text: 'Speech' });
 const text = el('p', { class: 'text' });
 const about = el('div');
 const stage = el('div');
+const files = el('div');
 const note = el('div', { class: 'note' });
-root.append(title, text, stage, about, note);
+root.append(title, text, stage, about, files, note);
 
 let input: Data = {};
 
@@ -47,12 +50,14 @@ async function show(result: CallToolResult): Promise<void> {
       ['File', fileName(path)],
     ]),
   );
-  about.title = path;
   try {
-    const audio = player('audio', await savedFileUrl(app, path, String(data.mime_type)), () => {
+    const media = await savedMedia(app, path, String(data.mime_type));
+    const audio = player('audio', media.url, () => {
+      stage.replaceChildren();
       note.textContent = 'This browser cannot play this audio format; the file is saved.';
     });
     stage.replaceChildren(audio);
+    files.replaceChildren(fileActions(app, path, media));
   } catch (error) {
     note.textContent = `Saved to ${path}; it cannot be played here: ${message(error)}`;
   }

@@ -15,12 +15,13 @@ import {
   type Data,
   el,
   facts,
+  fileActions,
   fileName,
   message,
   player,
   resultData,
   resultText,
-  savedFileUrl,
+  savedMedia,
   seconds,
   toolName,
 } from './view-common.js';
@@ -38,7 +39,7 @@ const status = el('div', { class: 'status', role: 'status', text: 'Waiting for t
 const bar = el('div', { class: 'bar', hidden: '' }, el('div'));
 const stage = el('div');
 const actions = el('div', { class: 'row' });
-const saved = el('div', { class: 'note saved' });
+const saved = el('div');
 const note = el('div', { class: 'note' });
 root.append(title, about, status, bar, stage, actions, saved, note);
 
@@ -228,12 +229,12 @@ async function saveVideo(button: HTMLButtonElement): Promise<void> {
 }
 
 async function playSaved(path: string): Promise<void> {
-  saved.textContent = `Saved as ${fileName(path)}`;
-  saved.title = path;
+  saved.textContent = '';
   note.textContent = '';
   try {
-    const src = await savedFileUrl(app, path, 'video/mp4');
-    const video = player('video', src, () => {
+    const media = await savedMedia(app, path, 'video/mp4');
+    const video = player('video', media.url, () => {
+      stage.replaceChildren();
       note.textContent = `${fileName(path)} is saved, but this browser cannot play it.`;
     });
     // The file's own length, once known, over what the service said it would be.
@@ -241,8 +242,9 @@ async function playSaved(path: string): Promise<void> {
       if (Number.isFinite(video.duration)) setStatus('done', `Done · ${seconds(video.duration)}`);
     });
     stage.replaceChildren(video);
+    saved.replaceChildren(fileActions(app, path, media));
   } catch (error) {
-    note.textContent = `Saved to ${path}; it cannot be shown here: ${message(error)}`;
+    saved.textContent = `Saved to ${path}; it cannot be shown here: ${message(error)}`;
   }
 }
 

@@ -64,13 +64,56 @@ export function fileName(path: string): string {
   return path.slice(Math.max(path.lastIndexOf('/'), path.lastIndexOf('\\')) + 1);
 }
 
-/** A saved file read through the host, as a URL the page can play (a blob: URL, nothing fetched). */
-export async function savedFileUrl(app: App, path: string, fallbackType: string): Promise<string> {
-  const read = await app.readServerResource({ uri: savedFileUri(path) });
+/** A saved file as read through the host: a URL the page can play (blob:, nothing fetched), and its bytes. */
+export interface SavedMedia {
+  uri: string;
+  url: string;
+  mimeType: string;
+  /** The file's bytes, base64: what a download through the host carries. */
+  base64: string;
+}
+
+export async function savedMedia(app: App, path: string, fallbackType: string): Promise<SavedMedia> {
+  const uri = savedFileUri(path);
+  const read = await app.readServerResource({ uri });
   const content = read.contents[0];
   if (!content || !('blob' in content)) throw new Error('the server sent no media for this file');
+  const mimeType = content.mimeType ?? fallbackType;
   const bytes = Uint8Array.from(atob(content.blob), (c) => c.charCodeAt(0));
-  return URL.createObjectURL(new Blob([bytes], { type: content.mimeType ?? fallbackType }));
+  return {
+    uri,
+    url: URL.createObjectURL(new Blob([bytes], { type: mimeType })),
+    mimeType,
+    base64: content.blob,
+  };
+}
+
+/**
+ * Where the file was saved, to read and to select whole (a sandboxed view cannot write to the
+ * clipboard), and a Download button: the host saves the file where its user chooses
+ * (ui/download-file; a host may ask first, or refuse).
+ */
+export function fileActions(app: App, path: string, media: SavedMedia): HTMLElement {
+  const where = el('code', { class: 'path', text: path, title: 'The file on the server' });
+  const download = el('button', { type: 'button', text: 'Download' });
+  const said = el('span', { class: 'note', role: 'status' });
+  download.addEventListener('click', async () => {
+    download.disabled = true;
+    said.textContent = '';
+    try {
+      const { isError } = await app.downloadFile({
+        contents: [
+          { type: 'resource', resource: { uri: media.uri, mimeType: media.mimeType, blob: media.base64 } },
+        ],
+      });
+      if (isError) said.textContent = 'The download was not made (refused or cancelled).';
+    } catch (error) {
+      said.textContent = `This client cannot download it: ${message(error)}`;
+    } finally {
+      download.disabled = false;
+    }
+  });
+  return el('div', { class: 'file' }, el('div', { class: 'row' }, download, said), where);
 }
 
 /** An element with attributes (a `text` attribute sets its text) and children. */
