@@ -13,7 +13,7 @@ import type { AnyToolDefinition, ToolContext } from '../tools/define.js';
 import { ALL_TOOLS } from '../tools/index.js';
 import { boundResult } from '../tools/result-budget.js';
 import { FailedStep, failure, failureSentence, isBug } from '../tools/results.js';
-import { showsViews, viewOf, viewToolMeta } from '../views/ui-extension.js';
+import { APP_TOOLS, appToolMeta, showsViews, viewOf, viewToolMeta } from '../views/ui-extension.js';
 import { withViewData } from '../views/view-data.js';
 import type { ClientConnection } from './client/connection.js';
 import { type CallRound, callRound, inputNeededIn, orInputRequired } from './client/input-rounds.js';
@@ -104,13 +104,26 @@ export function toolHandlers(connection: ClientConnection, tools: readonly AnyTo
   // tools/list is served from entries converted once per process (tool-listing.ts).
   const listing = tools.map((tool) => listedTool(tool, toolName(tool.name), toolMeta(tool)));
   const textListing = listing.map(withoutOutputSchema);
-  // For a client that shows views (MCP Apps): the same entries, each view's tools naming it.
-  const withViews = (entries: Tool[]): Tool[] =>
-    entries.map((entry, index) => {
-      const tool = tools[index] as AnyToolDefinition;
-      const linked = viewOf(tool.name);
-      return linked ? { ...entry, _meta: { ...entry._meta, ...viewToolMeta(tool.name, linked) } } : entry;
-    });
+  // For a client that shows views (MCP Apps): the same entries, each view's tools naming it, and
+  // the tools only a view calls.
+  const appTools = APP_TOOLS.flatMap((app) => {
+    const index = tools.findIndex((tool) => tool.name === app.runs);
+    return index === -1 ? [] : [{ app, index, tool: tools[index] as AnyToolDefinition }];
+  });
+  const withViews = (entries: Tool[]): Tool[] => [
+    ...entries.map((entry, index) => {
+      const linked = viewOf((tools[index] as AnyToolDefinition).name);
+      return linked ? { ...entry, _meta: { ...entry._meta, ...viewToolMeta(linked) } } : entry;
+    }),
+    ...appTools.map(({ app, index }) => ({
+      ...(entries[index] as Tool),
+      name: toolName(app.name),
+      title: app.title,
+      description: app.description,
+      _meta: appToolMeta(app),
+    })),
+  ];
+  const appToolNamed = new Map(appTools.map(({ app, tool }) => [toolName(app.name), tool]));
   let viewListings: { structured: Tool[]; text: Tool[] } | undefined;
   const byName = new Map(tools.map((tool) => [toolName(tool.name), tool]));
   // The client is the one each request names (2026-07-28), or the one initialize named.
@@ -137,7 +150,7 @@ export function toolHandlers(connection: ClientConnection, tools: readonly AnyTo
     extra: RequestExtra,
   ): Promise<CallToolResult | InputRequiredResult> {
     const { name, arguments: given } = request.params;
-    const tool = byName.get(name);
+    const tool = byName.get(name) ?? (viewsShown(extra) ? appToolNamed.get(name) : undefined);
     if (!tool) return failure(`Unknown tool "${name}"; this server has ${[...byName.keys()].join(', ')}.`);
     const schemas = toolSchemas(tool);
     // One sentence per problem, from the tool's schema (schema-sentences.ts); it quotes the

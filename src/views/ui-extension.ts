@@ -18,10 +18,8 @@ export interface ViewEntry {
   name: string;
   title: string;
   description: string;
-  /** The tools whose results the view shows. */
+  /** The tools whose results the view shows: the model's, which the view does not call. */
   tools: readonly string[];
-  /** Tools the view may call through the host (beside the model): only free ones. */
-  appTools: readonly string[];
   /** The view may play a URL on the gateway's origin (its content policy names that origin). */
   playsGatewayUrls: boolean;
 }
@@ -32,7 +30,6 @@ export const VIDEO_VIEW: ViewEntry = {
   title: 'Video job',
   description: 'A video job: its prompt, model and progress while it runs, then a player and a Save button.',
   tools: ['video_generate', 'video_edit', 'video_extend', 'video_status'],
-  appTools: ['video_status'],
   playsGatewayUrls: true,
 };
 
@@ -42,7 +39,6 @@ export const AUDIO_VIEW: ViewEntry = {
   title: 'Speech',
   description: 'A player for generated speech, with its text, model, voice and file name.',
   tools: ['audio_speech'],
-  appTools: [],
   playsGatewayUrls: false,
 };
 
@@ -61,14 +57,39 @@ export function viewOf(toolName: string): ViewEntry | undefined {
 }
 
 /**
- * A tool's `_meta` for a client with views: the view's URI under both keys hosts read, and, for
- * a tool the view must not call (every billed one), visibility to the model alone, so that a host
- * refuses that call from the view.
+ * A tool's `_meta` for a client with views: the view's URI under both keys hosts read, and
+ * visibility to the model alone: a host refuses the call from a view (the billed ones above all).
  */
-export function viewToolMeta(toolName: string, view: ViewEntry): Record<string, unknown> {
-  const appCallable = view.appTools.includes(toolName);
-  return {
-    ui: { resourceUri: view.uri, ...(appCallable ? {} : { visibility: ['model'] }) },
-    [LEGACY_VIEW_KEY]: view.uri,
-  };
+export function viewToolMeta(view: ViewEntry): Record<string, unknown> {
+  return { ui: { resourceUri: view.uri, visibility: ['model'] }, [LEGACY_VIEW_KEY]: view.uri };
+}
+
+/**
+ * A tool only a view calls (visibility `app`): listed to a client that shows views, hidden by it
+ * from the model, so a view's checks on a job stay out of the model's context. It runs a tool of
+ * the server's own, free, under another name.
+ */
+export interface AppTool {
+  name: string;
+  /** The tool it runs (a base name). */
+  runs: string;
+  title: string;
+  description: string;
+  view: ViewEntry;
+}
+
+export const APP_TOOLS: readonly AppTool[] = [
+  {
+    name: 'video_follow',
+    runs: 'video_status',
+    title: 'Follow a video job (for the video view)',
+    description:
+      'What the video view calls to follow the job it shows and to save its file: video_status, for the view alone. It is free and starts nothing.',
+    view: VIDEO_VIEW,
+  },
+];
+
+/** An app tool's `_meta`: its view, and visibility to the view alone. */
+export function appToolMeta(tool: AppTool): Record<string, unknown> {
+  return { ui: { resourceUri: tool.view.uri, visibility: ['app'] } };
 }

@@ -205,11 +205,13 @@ describe('start-up weight', () => {
     expect(external.sort()).toEqual(['pg', 'undici']);
     expect(Object.keys(pkg.dependencies)).toEqual(['pg', 'undici']);
     const notices = await readFile(join(dirname(CLI), 'THIRD-PARTY-NOTICES.md'), 'utf8');
-    for (const name of ['@modelcontextprotocol/sdk', 'zod']) {
-      const section = notices.split('\n## ').find((part) => part.startsWith(`${name} `));
-      expect(section, name).toMatch(/^\S+ \d+\.\d+\.\d+ \(MIT\)/);
-      expect(section, name).toContain('Permission is hereby granted');
+    const section = (name: string) => notices.split('\n## ').find((part) => part.startsWith(`${name} `));
+    for (const name of ['@modelcontextprotocol/server', '@modelcontextprotocol/server-legacy']) {
+      expect(section(name), name).toMatch(/^\S+ \d+\.\d+\.\d+ \(Apache-2\.0\)/);
+      expect(section(name), name).toContain('Apache License');
     }
+    expect(section('zod')).toMatch(/^zod \d+\.\d+\.\d+ \(MIT\)/);
+    expect(section('zod')).toContain('Permission is hereby granted');
   });
 });
 

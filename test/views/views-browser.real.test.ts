@@ -1,5 +1,5 @@
 // The views in Chromium on the real gateway, 9router (with its fake providers): the view gets the
-// real tool result, follows a real running job to done through video_status calls, and Save saves
+// real tool result, follows a real running job to done through video_follow calls (the view's own tool), and Save saves
 // the file. 9router's fake providers send bytes that are not decodable media, so the players here
 // are checked to say so; views-browser.test.ts plays real media on the reference service.
 import { existsSync, statSync } from 'node:fs';
@@ -54,7 +54,7 @@ describe.skipIf(!HAS_CHROMIUM)('the views in Chromium, on 9router', () => {
     expect(host.forwarded.map((f) => f.method)).toEqual(['resources/read']);
   }, 60_000);
 
-  it('follows a running job to done through video_status and saves the file', async () => {
+  it('follows a running job to done through video_follow and saves the file', async () => {
     host.forwarded.length = 0;
     const args = { prompt: `A kite ${unique()} polls-3 video-bytes-6000`, duration: 6, wait_seconds: 0 };
     const result = await call('video_generate', args);
@@ -63,7 +63,7 @@ describe.skipIf(!HAS_CHROMIUM)('the views in Chromium, on 9router', () => {
     await host.frame.locator('.status[data-state="done"]').waitFor({ timeout: 60_000 });
     const polls = host.forwarded.filter((f) => f.method === 'tools/call');
     expect(polls.length).toBeGreaterThanOrEqual(1);
-    expect(new Set(polls.map((f) => f.params.name))).toEqual(new Set(['video_status']));
+    expect(new Set(polls.map((f) => f.params.name))).toEqual(new Set(['video_follow']));
     await host.frame.getByRole('button', { name: 'Save' }).click();
     // The fake provider's bytes are no video: the view says it is saved but cannot be played.
     await host.frame.getByText(/is saved, but this browser cannot play it/).waitFor({ timeout: 20_000 });

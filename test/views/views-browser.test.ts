@@ -1,7 +1,7 @@
 // The views in a real browser: headless Chromium frames each view through the extension's host
 // bridge (view-host.ts), the view gets a real tool result from the server on the reference service,
 // plays the real media (loadedmetadata with its real duration), follows a running video job to
-// done through real video_status calls and saves it. Screenshots go to test-output/views/.
+// done through real video_follow calls (the view's own tool) and saves it. Screenshots go to test-output/views/.
 // Without Chromium these tests are skipped, and the run says so and how to install it.
 import { join } from 'node:path';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
@@ -74,7 +74,7 @@ describe.skipIf(!HAS_CHROMIUM)('the views in Chromium', () => {
     expect(Buffer.from(file?.resource?.blob ?? '', 'base64').length).toBe(saved.bytes);
   }, 60_000);
 
-  it('follows a running job to done through video_status, then saves and plays it', async () => {
+  it('follows a running job to done through video_follow, then saves and plays it', async () => {
     host.forwarded.length = 0;
     ref.service.setVideoTiming({ pollsUntilDone: 12, redirectVideoTo: host.url });
     const args = { prompt: 'A red kite over green hills at dawn', wait_seconds: 0 };
@@ -95,7 +95,7 @@ describe.skipIf(!HAS_CHROMIUM)('the views in Chromium', () => {
     expect(seen.size).toBeGreaterThanOrEqual(2);
     const polls = host.forwarded.filter((f) => f.method === 'tools/call');
     expect(polls.length).toBeGreaterThanOrEqual(2);
-    expect(new Set(polls.map((f) => f.params.name))).toEqual(new Set(['video_status']));
+    expect(new Set(polls.map((f) => f.params.name))).toEqual(new Set(['video_follow']));
     // The gateway's URL redirects to an origin the view's policy does not name: Save plays it here.
     const save = host.frame.getByRole('button', { name: 'Save' });
     await save.waitFor();

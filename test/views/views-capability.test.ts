@@ -128,10 +128,16 @@ describe('views (MCP Apps)', () => {
         video_extend: VIDEO_VIEW,
         video_status: VIDEO_VIEW,
         audio_speech: AUDIO_VIEW,
+        video_follow: VIDEO_VIEW,
         web_search: undefined,
         audio_transcribe: undefined,
       });
-      for (const tool of tools) {
+      // The model's tools as recorded, each view's naming it; then the tool only the view calls.
+      expect(tools.map((tool) => tool.name)).toEqual([
+        ...recorded.map((entry) => entry.name),
+        'video_follow',
+      ]);
+      for (const tool of tools.filter((t) => t.name !== 'video_follow')) {
         const before = recorded.find((entry) => entry.name === tool.name) as Tool;
         const { _meta, ...rest } = tool;
         const { _meta: recordedMeta, ...recordedRest } = before;
@@ -141,7 +147,7 @@ describe('views (MCP Apps)', () => {
       }
     });
 
-    it('lets a view call video_status and none of the billed tools', () => {
+    it("lets a view call its own video_follow, hidden from the model, and none of the model's tools", () => {
       const visibility = Object.fromEntries(
         tools
           .filter((tool) => uiUriOf(tool))
@@ -151,9 +157,14 @@ describe('views (MCP Apps)', () => {
         video_generate: ['model'],
         video_edit: ['model'],
         video_extend: ['model'],
-        video_status: undefined,
+        video_status: ['model'],
         audio_speech: ['model'],
+        video_follow: ['app'],
       });
+      const follow = tools.find((tool) => tool.name === 'video_follow');
+      const status = tools.find((tool) => tool.name === 'video_status');
+      expect(follow?.inputSchema).toEqual(status?.inputSchema);
+      expect(follow?.outputSchema).toEqual(status?.outputSchema);
     });
 
     it('lists both views and reads them as self-contained HTML in the MCP Apps profile', async () => {

@@ -1,6 +1,6 @@
 // The video view: the job (prompt, model, status); while it runs, a progress bar that follows it
-// by calling video_status through the host (free, and this server's own tool: no key, no second
-// billing path); when done, a player and a Save button; when failed, the reason. It calls nothing
+// by calling video_follow through the host (video_status for the view alone, hidden from the
+// model: free, this server's own tool, no key, no second billing path); when done, a player and a Save button; when failed, the reason. It calls nothing
 // else: no generation can be started from here.
 //
 // Following outlasts a gateway that stops answering for a while: a failed check is tried again
@@ -26,7 +26,7 @@ import {
   toolName,
 } from './view-common.js';
 
-const VIDEO_TOOLS = ['video_generate', 'video_edit', 'video_extend', 'video_status'] as const;
+const VIDEO_TOOLS = ['video_generate', 'video_edit', 'video_extend', 'video_status', 'video_follow'] as const;
 /** How long one video_status call waits for the job: short, so the bar moves between calls. */
 const POLL_WAIT_SECONDS = 3;
 /** The pauses before the checks after a failed one: about two minutes in all. */
@@ -111,7 +111,7 @@ async function follow(view: App): Promise<void> {
     while (!control.signal.aborted) {
       const checked: { result: CallToolResult } | { failed: string } = await view
         .callServerTool({
-          name: toolName(view, 'video_status', VIDEO_TOOLS),
+          name: toolName(view, 'video_follow', VIDEO_TOOLS),
           arguments: { job_id: jobId, wait_seconds: POLL_WAIT_SECONDS },
         })
         .then(
@@ -213,7 +213,7 @@ async function saveVideo(button: HTMLButtonElement): Promise<void> {
   button.textContent = 'Saving…';
   try {
     const result = await app.callServerTool({
-      name: toolName(app, 'video_status', VIDEO_TOOLS),
+      name: toolName(app, 'video_follow', VIDEO_TOOLS),
       arguments: { job_id: jobId, wait_seconds: 0, download: true },
     });
     const path = resultData(result)?.file_path;
