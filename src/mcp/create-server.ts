@@ -72,7 +72,6 @@ export function createServer(
     {
       shown: (extra) =>
         runtime.config.views === 'on' && showsViews(requestClient(server, extra).capabilities),
-      gatewayUrl: runtime.config.baseUrl,
     },
   );
   server.handle(ListResourcesRequestSchema, resources.list);

@@ -63,10 +63,9 @@ export class SavedFiles {
   }
 }
 
-/** Whether this connection's client shows views, and the gateway a view may play a video from. */
+/** Whether this connection's client shows views. */
 export interface ViewAccess {
   shown(extra: RequestExtra): boolean;
-  gatewayUrl: string;
 }
 
 /**
@@ -98,7 +97,7 @@ export function resourceHandlers(
     }),
     read: async (request: ReadResourceRequest, extra: RequestExtra): Promise<ReadResourceResult> => {
       const { uri } = request.params;
-      if (isViewUri(uri) && views.shown(extra)) return readView(uri, views.gatewayUrl);
+      if (isViewUri(uri) && views.shown(extra)) return readView(uri);
       const name = savedFileName(uri);
       if (name === null) {
         throw notFound(

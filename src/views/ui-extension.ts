@@ -20,8 +20,6 @@ export interface ViewEntry {
   description: string;
   /** The tools whose results the view shows: the model's, which the view does not call. */
   tools: readonly string[];
-  /** The view may play a URL on the gateway's origin (its content policy names that origin). */
-  playsGatewayUrls: boolean;
 }
 
 export const VIDEO_VIEW: ViewEntry = {
@@ -30,7 +28,6 @@ export const VIDEO_VIEW: ViewEntry = {
   title: 'Video job',
   description: 'A video job: its prompt, model and progress while it runs, then a player and a Save button.',
   tools: ['video_generate', 'video_edit', 'video_extend', 'video_status'],
-  playsGatewayUrls: true,
 };
 
 export const AUDIO_VIEW: ViewEntry = {
@@ -39,7 +36,6 @@ export const AUDIO_VIEW: ViewEntry = {
   title: 'Speech',
   description: 'A player for generated speech, with its text, model, voice and file name.',
   tools: ['audio_speech'],
-  playsGatewayUrls: false,
 };
 
 export const VIEWS: readonly ViewEntry[] = [VIDEO_VIEW, AUDIO_VIEW];

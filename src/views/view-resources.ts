@@ -21,36 +21,20 @@ export function isViewUri(uri: string): boolean {
 }
 
 /**
- * A view's resources/read answer. `gatewayUrl`'s origin is the one place beside the saved file a
- * view may play a video from (the gateway's own video URL), so it is the only origin its content
- * policy names; a view fetches nothing else.
+ * A view's resources/read answer. A view plays only files read through the host (resources/read),
+ * so its content policy names no origin: it fetches nothing.
  */
-export async function readView(uri: string, gatewayUrl: string): Promise<ReadResourceResult> {
+export async function readView(uri: string): Promise<ReadResourceResult> {
   const view = VIEWS.find((entry) => entry.uri === uri) as ViewEntry;
   const { viewHtml } = await import('./view-html.js');
-  const origin = mediaOrigin(gatewayUrl);
   return {
     contents: [
       {
         uri: view.uri,
         mimeType: VIEW_MIME,
         text: await viewHtml(view.name),
-        _meta: {
-          ui: {
-            prefersBorder: true,
-            ...(origin && view.playsGatewayUrls ? { csp: { resourceDomains: [origin] } } : {}),
-          },
-        },
+        _meta: { ui: { prefersBorder: true } },
       },
     ],
   };
-}
-
-function mediaOrigin(url: string): string | undefined {
-  try {
-    const { protocol, origin } = new URL(url);
-    return protocol === 'http:' || protocol === 'https:' ? origin : undefined;
-  } catch {
-    return undefined;
-  }
 }

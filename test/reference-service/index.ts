@@ -32,7 +32,7 @@ export type {
   WebModelEntry,
 } from './types.js';
 export { ROUTE_NAMES } from './types.js';
-export { DEFAULT_VIDEO_BYTES, videoFileBytes, videoFileSha256 } from './video-files.js';
+export { CLIP, CLIP_SECONDS, videoFileBytes, videoFileSha256 } from './video-files.js';
 
 export const DEFAULT_API_KEY = 'ref-test-key';
 

@@ -90,7 +90,7 @@ export interface VideoJobTiming {
   pollsUntilDone: number;
   failWith?: { code: string; message: string };
   status?: 'expired' | 'cancelled';
-  /** Size of the finished video file; adds `?bytes=N` to the done `video.url` (default 256 KiB). */
+  /** Size of the finished video file; adds `?bytes=N` to the done `video.url` (default: a real 2 s clip). */
   videoBytes?: number;
   /** false: running polls carry no `progress` field (some gateways never report one). Default true. */
   reportProgress?: boolean;

@@ -1,9 +1,15 @@
-// GET /files/video/<id>.mp4: the finished video, like a CDN URL (no auth). The bytes are generated
-// as they are sent, so a 500 MB download costs no more memory than a small one.
+// GET /files/video/<id>.mp4: the finished video, like a CDN URL (no auth). By default a real one
+// (media/clip.mp4: 2 s of VP9 in MP4, 320×180, from ffmpeg's testsrc2), so the demo and the views
+// play it; with ?bytes=N, N bytes generated as they are sent (an MP4 header, then filler), so a
+// 500 MB download costs no more memory than a small one.
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { errorReply, type Reply, type Sink } from './http-util.js';
 
-export const DEFAULT_VIDEO_BYTES = 256 * 1024;
+/** The finished video a job gives by default: a real, decodable clip. */
+export const CLIP = readFileSync(join(import.meta.dirname, 'media/clip.mp4'));
+export const CLIP_SECONDS = 2;
 const MAX_VIDEO_BYTES = 16 * 1024 ** 3;
 const BLOCK_SIZE = 64 * 1024;
 
@@ -45,7 +51,16 @@ export function videoFileSha256(size: number): string {
 
 export function videoFileReply(query: Record<string, string>): Reply {
   const requested = query.bytes;
-  const size = requested === undefined ? DEFAULT_VIDEO_BYTES : Number(requested);
+  if (requested === undefined) {
+    return {
+      kind: 'stream',
+      status: 200,
+      contentType: 'video/mp4',
+      contentLength: CLIP.length,
+      produce: async (sink: Sink) => void (await sink.write(CLIP)),
+    };
+  }
+  const size = Number(requested);
   if (!Number.isSafeInteger(size) || size < 0 || size > MAX_VIDEO_BYTES) {
     return errorReply(400, { message: `Invalid bytes: ${requested}` });
   }

@@ -38,6 +38,7 @@ window.showView = async ({ viewUrl, tool, args, result }) => {
       hostContext: {
         theme: 'light',
         displayMode: 'inline',
+        availableDisplayModes: ['inline', 'fullscreen', 'pip'],
         toolInfo: { tool },
         styles: { variables: THEME },
       },
@@ -46,6 +47,10 @@ window.showView = async ({ viewUrl, tool, args, result }) => {
   bridge.oncalltool = (params) => window.hostForward('tools/call', params);
   bridge.onreadresource = (params) => window.hostForward('resources/read', params);
   bridge.ondownloadfile = (params) => window.hostForward('ui/download-file', params);
+  bridge.onrequestdisplaymode = async (params) => {
+    await window.hostForward('ui/request-display-mode', params);
+    return { mode: params.mode };
+  };
   const initialized = new Promise((resolve) => {
     bridge.oninitialized = resolve;
   });

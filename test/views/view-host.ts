@@ -2,7 +2,7 @@
 // bundled with the extension's AppBridge) that frames a view as hosts do (sandboxed, under the
 // content policy the view's `_meta.ui.csp` asks for), an MCP client that answers the view's tool
 // calls and reads, and headless Chromium (Debian's, never downloaded) driven by playwright-core.
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -12,6 +12,7 @@ import { build } from 'esbuild';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { UI_EXTENSION, VIEW_MIME } from '../../src/views/ui-extension.js';
 import { PROJECT_ROOT, tempDir } from '../harness/harness.js';
+import { CLIP, CLIP_SECONDS } from '../reference-service/index.js';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const HAS_CHROMIUM = existsSync(CHROMIUM);
@@ -26,9 +27,9 @@ const CHROMIUM_FLAGS = [
   '--disable-component-update',
   '--disable-sync',
 ];
-/** The finished video the media route serves: 2 s of VP9 in MP4 (ffmpeg testsrc2, 320×180). */
-export const CLIP = readFileSync(join(import.meta.dirname, 'fixtures/clip.mp4'));
-export const CLIP_SECONDS = 2;
+
+/** The finished video the media route serves: the reference service's real clip. */
+export { CLIP, CLIP_SECONDS };
 
 /** An SDK client that declares the MCP Apps extension, as a host that shows views does. */
 export function viewHostClient(): Client {
@@ -44,6 +45,7 @@ export interface Forwarded {
     name?: string;
     arguments?: Record<string, unknown>;
     uri?: string;
+    mode?: string;
     contents?: { type: string; resource?: { uri: string; mimeType?: string; blob?: string } }[];
   };
 }
@@ -158,8 +160,8 @@ export class ViewHost {
     if (method === 'tools/call') {
       return this.client.callTool({ name: params.name ?? '', arguments: params.arguments ?? {} });
     }
-    // A download the view asked for: the test reads what it would have saved.
-    if (method === 'ui/download-file') return {};
+    // A download or a display mode the view asked for: the test reads what was asked.
+    if (method === 'ui/download-file' || method === 'ui/request-display-mode') return {};
     return this.client.readResource({ uri: params.uri ?? '' });
   }
 }

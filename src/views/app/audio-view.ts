@@ -15,6 +15,7 @@ import {
   resultData,
   resultText,
   savedMedia,
+  say,
 } from './view-common.js';
 
 const root = document.getElementById('view') as HTMLElement;
@@ -39,7 +40,7 @@ const app = await connectView('gateway-tools audio view', (view) => {
 async function show(result: CallToolResult): Promise<void> {
   const data = resultData(result);
   if (result.isError || !data || typeof data.file_path !== 'string') {
-    note.textContent = resultText(result) || 'No speech was made.';
+    say(note, resultText(result) || 'No speech was made.', true);
     return;
   }
   const path = data.file_path;
@@ -54,11 +55,11 @@ async function show(result: CallToolResult): Promise<void> {
     const media = await savedMedia(app, path, String(data.mime_type));
     const audio = player('audio', media.url, () => {
       stage.replaceChildren();
-      note.textContent = 'This browser cannot play this audio format; the file is saved.';
+      say(note, 'This browser cannot play this audio format; the file is saved.', true);
     });
     stage.replaceChildren(audio);
     files.replaceChildren(fileActions(app, path, media));
   } catch (error) {
-    note.textContent = `Saved to ${path}; it cannot be played here: ${message(error)}`;
+    say(note, `Saved to ${path}; it cannot be played here: ${message(error)}`, true);
   }
 }

@@ -13,6 +13,7 @@ import type { App } from '@modelcontextprotocol/ext-apps';
 import {
   connectView,
   type Data,
+  displayModeButtons,
   el,
   facts,
   fileActions,
@@ -22,6 +23,7 @@ import {
   resultData,
   resultText,
   savedMedia,
+  say,
   seconds,
   toolName,
 } from './view-common.js';
@@ -122,13 +124,13 @@ async function follow(view: App): Promise<void> {
       if (control.signal.aborted) return;
       if ('result' in checked) {
         failures = 0;
-        note.textContent = '';
+        say(note, '');
         await show(checked.result);
         if (resultData(checked.result)?.status !== 'running') return;
         continue;
       }
       const pause = RETRY_SECONDS[failures++];
-      note.textContent = `Last answer: ${firstSentence(checked.failed)}`;
+      say(note, `Last answer: ${firstSentence(checked.failed)}`, true);
       if (pause === undefined) {
         offerCheckAgain('The gateway has not answered for about two minutes, so the view stopped asking.');
         return;
@@ -178,39 +180,28 @@ function offerCheckAgain(why: string): void {
   const again = el('button', { type: 'button', text: 'Check again' });
   again.addEventListener('click', () => {
     actions.replaceChildren();
-    note.textContent = '';
+    say(note, '');
     setStatus('running', 'Checking the job…');
     void follow(app);
   });
   actions.replaceChildren(again);
 }
 
+/**
+ * A finished job plays at once: its file, saved by the server if it was not yet (video_follow with
+ * download), read through the host. Nothing is fetched from the provider's origin, so it plays
+ * wherever the provider serves it; Save stays for when saving failed.
+ */
 async function done(data: Data): Promise<void> {
   const length = typeof data.duration === 'number' ? ` · ${seconds(data.duration)}` : '';
   setStatus('done', `Done${length}`);
   const path = typeof data.file_path === 'string' ? data.file_path : undefined;
-  if (path) {
-    await playSaved(path);
-    return;
-  }
-  const url = typeof data.video_url === 'string' ? data.video_url : undefined;
-  const save = el('button', { type: 'button', text: 'Save' });
-  save.addEventListener('click', () => void saveVideo(save));
-  actions.replaceChildren(save);
-  if (url) {
-    // The gateway's own URL plays where the host's content policy allows it; else Save plays it.
-    stage.replaceChildren(
-      player('video', url, () => {
-        stage.replaceChildren();
-        note.textContent = 'This host does not play the video from its URL: Save it to play it here.';
-      }),
-    );
-  }
+  await (path ? playSaved(path) : saveAndPlay());
 }
 
-async function saveVideo(button: HTMLButtonElement): Promise<void> {
-  button.disabled = true;
-  button.textContent = 'Saving…';
+async function saveAndPlay(button?: HTMLButtonElement): Promise<void> {
+  if (button) button.disabled = true;
+  say(note, 'Saving the video to play it here…');
   try {
     const result = await app.callServerTool({
       name: toolName(app, 'video_follow', VIDEO_TOOLS),
@@ -222,29 +213,31 @@ async function saveVideo(button: HTMLButtonElement): Promise<void> {
     actions.replaceChildren();
     await playSaved(path);
   } catch (error) {
-    button.disabled = false;
-    button.textContent = 'Save';
-    note.textContent = `Saving failed: ${message(error)}`;
+    say(note, `Saving failed: ${message(error)}`, true);
+    const save = el('button', { type: 'button', text: 'Save' });
+    save.addEventListener('click', () => void saveAndPlay(save));
+    actions.replaceChildren(save);
   }
 }
 
 async function playSaved(path: string): Promise<void> {
   saved.textContent = '';
-  note.textContent = '';
+  say(note, '');
   try {
     const media = await savedMedia(app, path, 'video/mp4');
     const video = player('video', media.url, () => {
       stage.replaceChildren();
-      note.textContent = `${fileName(path)} is saved, but this browser cannot play it.`;
+      say(note, `${fileName(path)} is saved, but this browser cannot play it.`, true);
     });
     // The file's own length, once known, over what the service said it would be.
     video.addEventListener('loadedmetadata', () => {
       if (Number.isFinite(video.duration)) setStatus('done', `Done · ${seconds(video.duration)}`);
     });
     stage.replaceChildren(video);
+    actions.replaceChildren(...displayModeButtons(app));
     saved.replaceChildren(fileActions(app, path, media));
   } catch (error) {
-    saved.textContent = `Saved to ${path}; it cannot be shown here: ${message(error)}`;
+    say(saved, `Saved to ${path}; it cannot be shown here: ${message(error)}`, true);
   }
 }
 

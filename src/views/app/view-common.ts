@@ -16,12 +16,43 @@ type HostContext = ReturnType<App['getHostContext']>;
 
 /** Connects a view to its host, following the host's theme from the start and as it changes. */
 export async function connectView(name: string, setup: (app: App) => void): Promise<App> {
-  const app = new App({ name, version: '1.0.0' }, {});
+  const app = new App({ name, version: '1.0.0' }, { availableDisplayModes: [...DISPLAY_MODES] });
   app.onhostcontextchanged = (context) => applyTheme(context);
   setup(app);
   await app.connect();
   applyTheme(app.getHostContext());
   return app;
+}
+
+/** The display modes a view can be shown in, where the host offers them. */
+const DISPLAY_MODES = ['inline', 'fullscreen', 'pip'] as const;
+const DISPLAY_MODE_LABELS = { inline: 'Back inline', fullscreen: 'Fullscreen', pip: 'Picture in picture' };
+
+/**
+ * Buttons for the host's other display modes (fullscreen, picture in picture), where the host
+ * offers them: a sandboxed frame cannot make its own player fullscreen.
+ */
+export function displayModeButtons(app: App): HTMLButtonElement[] {
+  const context = app.getHostContext();
+  const offered = context?.availableDisplayModes ?? [];
+  const current = context?.displayMode ?? 'inline';
+  return DISPLAY_MODES.filter((mode) => mode !== current && offered.includes(mode)).map((mode) => {
+    const button = el('button', { type: 'button', text: DISPLAY_MODE_LABELS[mode] });
+    button.addEventListener('click', () => {
+      void app.requestDisplayMode({ mode }).then(
+        () => button.parentElement?.replaceChildren(...displayModeButtons(app)),
+        () => undefined,
+      );
+    });
+    return button;
+  });
+}
+
+/** Says `text` in `where`, styled as an error when it is one. */
+export function say(where: HTMLElement, text: string, error = false): void {
+  where.textContent = text;
+  if (error) where.dataset.error = '';
+  else delete where.dataset.error;
 }
 
 function applyTheme(context: HostContext): void {
