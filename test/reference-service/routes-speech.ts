@@ -44,8 +44,18 @@ const UNCOMPRESSED_BYTES_PER_CHAR = 3200;
 const COMPRESSED_BYTES_PER_CHAR = 200;
 
 /**
+ * An MP3 frame a decoder plays as 24 ms of silence: MPEG-2 Layer III, 24 kbit/s, 24 kHz, mono (a
+ * 72-byte frame: its 4-byte header, 9 bytes of side info that say "no audio data", and 59 bytes of
+ * ancillary data, which decoders skip).
+ */
+const SILENT_MP3_FRAME = Buffer.concat([Buffer.from([0xff, 0xf3, 0x34, 0xc0]), Buffer.alloc(68)]);
+const MP3_ANCILLARY_AT = 13;
+
+/**
  * Deterministic audio: the size grows with the input (wav and pcm, being uncompressed, about 16
- * times faster than the compressed formats), the filler is derived from it.
+ * times faster than the compressed formats), the filler is derived from it. MP3 is real: an ID3
+ * tag, then silent frames a browser plays (at 24 kbit/s, as long as the speech would take), the
+ * input's digest in the first frame's ancillary data; WAV is real PCM (noise, from the digest).
  */
 export function synthesizeAudio(input: string, format: string): Buffer {
   const perChar =
@@ -54,7 +64,14 @@ export function synthesizeAudio(input: string, format: string): Buffer {
   const header = format === 'wav' ? wavHeader(size) : (AUDIO_FORMATS[format]?.header ?? Buffer.alloc(0));
   const seed = createHash('sha256').update(input).digest();
   const out = Buffer.alloc(size);
-  for (let offset = header.length; offset < size; offset += seed.length) seed.copy(out, offset);
+  if (format === 'mp3') {
+    let offset = header.length;
+    for (; offset + SILENT_MP3_FRAME.length <= size; offset += SILENT_MP3_FRAME.length)
+      SILENT_MP3_FRAME.copy(out, offset);
+    seed.copy(out, header.length + MP3_ANCILLARY_AT);
+  } else {
+    for (let offset = header.length; offset < size; offset += seed.length) seed.copy(out, offset);
+  }
   header.copy(out, 0);
   return out;
 }

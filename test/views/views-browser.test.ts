@@ -74,6 +74,20 @@ describe.skipIf(!HAS_CHROMIUM)('the views in Chromium', () => {
     expect(Buffer.from(file?.resource?.blob ?? '', 'base64').length).toBe(saved.bytes);
   }, 60_000);
 
+  it("plays the reference gateway's MP3 speech, its frames as long as the speech would be", async () => {
+    host.forwarded.length = 0;
+    const args = { text: 'An MP3 the browser decodes.', model: 'openai/tts-1/alloy' };
+    const result = await call('audio_speech', args);
+    const saved = result.structuredContent as { bytes: number; mime_type: string };
+    expect(saved.mime_type).toBe('audio/mpeg');
+    await host.show(tool('audio_speech'), args, result);
+    const audio = host.frame.locator('audio[data-duration]');
+    await audio.waitFor({ timeout: 15_000 });
+    // 72-byte frames of 24 ms after the 10-byte tag.
+    const frames = Math.floor((saved.bytes - 10) / 72);
+    expect(Number(await audio.getAttribute('data-duration'))).toBeCloseTo(frames * 0.024, 1);
+  }, 60_000);
+
   it('follows a running job to done through video_follow, then plays it without a click, from a provider origin its policy does not name', async () => {
     host.forwarded.length = 0;
     ref.service.setVideoTiming({ pollsUntilDone: 12, redirectVideoTo: host.url });
