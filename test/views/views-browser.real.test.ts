@@ -48,8 +48,10 @@ describe.skipIf(!HAS_CHROMIUM)('the views in Chromium, on 9router', () => {
     expect(await host.frame.locator('audio').count()).toBe(0);
     expect(await host.frame.locator('.path').innerText()).toBe(saved.file_path);
     const shown = await main.innerText();
-    expect(shown).toContain('openai/tts-1/alloy');
-    expect(shown).toContain('alloy');
+    // The model, and its voice on a line of its own.
+    expect(await host.frame.locator('dd').allInnerTexts()).toEqual(
+      expect.arrayContaining(['openai/tts-1', 'alloy']),
+    );
     expect(shown).toContain(saved.file_path.split('/').at(-1));
     expect(host.forwarded.map((f) => f.method)).toEqual(['resources/read']);
   }, 60_000);

@@ -46,7 +46,7 @@ async function show(result: CallToolResult): Promise<void> {
   const path = data.file_path;
   about.replaceChildren(
     facts([
-      ['Model', String(data.model)],
+      ['Model', modelWithoutVoice(String(data.model), data.voice)],
       ['Voice', typeof data.voice === 'string' ? data.voice : "the provider's default"],
       ['File', fileName(path)],
     ]),
@@ -62,4 +62,9 @@ async function show(result: CallToolResult): Promise<void> {
   } catch (error) {
     say(note, `Saved to ${path}; it cannot be played here: ${message(error)}`, true);
   }
+}
+
+/** The model, without the voice its id ends with (`openai/tts-1/alloy`): the voice has a line of its own. */
+function modelWithoutVoice(model: string, voice: unknown): string {
+  return typeof voice === 'string' && model.endsWith(`/${voice}`) ? model.slice(0, -voice.length - 1) : model;
 }
