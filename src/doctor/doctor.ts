@@ -104,5 +104,10 @@ export function formatReport(report: DoctorReport): string {
       ? `Ready: every required check passed${warned ? ` (${warned} warning${warned === 1 ? '' : 's'})` : ''}.`
       : `Not ready: ${failed.filter((c) => c.status === 'fail').length} required check(s) failed. Fix the ✗ lines above and run doctor again.`,
   );
+  // Without --live the providers were listed, not tried: a key the provider refuses shows only then.
+  if (report.ok && !report.checks.some((c) => c.id === 'live_search'))
+    lines.push(
+      "The providers' own keys were not tried: `doctor --live` sends one search and one fetch (billed).",
+    );
   return `${lines.join('\n')}\n`;
 }

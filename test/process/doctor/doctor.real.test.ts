@@ -31,7 +31,7 @@ describe.each(BACKENDS)('doctor and the API key on %s', (_name, use) => {
     expect(run.code, run.stdout).toBe(0);
     expect(lineFor(run.stdout, /API key/)).toMatch(/^✓ API key accepted \(POST \/v1\/search/);
     expect(lineFor(run.stdout, /Web search/)).toMatch(/^✓ /);
-    expect(run.stdout.trim().split('\n').at(-1)).toBe('Ready: every required check passed (1 warning).');
+    expect(run.stdout.trim().split('\n').at(-2)).toBe('Ready: every required check passed (1 warning).');
   });
 
   it('with --live, proves search and fetch through the providers, each sent once', async () => {

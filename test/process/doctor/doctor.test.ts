@@ -60,7 +60,10 @@ describe('gateway-tools-mcp doctor', () => {
     expect(lineFor(run.stdout, /Output directory/)).toMatch(/^✓ .*will be created on the first save/);
     expect(run.stdout).not.toMatch(/^✗/m);
     expect(run.stdout.split('\n').filter((line) => line.startsWith('! '))).toHaveLength(1);
-    expect(run.stdout.trim().split('\n').at(-1)).toBe('Ready: every required check passed (1 warning).');
+    expect(run.stdout.trim().split('\n').at(-2)).toBe('Ready: every required check passed (1 warning).');
+    expect(run.stdout.trim().split('\n').at(-1)).toBe(
+      "The providers' own keys were not tried: `doctor --live` sends one search and one fetch (billed).",
+    );
     // The output directory is checked, not created, and the probe file is gone.
     expect(readdirSync(run.cwd)).toEqual([]);
   });
