@@ -6,8 +6,9 @@
 // the model calls it with {"query"}; once a functionResponse is there, the fake records it (what
 // the model received from the tool) and answers with a short final text. Any other path is
 // answered 404 and logged.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type FakeModelApi, readBody } from './real-client.js';
 
 export interface FunctionResponsePart {
   id?: string;
@@ -15,20 +16,14 @@ export interface FunctionResponsePart {
   response: Record<string, unknown>;
 }
 
-export interface FakeGemini {
-  /** The base URL to give the client (GOOGLE_GEMINI_BASE_URL). */
-  url: string;
-  /** Every request, in arrival order. */
-  requests: { method: string; path: string; body: unknown }[];
-  /** Requests to paths the fake does not serve, as "METHOD path". */
-  unexpected: string[];
+/** The base URL is the one to give the client as GOOGLE_GEMINI_BASE_URL. */
+export interface FakeGemini extends FakeModelApi {
   /** The function calls the model made. */
   calls: { name: string; args: Record<string, unknown> }[];
   /** The functionResponse parts the client sent back, exactly as sent. */
   functionResponses: FunctionResponsePart[];
   /** The function names declared in the first request that declared any. */
   offeredTools: string[];
-  close(): Promise<void>;
 }
 
 export const FINAL_TEXT = 'Search done.';
@@ -50,17 +45,6 @@ function candidate(parts: Record<string, unknown>[]): Record<string, unknown> {
 function json(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify(body));
-}
-
-async function readBody(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString('utf8');
-  try {
-    return text ? JSON.parse(text) : undefined;
-  } catch {
-    return text;
-  }
 }
 
 /** The web_search function to call: an MCP server's before any built-in one. */

@@ -5,8 +5,9 @@
 // conversation holds no tool output yet, the model calls it with {"query"}; once a
 // function_call_output is in the input, the fake records it (what the model received from the
 // tool) and answers with a short final text. Any other path is answered 404 and logged.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type FakeModelApi, readBody } from './real-client.js';
 
 export interface ToolCallMade {
   namespace?: string;
@@ -14,20 +15,14 @@ export interface ToolCallMade {
   arguments: Record<string, unknown>;
 }
 
-export interface FakeOpenAI {
-  /** The base URL to give the client (ends in /v1). */
-  url: string;
-  /** Every request, in arrival order. */
-  requests: { method: string; path: string; body: unknown }[];
-  /** Requests to paths the fake does not serve, as "METHOD path". */
-  unexpected: string[];
+/** The base URL (ends in /v1) is the one to give the client. */
+export interface FakeOpenAI extends FakeModelApi {
   /** The tool calls the model made. */
   calls: ToolCallMade[];
   /** The tool outputs the client sent back, exactly as sent (a string or content items). */
   toolOutputs: unknown[];
   /** The tool names offered in the first request that offered tools, namespaced as `ns/name`. */
   offeredTools: string[];
-  close(): Promise<void>;
 }
 
 export const FINAL_TEXT = 'Search done.';
@@ -74,17 +69,6 @@ function responseEvents(id: string, item: Record<string, unknown>): Record<strin
     { type: 'response.output_item.done', output_index: 0, item: { ...item, status: 'completed' } },
     { type: 'response.completed', response: { id, status: 'completed', usage } },
   ];
-}
-
-async function readBody(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString('utf8');
-  try {
-    return text ? JSON.parse(text) : undefined;
-  } catch {
-    return text;
-  }
 }
 
 export async function startFakeOpenAI(options: { query: string }): Promise<FakeOpenAI> {

@@ -2,6 +2,7 @@
 // a bounded wait, and reading what it and our stdio server said through test/harness/stdio-tee.mjs.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { CLI, PROJECT_ROOT, SERVER_NODE } from './harness.js';
 
@@ -117,4 +118,27 @@ export function outputText(output: unknown): string {
     return output.map((item) => (item as { text?: string }).text ?? JSON.stringify(item)).join('\n');
   }
   return JSON.stringify(output);
+}
+
+/** What every scripted model API (fake-anthropic.ts, fake-openai.ts, fake-gemini.ts) keeps. */
+export interface FakeModelApi {
+  /** The base URL to give the client. */
+  url: string;
+  /** Every request, in arrival order. */
+  requests: { method: string; path: string; body: unknown }[];
+  /** Requests to paths the fake does not serve, as "METHOD path". */
+  unexpected: string[];
+  close(): Promise<void>;
+}
+
+/** A request's body, parsed as JSON when it is JSON, else its text (undefined when empty). */
+export async function readBody(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  try {
+    return text ? JSON.parse(text) : undefined;
+  } catch {
+    return text;
+  }
 }
