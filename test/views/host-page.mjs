@@ -47,6 +47,7 @@ window.showView = async ({ viewUrl, tool, args, result }) => {
   bridge.oncalltool = (params) => window.hostForward('tools/call', params);
   bridge.onreadresource = (params) => window.hostForward('resources/read', params);
   bridge.ondownloadfile = (params) => window.hostForward('ui/download-file', params);
+  bridge.onopenlink = (params) => window.hostForward('ui/open-link', params);
   bridge.onrequestdisplaymode = async (params) => {
     await window.hostForward('ui/request-display-mode', params);
     return { mode: params.mode };

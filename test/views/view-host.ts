@@ -46,6 +46,7 @@ export interface Forwarded {
     arguments?: Record<string, unknown>;
     uri?: string;
     mode?: string;
+    url?: string;
     contents?: { type: string; resource?: { uri: string; mimeType?: string; blob?: string } }[];
   };
 }
@@ -160,8 +161,8 @@ export class ViewHost {
     if (method === 'tools/call') {
       return this.client.callTool({ name: params.name ?? '', arguments: params.arguments ?? {} });
     }
-    // A download or a display mode the view asked for: the test reads what was asked.
-    if (method === 'ui/download-file' || method === 'ui/request-display-mode') return {};
+    // A download, a link or a display mode the view asked for: the test reads what was asked.
+    if (method.startsWith('ui/')) return {};
     return this.client.readResource({ uri: params.uri ?? '' });
   }
 }

@@ -66,12 +66,20 @@ describe.skipIf(!HAS_CHROMIUM)('the views in Chromium', () => {
     expect(shown).toContain(saved.file_path.split('/').at(-1));
     expect(await host.frame.locator('.path').innerText()).toBe(saved.file_path);
     await host.screenshot('audio');
-    await host.frame.getByRole('button', { name: 'Download' }).click();
+    // From the keyboard: a native button takes the focus, and Enter presses it.
+    await host.frame.getByRole('button', { name: 'Download' }).focus();
+    await host.page.keyboard.press('Enter');
     for (let i = 0; i < 50 && host.forwarded.length < 2; i++) await host.page.waitForTimeout(100);
     expect(host.forwarded.map((f) => f.method)).toEqual(['resources/read', 'ui/download-file']);
     const [file] = host.forwarded[1]?.params.contents ?? [];
     expect(file?.resource?.uri).toBe(`gateway-tools://output/${saved.file_path.split('/').at(-1)}`);
     expect(Buffer.from(file?.resource?.blob ?? '', 'base64').length).toBe(saved.bytes);
+    await host.frame.getByRole('button', { name: 'Open' }).click();
+    for (let i = 0; i < 50 && host.forwarded.length < 3; i++) await host.page.waitForTimeout(100);
+    expect(host.forwarded[2]).toEqual({
+      method: 'ui/open-link',
+      params: { url: `file://${saved.file_path}` },
+    });
   }, 60_000);
 
   it("plays the reference gateway's MP3 speech, its frames as long as the speech would be", async () => {

@@ -121,30 +121,46 @@ export async function savedMedia(app: App, path: string, fallbackType: string): 
 
 /**
  * Where the file was saved, to read and to select whole (a sandboxed view cannot write to the
- * clipboard), and a Download button: the host saves the file where its user chooses
- * (ui/download-file; a host may ask first, or refuse).
+ * clipboard); a Download button: the host saves the file where its user chooses
+ * (ui/download-file); and an Open button: the host opens the file where the server saved it
+ * (ui/open-link, a file: URL), for a client on the same machine. A host may ask first, or refuse.
  */
 export function fileActions(app: App, path: string, media: SavedMedia): HTMLElement {
   const where = el('code', { class: 'path', text: path, title: 'The file on the server' });
-  const download = el('button', { type: 'button', text: 'Download' });
   const said = el('span', { class: 'note', role: 'status' });
-  download.addEventListener('click', async () => {
-    download.disabled = true;
-    said.textContent = '';
-    try {
-      const { isError } = await app.downloadFile({
-        contents: [
-          { type: 'resource', resource: { uri: media.uri, mimeType: media.mimeType, blob: media.base64 } },
-        ],
-      });
-      if (isError) said.textContent = 'The download was not made (refused or cancelled).';
-    } catch (error) {
-      said.textContent = `This client cannot download it: ${message(error)}`;
-    } finally {
-      download.disabled = false;
-    }
-  });
-  return el('div', { class: 'file' }, el('div', { class: 'row' }, download, said), where);
+  const asked = (label: string, ask: () => Promise<{ isError?: boolean }>) => {
+    const button = el('button', { type: 'button', text: label });
+    button.addEventListener('click', async () => {
+      button.disabled = true;
+      say(said, '');
+      try {
+        if ((await ask()).isError) say(said, `${label}: refused or cancelled by this client.`, true);
+      } catch (error) {
+        say(said, `${label}: this client cannot do it (${message(error)}).`, true);
+      } finally {
+        button.disabled = false;
+      }
+    });
+    return button;
+  };
+  const download = asked('Download', () =>
+    app.downloadFile({
+      contents: [
+        { type: 'resource', resource: { uri: media.uri, mimeType: media.mimeType, blob: media.base64 } },
+      ],
+    }),
+  );
+  const open = asked('Open', () => app.openLink({ url: fileUrl(path) }));
+  return el('div', { class: 'file' }, el('div', { class: 'row' }, download, open, said), where);
+}
+
+/** A local path as a file: URL (POSIX or Windows), each part escaped. */
+export function fileUrl(path: string): string {
+  const posix = path.replaceAll('\\', '/');
+  const absolute = posix.startsWith('/') ? posix : `/${posix}`;
+  const escaped = absolute.split('/').map(encodeURIComponent).join('/');
+  // A Windows drive keeps its colon: file:///C:/…
+  return `file://${escaped.replace(/^\/([A-Za-z])%3A(?=\/|$)/, '/$1:')}`;
 }
 
 /** An element with attributes (a `text` attribute sets its text) and children. */
