@@ -1,7 +1,8 @@
+import { execFileSync } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { structuredOf, tempDir } from '../../harness/harness.js';
+import { SERVER_NODE, structuredOf, tempDir } from '../../harness/harness.js';
 import {
   connectHttp,
   disconnect,
@@ -27,13 +28,19 @@ import { type ReferenceService, startReferenceService } from '../../reference-se
 const SESSIONS = 20;
 const CALLS = 200;
 /** More distinct pages than the page cache holds (32), so the warm-up fills it. */
+/** The major version of the Node that runs the spawned server. */
+const SERVER_NODE_MAJOR = Number(
+  execFileSync(SERVER_NODE, ['-p', 'process.versions.node.split(".")[0]'], { encoding: 'utf8' }),
+);
 const PAGE_CACHE_ENTRIES = 40;
 /**
  * How far RSS may end above the warmed-up baseline once the sessions are closed. Nothing forces
  * a GC in the server, so garbage from the burst (200 results, 20 sessions' objects) may still be
- * there; a 200-call burst makes far less than this. The leak check proper is the live heap below.
+ * there, and V8 keeps more of it resident from Node 24 on (its young generation is larger).
+ * Measured: +10 MiB on Node 22; on Node 24, from under 30 up to +34 MiB. The leak check proper is
+ * the live heap below.
  */
-const RSS_TOLERANCE = 30 * MiB;
+const RSS_TOLERANCE = (SERVER_NODE_MAJOR >= 24 ? 48 : 30) * MiB;
 
 let service: ReferenceService;
 let server: HttpServerProcess;
