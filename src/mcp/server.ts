@@ -69,7 +69,7 @@ export class GatewayServer extends Server {
         validate: (value) => {
           const request = { method, params: value };
           const check = checked(schema, request, 'params');
-          return check.success ? { value: schema.parse(request) } : { issues: [{ message: check.problems }] };
+          return check.success ? { value: check.data } : { issues: [{ message: check.problems }] };
         },
       },
     };
