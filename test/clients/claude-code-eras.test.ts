@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { CLAUDE_CODE_NEW_ERA_VERSION, ensureClaudeCodeNewEra } from '../cached-packages.js';
+import { CLAUDE_CODE_NEW_ERA_VERSION, ensureClaudeCode } from '../cached-packages.js';
 import { type FakeAnthropic, FINAL_TEXT, startFakeAnthropic } from '../harness/fake-anthropic.js';
 import { useReferenceService } from '../harness/gateway.js';
 import { serverEnvDefaults, tempDir } from '../harness/harness.js';
@@ -49,7 +49,7 @@ describe(`Claude Code ${CLAUDE_CODE_NEW_ERA_VERSION} searches the web through th
   let claude: string;
 
   beforeAll(async () => {
-    claude = await ensureClaudeCodeNewEra();
+    claude = await ensureClaudeCode(CLAUDE_CODE_NEW_ERA_VERSION);
   }, 300_000);
 
   it.each(ERAS)(
