@@ -142,8 +142,8 @@ export class Ledger {
   private readonly limits: readonly Limit[];
   private readonly prices: readonly Price[];
   private readonly settings: { [K in keyof typeof LEDGER_DEFAULTS]: number };
-  /** This process's begun calls not yet ended. */
-  private readonly inFlight = new Set<string>();
+  /** This process's begun calls not yet ended: their row numbers, by id. */
+  private readonly inFlight = new Map<string, number>();
   /** The last status this process noted per job, so a poll that saw nothing new writes nothing. */
   private readonly noted = new Map<string, string>();
   private opened: Promise<SqlStore> | undefined;
@@ -220,8 +220,7 @@ export class Ledger {
         await tx.insertEnded(row, { ...NO_END, outcome: 'declined', reason: `limit ${held.limit.text}` });
         return { status: 'limited', refusal: held, sentence: refusalSentence(held, now) };
       }
-      await tx.insert(row);
-      this.inFlight.add(row.id);
+      this.inFlight.set(row.id, await tx.insert(row));
       return { status: 'go', id: row.id, hash };
     });
     this.sweepSoon();
@@ -250,8 +249,10 @@ export class Ledger {
       status: result.status?.slice(0, 64) ?? null,
       file: result.file !== undefined && Buffer.byteLength(result.file) <= 1024 ? result.file : null,
     };
+    const seq = this.inFlight.get(id);
+    if (seq === undefined) return;
     try {
-      await (await this.store()).end(id, end);
+      await (await this.store()).end(seq, end);
     } catch (error) {
       this.options.log.warn(
         `ledger: could not record the end of call ${id} (${codeOf(error)}); it is listed as unknown`,

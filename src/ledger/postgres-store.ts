@@ -36,7 +36,7 @@ export interface PostgresStoreOptions {
 
 /** The advisory lock every begin (and the making of the tables) takes, on every host. */
 export const LEDGER_LOCK_KEY = '7455546890867139954';
-const SCHEMA_VERSION = '2';
+const SCHEMA_VERSION = '3';
 const META = 'gateway_ledger_meta';
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS ${META} (name text PRIMARY KEY, value text NOT NULL)`,

@@ -55,7 +55,7 @@ export function schemaSql(dialect: Dialect): string[] {
   return [
     `CREATE TABLE IF NOT EXISTS ${CALLS} (
       seq ${serial} PRIMARY KEY,
-      id TEXT NOT NULL UNIQUE,
+      id TEXT NOT NULL,
       began_at ${integer} NOT NULL,
       session TEXT NOT NULL,
       pid ${integer} NOT NULL,
@@ -77,7 +77,6 @@ export function schemaSql(dialect: Dialect): string[] {
     )`,
     `CREATE INDEX IF NOT EXISTS ${CALLS}_began_at ON ${CALLS} (began_at)`,
     `CREATE INDEX IF NOT EXISTS ${CALLS}_hash ON ${CALLS} (hash, began_at)`,
-    `CREATE INDEX IF NOT EXISTS ${CALLS}_kind ON ${CALLS} (kind, began_at)`,
     `CREATE INDEX IF NOT EXISTS ${CALLS}_session ON ${CALLS} (session, began_at)`,
     `CREATE TABLE IF NOT EXISTS ${STATUSES} (job TEXT PRIMARY KEY, status TEXT NOT NULL, at ${integer} NOT NULL)`,
     `CREATE TABLE IF NOT EXISTS ${TALLIES} (
@@ -88,7 +87,7 @@ export function schemaSql(dialect: Dialect): string[] {
       amount ${real} NOT NULL,
       unmeasured ${integer} NOT NULL,
       PRIMARY KEY (quarter, kind, model)
-    )`,
+    )${dialect === 'sqlite' ? ' WITHOUT ROWID' : ''}`,
     ...(dialect === 'sqlite' ? sqliteTriggers() : postgresTriggers()),
   ];
 }
@@ -159,10 +158,10 @@ const flag = (condition: string) => `CASE WHEN ${condition} THEN 1 ELSE 0 END`;
 const ONE_CALL = `1 AS calls, coalesce(${MEASURED}, 0) AS amount, ${flag(`${MEASURED} IS NULL`)} AS unmeasured`;
 
 const SQL = {
-  insert: `INSERT INTO ${CALLS} (${NEW_COLUMNS}) VALUES (${NEW_VALUES})`,
+  insert: `INSERT INTO ${CALLS} (${NEW_COLUMNS}) VALUES (${NEW_VALUES}) RETURNING seq`,
   insertEnded: `INSERT INTO ${CALLS} (${COLUMNS}) VALUES (${NEW_VALUES}, ${END_VALUES})`,
   end: `UPDATE ${CALLS} SET outcome = $outcome, ended_at = $now, job = $job, amount = $amount, reason = $reason,
-    status = $status, file = $file WHERE id = $id`,
+    status = $status, file = $file WHERE seq = $seq`,
   noteStatus: `INSERT INTO ${STATUSES} (job, status, at) VALUES ($job, $status, $now)
     ON CONFLICT (job) DO UPDATE SET status = excluded.status, at = excluded.at`,
   duplicate: `SELECT ${CALL} FROM ${CALLS} WHERE hash = $hash AND began_at > $since AND ${COUNTED}
@@ -201,7 +200,8 @@ export class SqlStore {
       work({
         ...readsOver(tx),
         insert: async (call) => {
-          await tx.run(SQL.insert, named(call));
+          const [row] = await tx.all(SQL.insert, named(call));
+          return Number(row?.seq);
         },
         insertEnded: async (call, end) => {
           await tx.run(SQL.insertEnded, named({ ...call, ...end }));
@@ -210,8 +210,8 @@ export class SqlStore {
     );
   }
 
-  async end(id: string, end: CallEndRow): Promise<void> {
-    await this.db.run(SQL.end, named({ ...end, id }));
+  async end(seq: number, end: CallEndRow): Promise<void> {
+    await this.db.run(SQL.end, named({ ...end, seq }));
   }
 
   async noteJobStatus(job: string, status: string): Promise<void> {

@@ -57,7 +57,7 @@ const SQLITE_CANTOPEN = 14;
 const SQLITE_NOTADB = 26;
 
 /** The schema's version, in SQLite's user_version: a ledger of another version is not written to. */
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
 
 export async function openSqliteStore(options: SqliteStoreOptions): Promise<SqlStore> {
   const readOnly = options.readOnly ?? false;

@@ -142,8 +142,8 @@ export interface LedgerReads {
 
 /** A begin's transaction: its reads, and the one write it may make. */
 export interface BeginTransaction extends LedgerReads {
-  /** Records the begin, at the store's clock. */
-  insert(call: NewCall): Promise<void>;
+  /** Records the begin, at the store's clock; returns its row's number, which ends it. */
+  insert(call: NewCall): Promise<number>;
   /** Records a call begun and ended at once (refused by a limit: nothing sent). */
   insertEnded(call: NewCall, end: CallEndRow): Promise<void>;
 }

@@ -181,7 +181,7 @@ describe('a database the ledger cannot use', () => {
     const { error } = await refusal(open().begin(chat('y')));
     expect(error).toBeInstanceOf(LedgerUnavailable);
     expect(error.message).toContain(
-      'was written by another version of gateway-tools-mcp (ledger version 7, this one reads 2)',
+      'was written by another version of gateway-tools-mcp (ledger version 7, this one reads 3)',
     );
     expect(sqliteRows(place.dir)).toHaveLength(1);
   });

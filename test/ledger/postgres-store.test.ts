@@ -136,9 +136,9 @@ describe.skipIf(!HAS_POSTGRES)(
       const off = vi.spyOn(Date, 'now').mockReturnValue(1_000);
       try {
         const before = await databaseNow(client);
-        const id = newCall().id;
-        await store.beginTransaction((tx) => tx.insert({ ...newCall(), id }));
-        await store.end(id, {
+        const call = newCall();
+        const seq = await store.beginTransaction((tx) => tx.insert(call));
+        await store.end(seq, {
           outcome: 'accepted',
           job: 'job-1',
           amount: 4,
@@ -149,7 +149,7 @@ describe.skipIf(!HAS_POSTGRES)(
         await store.noteJobStatus('job-1', 'completed');
         const after = await databaseNow(client);
         const [row] = await store.latest(1);
-        expect(row).toMatchObject({ id, outcome: 'accepted', job: 'job-1', amount: 4 });
+        expect(row).toMatchObject({ id: call.id, outcome: 'accepted', job: 'job-1', amount: 4 });
         const began = row?.beganAt ?? 0;
         expect(began).toBeGreaterThanOrEqual(before);
         expect(began).toBeLessThanOrEqual(after);
