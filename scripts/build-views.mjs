@@ -1,12 +1,11 @@
-// Builds each view (src/views/app/) into one self-contained HTML page: its script (with the
-// extension's App class) bundled and minified for the browser, and the shared style sheet, both
-// inlined. Nothing in a page is fetched: a host's sandbox allows no script or style from
-// elsewhere. scripts/build.mjs embeds the pages in the bundle; run from source, the server calls
-// this on the first read of a view (src/views/view-html.ts).
+// Builds each view (src/views/app/) into one self-contained HTML page: its script (with the views'
+// own bridge to the host, host-bridge.ts) bundled and minified for the browser, and the shared
+// style sheet, both inlined. Nothing in a page is fetched: a host's sandbox allows no script or
+// style from elsewhere. scripts/build.mjs embeds the pages in the bundle; run from source, the
+// server calls this on the first read of a view (src/views/view-html.ts).
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { bundleStubs, VIEW_STUBS } from './bundle-stubs.mjs';
 
 const APP_DIR = fileURLToPath(new URL('../src/views/app/', import.meta.url));
 const VIEW_SCRIPTS = { 'video-view': 'video-view.ts', 'audio-view': 'audio-view.ts' };
@@ -39,7 +38,6 @@ async function script(entry) {
     minify: true,
     legalComments: 'none',
     logLevel: 'warning',
-    plugins: [bundleStubs(VIEW_STUBS)],
     metafile: true,
     outdir: 'views',
   });

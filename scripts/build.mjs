@@ -49,7 +49,7 @@ const { metafile } = await build({
   },
 });
 await chmod('dist/cli.js', 0o755);
-// The view pages carry code of their own packages (the extension's App class and what it uses).
+// The view pages too: a package a view's script bundles would need its notice (today they bundle none).
 await writeThirdPartyNotices(
   { outputs: { ...metafile.outputs, ...views.metafile.outputs } },
   'dist/THIRD-PARTY-NOTICES.md',

@@ -4,16 +4,14 @@
 // so the list cannot silently go stale when a dependency changes.
 const refuse = (what) => `() => { throw new Error(${JSON.stringify(`${what} is not part of this build`)}); }`;
 
-const ZOD_LOCALES = {
-  // zod's error messages in ~50 languages: the server only uses the default English messages,
-  // which zod installs from locales/en.js directly.
-  importer: /node_modules\/zod\/v4\/(classic\/external|core\/index)\.js$/,
-  path: '../locales/index.js',
-  contents: 'export { default as en } from "zod/v4/locales/en.js";',
-};
-
 export const BUNDLE_STUBS = [
-  ZOD_LOCALES,
+  {
+    // zod's error messages in ~50 languages: the server only uses the default English messages,
+    // which zod installs from locales/en.js directly.
+    importer: /node_modules\/zod\/v4\/(classic\/external|core\/index)\.js$/,
+    path: '../locales/index.js',
+    contents: 'export { default as en } from "zod/v4/locales/en.js";',
+  },
   {
     // The legacy SSE transport reads a POST body with raw-body (and iconv-lite, ~540 KB) unless it
     // is handed the parsed body, which src/transports/http/sse.ts always does.
@@ -31,21 +29,9 @@ export class DefaultJsonSchemaValidator { constructor() { (${refuse('Ajv')})(); 
   },
 ];
 
-/** The stubs of the views' pages (scripts/build-views.mjs). */
-export const VIEW_STUBS = [
-  ZOD_LOCALES,
-  {
-    // The SDK Client's default JSON Schema validator in a browser (@cfworker/json-schema, ~22 KB of
-    // each view): a view checks no schema; the App only holds a validator, whose first use fails.
-    importer: /node_modules\/@modelcontextprotocol\/client\/dist\/[\w-]+\.mjs$/,
-    path: '@modelcontextprotocol/client/_shims',
-    contents: `export const CORS_IS_POSSIBLE = true;
-export class DefaultJsonSchemaValidator { getValidator() { (${refuse('A JSON Schema validator')})(); } }`,
-  },
-];
-
 /** esbuild plugin applying BUNDLE_STUBS; fails the build if one of them matched nothing. */
-export function bundleStubs(stubs = BUNDLE_STUBS) {
+export function bundleStubs() {
+  const stubs = BUNDLE_STUBS;
   return {
     name: 'bundle-stubs',
     setup(build) {

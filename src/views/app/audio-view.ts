@@ -29,12 +29,12 @@ root.append(title, text, stage, about, files, note);
 
 let input: Data = {};
 
-const app = await connectView('gateway-tools audio view', (view) => {
-  view.ontoolinput = ({ arguments: args }) => {
+const host = await connectView('gateway-tools audio view', {
+  toolInput: ({ arguments: args }) => {
     input = args ?? {};
     text.textContent = typeof input.text === 'string' ? input.text : '';
-  };
-  view.ontoolresult = (result) => void show(result as CallToolResult);
+  },
+  toolResult: (result) => void show(result),
 });
 
 async function show(result: CallToolResult): Promise<void> {
@@ -52,13 +52,13 @@ async function show(result: CallToolResult): Promise<void> {
     ]),
   );
   try {
-    const media = await savedMedia(app, path, String(data.mime_type));
+    const media = await savedMedia(host, path, String(data.mime_type));
     const audio = player('audio', media.url, () => {
       stage.replaceChildren();
       say(note, 'This browser cannot play this audio format; the file is saved.', true);
     });
     stage.replaceChildren(audio);
-    files.replaceChildren(fileActions(app, path, media));
+    files.replaceChildren(fileActions(host, path, media));
   } catch (error) {
     say(note, `Saved to ${path}; it cannot be played here: ${message(error)}`, true);
   }

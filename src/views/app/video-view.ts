@@ -9,7 +9,6 @@
 // check the job again.
 
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import type { App } from '@modelcontextprotocol/ext-apps';
 import {
   connectView,
   type Data,
@@ -18,6 +17,7 @@ import {
   facts,
   fileActions,
   fileName,
+  type HostBridge,
   message,
   player,
   resultData,
@@ -51,18 +51,14 @@ let jobId: string | undefined;
 let following: AbortController | undefined;
 const shownAt = Date.now();
 
-const app = await connectView('gateway-tools video view', (view) => {
-  view.ontoolinput = ({ arguments: args }) => {
+const host = await connectView('gateway-tools video view', {
+  toolInput: ({ arguments: args }) => {
     input = args ?? {};
     showJob();
-  };
-  view.ontoolresult = (result) => void show(result as CallToolResult);
-  view.ontoolcancelled = () =>
-    stopFollowing('The call was cancelled, so the view stopped following the job.');
-  view.onteardown = () => {
-    stopFollowing('Stopped.');
-    return {};
-  };
+  },
+  toolResult: (result) => void show(result),
+  toolCancelled: () => stopFollowing('The call was cancelled, so the view stopped following the job.'),
+  teardown: () => stopFollowing('Stopped.'),
 });
 
 function showJob(): void {
@@ -91,7 +87,7 @@ async function show(result: CallToolResult): Promise<void> {
     actions.replaceChildren();
     setStatus('running', 'Running');
     setProgress(data.progress);
-    if (!following) void follow(app);
+    if (!following) void follow(host);
   } else if (data.status === 'failed') {
     bar.hidden = true;
     setStatus('failed', `Failed: ${String(data.error ?? 'the service gave no reason')}`);
@@ -105,7 +101,7 @@ async function show(result: CallToolResult): Promise<void> {
  * Calls video_status until the job is no longer running, showing each answer. A check that fails
  * (the gateway or the host not answering) is tried again after the next pause of RETRY_SECONDS.
  */
-async function follow(view: App): Promise<void> {
+async function follow(view: HostBridge): Promise<void> {
   const control = new AbortController();
   following = control;
   let failures = 0;
@@ -117,8 +113,7 @@ async function follow(view: App): Promise<void> {
           arguments: { job_id: jobId, wait_seconds: POLL_WAIT_SECONDS },
         })
         .then(
-          (result) =>
-            result.isError ? { failed: resultText(result) } : { result: result as CallToolResult },
+          (result) => (result.isError ? { failed: resultText(result) } : { result }),
           (error: unknown) => ({ failed: message(error) }),
         );
       if (control.signal.aborted) return;
@@ -182,7 +177,7 @@ function offerCheckAgain(why: string): void {
     actions.replaceChildren();
     say(note, '');
     setStatus('running', 'Checking the job…');
-    void follow(app);
+    void follow(host);
   });
   actions.replaceChildren(again);
 }
@@ -203,8 +198,8 @@ async function saveAndPlay(button?: HTMLButtonElement): Promise<void> {
   if (button) button.disabled = true;
   say(note, 'Saving the video to play it here…');
   try {
-    const result = await app.callServerTool({
-      name: toolName(app, 'video_follow', VIDEO_TOOLS),
+    const result = await host.callServerTool({
+      name: toolName(host, 'video_follow', VIDEO_TOOLS),
       arguments: { job_id: jobId, wait_seconds: 0, download: true },
     });
     const path = resultData(result)?.file_path;
@@ -224,7 +219,7 @@ async function playSaved(path: string): Promise<void> {
   saved.textContent = '';
   say(note, '');
   try {
-    const media = await savedMedia(app, path, 'video/mp4');
+    const media = await savedMedia(host, path, 'video/mp4');
     const video = player('video', media.url, () => {
       stage.replaceChildren();
       say(note, `${fileName(path)} is saved, but this browser cannot play it.`, true);
@@ -234,8 +229,8 @@ async function playSaved(path: string): Promise<void> {
       if (Number.isFinite(video.duration)) setStatus('done', `Done · ${seconds(video.duration)}`);
     });
     stage.replaceChildren(video);
-    actions.replaceChildren(...displayModeButtons(app));
-    saved.replaceChildren(fileActions(app, path, media));
+    actions.replaceChildren(...displayModeButtons(host));
+    saved.replaceChildren(fileActions(host, path, media));
   } catch (error) {
     say(saved, `Saved to ${path}; it cannot be shown here: ${message(error)}`, true);
   }

@@ -1,27 +1,27 @@
-// What both views share: connecting to the host (the extension's App), the host's theme, reading
-// a result's data, playing a saved file read through the host (resources/read), and small DOM
-// helpers. Runs in the host's sandboxed frame; bundled into each view by build-views.ts.
+// What both views share: connecting to the host (host-bridge.ts), the host's theme, reading a
+// result's data, playing a saved file read through the host (resources/read), and small DOM
+// helpers. Runs in the host's sandboxed frame; bundled into each view by build-views.mjs.
 
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import {
-  App,
-  applyDocumentTheme,
-  applyHostFonts,
-  applyHostStyleVariables,
-} from '@modelcontextprotocol/ext-apps';
 import { VIEW_DATA_KEY } from '../view-data.js';
+import { HostBridge, type ViewEvents } from './host-bridge.js';
+import { applyHostTheme } from './host-theme.js';
 
 export type Data = Record<string, unknown>;
-type HostContext = ReturnType<App['getHostContext']>;
+export type { HostBridge };
 
 /** Connects a view to its host, following the host's theme from the start and as it changes. */
-export async function connectView(name: string, setup: (app: App) => void): Promise<App> {
-  const app = new App({ name, version: '1.0.0' }, { availableDisplayModes: [...DISPLAY_MODES] });
-  app.onhostcontextchanged = (context) => applyTheme(context);
-  setup(app);
-  await app.connect();
-  applyTheme(app.getHostContext());
-  return app;
+export async function connectView(
+  name: string,
+  events: Omit<ViewEvents, 'hostContextChanged'>,
+): Promise<HostBridge> {
+  const host = await HostBridge.connect(
+    { name, version: '1.0.0' },
+    { availableDisplayModes: [...DISPLAY_MODES] },
+    { ...events, hostContextChanged: applyHostTheme },
+  );
+  applyHostTheme(host.hostContext);
+  return host;
 }
 
 /** The display modes a view can be shown in, where the host offers them. */
@@ -32,15 +32,14 @@ const DISPLAY_MODE_LABELS = { inline: 'Back inline', fullscreen: 'Fullscreen', p
  * Buttons for the host's other display modes (fullscreen, picture in picture), where the host
  * offers them: a sandboxed frame cannot make its own player fullscreen.
  */
-export function displayModeButtons(app: App): HTMLButtonElement[] {
-  const context = app.getHostContext();
-  const offered = context?.availableDisplayModes ?? [];
-  const current = context?.displayMode ?? 'inline';
+export function displayModeButtons(host: HostBridge): HTMLButtonElement[] {
+  const offered = host.hostContext.availableDisplayModes ?? [];
+  const current = host.hostContext.displayMode ?? 'inline';
   return DISPLAY_MODES.filter((mode) => mode !== current && offered.includes(mode)).map((mode) => {
     const button = el('button', { type: 'button', text: DISPLAY_MODE_LABELS[mode] });
     button.addEventListener('click', () => {
-      void app.requestDisplayMode({ mode }).then(
-        () => button.parentElement?.replaceChildren(...displayModeButtons(app)),
+      void host.requestDisplayMode({ mode }).then(
+        () => button.parentElement?.replaceChildren(...displayModeButtons(host)),
         () => undefined,
       );
     });
@@ -53,12 +52,6 @@ export function say(where: HTMLElement, text: string, error = false): void {
   where.textContent = text;
   if (error) where.dataset.error = '';
   else delete where.dataset.error;
-}
-
-function applyTheme(context: HostContext): void {
-  if (context?.theme) applyDocumentTheme(context.theme);
-  if (context?.styles?.variables) applyHostStyleVariables(context.styles.variables);
-  if (context?.styles?.css?.fonts) applyHostFonts(context.styles.css.fonts);
 }
 
 /** A result's structured content, from the result or, for a client whose model reads text alone, its `_meta`. */
@@ -79,8 +72,8 @@ export function resultText(result: CallToolResult): string {
  * The public name of one of this server's tools: the name the host called the view's tool by,
  * with its base name swapped (a server may be run with a tool-name prefix).
  */
-export function toolName(app: App, base: string, own: readonly string[]): string {
-  const called = app.getHostContext()?.toolInfo?.tool.name;
+export function toolName(host: HostBridge, base: string, own: readonly string[]): string {
+  const called = host.hostContext.toolInfo?.tool.name;
   const ownName = own.find((name) => called?.endsWith(name));
   return called && ownName ? `${called.slice(0, called.length - ownName.length)}${base}` : base;
 }
@@ -104,9 +97,9 @@ export interface SavedMedia {
   base64: string;
 }
 
-export async function savedMedia(app: App, path: string, fallbackType: string): Promise<SavedMedia> {
+export async function savedMedia(host: HostBridge, path: string, fallbackType: string): Promise<SavedMedia> {
   const uri = savedFileUri(path);
-  const read = await app.readServerResource({ uri });
+  const read = await host.readServerResource({ uri });
   const content = read.contents[0];
   if (!content || !('blob' in content)) throw new Error('the server sent no media for this file');
   const mimeType = content.mimeType ?? fallbackType;
@@ -125,7 +118,7 @@ export async function savedMedia(app: App, path: string, fallbackType: string): 
  * (ui/download-file); and an Open button: the host opens the file where the server saved it
  * (ui/open-link, a file: URL), for a client on the same machine. A host may ask first, or refuse.
  */
-export function fileActions(app: App, path: string, media: SavedMedia): HTMLElement {
+export function fileActions(host: HostBridge, path: string, media: SavedMedia): HTMLElement {
   const where = el('code', { class: 'path', text: path, title: 'The file on the server' });
   const said = el('span', { class: 'note', role: 'status' });
   const asked = (label: string, ask: () => Promise<{ isError?: boolean }>) => {
@@ -144,13 +137,13 @@ export function fileActions(app: App, path: string, media: SavedMedia): HTMLElem
     return button;
   };
   const download = asked('Download', () =>
-    app.downloadFile({
+    host.downloadFile({
       contents: [
         { type: 'resource', resource: { uri: media.uri, mimeType: media.mimeType, blob: media.base64 } },
       ],
     }),
   );
-  const open = asked('Open', () => app.openLink({ url: fileUrl(path) }));
+  const open = asked('Open', () => host.openLink({ url: fileUrl(path) }));
   return el('div', { class: 'file' }, el('div', { class: 'row' }, download, open, said), where);
 }
 
