@@ -17,39 +17,66 @@ const THEME = {
   '--border-radius-md': '6px',
 };
 
-/** The bridge to the view shown now. */
+const DARK_THEME = {
+  ...THEME,
+  '--color-background-primary': '#111827',
+  '--color-text-primary': '#f9fafb',
+  '--color-text-secondary': '#d1d5db',
+  '--color-border-primary': '#4b5563',
+};
+
+/** The bridge to the view shown now, and what the host tells it of itself (its host context). */
 let bridge;
+let context;
+/** The sizes the view reported (ui/notifications/size-changed), in order. */
+window.viewSizes = [];
 
 /** The host cancels the call the view shows (its user stopped it). */
 window.cancelTool = (reason) => bridge.sendToolCancelled({ reason });
 /** The host is about to remove the view. */
 window.tearDown = () => bridge.teardownResource({});
+/** The host's user switches to the dark theme (ui/notifications/host-context-changed). */
+window.goDark = () => changeContext({ theme: 'dark', styles: { variables: DARK_THEME } });
+/** The host asks the view something (a JSON-RPC request); resolves to its answer or its error's message. */
+window.askView = (method) =>
+  bridge.request({ method, params: {} }).then(
+    (result) => ({ result }),
+    (error) => ({ error: error.message }),
+  );
+
+/** The host's context changes: the view is told what changed (ui/notifications/host-context-changed). */
+function changeContext(change) {
+  context = { ...context, ...change };
+  bridge.setHostContext(context);
+}
 
 window.showView = async ({ viewUrl, tool, args, result }) => {
   const iframe = document.createElement('iframe');
   iframe.setAttribute('sandbox', 'allow-scripts');
   iframe.style.cssText = 'width:560px;height:520px;border:1px solid #d1d5db;border-radius:8px';
   document.body.replaceChildren(iframe);
+  window.viewSizes = [];
+  context = {
+    theme: 'light',
+    displayMode: 'inline',
+    availableDisplayModes: ['inline', 'fullscreen', 'pip'],
+    toolInfo: { tool },
+    styles: { variables: THEME },
+  };
   bridge = new AppBridge(
     null,
     { name: 'gateway-tools test host', version: '1.0.0' },
     { serverTools: {}, serverResources: {} },
-    {
-      hostContext: {
-        theme: 'light',
-        displayMode: 'inline',
-        availableDisplayModes: ['inline', 'fullscreen', 'pip'],
-        toolInfo: { tool },
-        styles: { variables: THEME },
-      },
-    },
+    { hostContext: context },
   );
   bridge.oncalltool = (params) => window.hostForward('tools/call', params);
   bridge.onreadresource = (params) => window.hostForward('resources/read', params);
   bridge.ondownloadfile = (params) => window.hostForward('ui/download-file', params);
   bridge.onopenlink = (params) => window.hostForward('ui/open-link', params);
+  bridge.onsizechange = (size) => window.viewSizes.push(size);
   bridge.onrequestdisplaymode = async (params) => {
     await window.hostForward('ui/request-display-mode', params);
+    changeContext({ displayMode: params.mode });
     return { mode: params.mode };
   };
   const initialized = new Promise((resolve) => {

@@ -6,6 +6,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { setTimeout } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { build } from 'esbuild';
@@ -136,16 +137,36 @@ export class ViewHost {
   }
 
   /** Cancels the shown view's call, as a host does when its user stops it. */
-  async cancelTool(reason: string): Promise<void> {
-    await this.page.evaluate(
-      (why) => (globalThis as unknown as { cancelTool(r: string): Promise<void> }).cancelTool(why),
-      reason,
-    );
+  cancelTool(reason: string): Promise<void> {
+    return this.hostPage('cancelTool', reason);
   }
 
-  /** Tears the shown view down, as a host does before removing it. */
-  async tearDown(): Promise<void> {
-    await this.page.evaluate(() => (globalThis as unknown as { tearDown(): Promise<void> }).tearDown());
+  /** Tears the shown view down, as a host does before removing it: the view's answer. */
+  tearDown(): Promise<unknown> {
+    return this.hostPage('tearDown');
+  }
+
+  /** Switches the host to its dark theme, as when its user does (a host context change). */
+  goDark(): Promise<void> {
+    return this.hostPage('goDark');
+  }
+
+  /** Sends the view a request of the host's: its result, or its error's message. */
+  askView(method: string): Promise<{ result?: unknown; error?: string }> {
+    return this.hostPage('askView', method);
+  }
+
+  /** The sizes the shown view has reported to the host (ui/notifications/size-changed), in order. */
+  viewSizes(): Promise<{ width?: number; height?: number }[]> {
+    return this.page.evaluate(() => (globalThis as unknown as { viewSizes: [] }).viewSizes);
+  }
+
+  /** Calls one of the host page's functions (host-page.mjs). */
+  private hostPage<T>(name: string, ...args: unknown[]): Promise<T> {
+    return this.page.evaluate(
+      ([fn, values]) => (globalThis as unknown as Record<string, (...a: unknown[]) => T>)[fn]!(...values),
+      [name, args] as const,
+    );
   }
 
   get frame() {
@@ -161,7 +182,9 @@ export class ViewHost {
     if (method === 'tools/call') {
       return this.client.callTool({ name: params.name ?? '', arguments: params.arguments ?? {} });
     }
-    // A download, a link or a display mode the view asked for: the test reads what was asked.
+    // A download, a link or a display mode the view asked for: the test reads what was asked. A
+    // download or a link takes a moment, as when a host asks its user first.
+    if (method === 'ui/download-file' || method === 'ui/open-link') await setTimeout(300);
     if (method.startsWith('ui/')) return {};
     return this.client.readResource({ uri: params.uri ?? '' });
   }

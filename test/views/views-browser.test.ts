@@ -22,6 +22,24 @@ interface Seekable {
   addEventListener(type: 'seeked', listener: (value: unknown) => void, options: { once: boolean }): void;
 }
 
+/** The parts of the browser's DOM the checks below read (the tests are compiled without the DOM's types). */
+interface Playable {
+  paused: boolean;
+  addEventListener(type: 'playing', listener: (value: unknown) => void): void;
+}
+interface Shown {
+  dataset: Record<string, string | undefined>;
+  getBoundingClientRect(): { height: number };
+  ownerDocument: {
+    activeElement: { tagName: string; textContent: string | null } | null;
+    documentElement: Shown;
+    defaultView: {
+      innerWidth: number;
+      getComputedStyle(of: Shown): { color: string; backgroundColor: string };
+    };
+  };
+}
+
 describe.skipIf(!HAS_CHROMIUM)('the views in Chromium', () => {
   const ref = useReferenceService();
   const host = new ViewHost();
@@ -30,6 +48,14 @@ describe.skipIf(!HAS_CHROMIUM)('the views in Chromium', () => {
   const tool = (name: string) => tools.find((t) => t.name === name) as Tool;
   const call = async (name: string, args: Record<string, unknown>) =>
     (await conn.client.callTool({ name, arguments: args })) as CallToolResult;
+  /** What has the keyboard's focus in the view: a button's label, or the tag of another element. */
+  const focused = () =>
+    host.frame.locator(':root').evaluate((root: Shown) => {
+      const active = root.ownerDocument.activeElement;
+      return active?.tagName === 'BUTTON'
+        ? (active.textContent ?? '')
+        : (active?.tagName.toLowerCase() ?? '');
+    });
 
   beforeAll(async () => {
     await host.start();
@@ -192,6 +218,124 @@ describe.skipIf(!HAS_CHROMIUM)('the views in Chromium', () => {
     await host.page.waitForTimeout(4_000);
     expect(checks()).toBe(torn);
   }, 90_000);
+
+  it('walks the finished video from the keyboard: the player, the display modes, Download and Open, each pressed with Enter or Space', async () => {
+    host.forwarded.length = 0;
+    ref.service.setVideoTiming({ pollsUntilDone: 0, redirectVideoTo: host.url });
+    const args = { prompt: 'A paper boat on a pond', wait_seconds: 5 };
+    const result = await call('video_generate', args);
+    expect((result.structuredContent as { status: string }).status).toBe('done');
+    await host.show(tool('video_generate'), args, result);
+    await host.frame.locator('video[data-duration]').waitFor({ timeout: 20_000 });
+    // From the host into the view: the player's own controls (several stops), then the buttons in
+    // the order they are shown, then out of the view.
+    const stops: string[] = [];
+    for (let i = 0; i < 12 && stops.at(-1) !== 'body'; i++) {
+      await host.page.keyboard.press('Tab');
+      stops.push(await focused());
+    }
+    expect(stops.filter((stop, i) => stop !== stops[i - 1])).toEqual([
+      'video',
+      'Fullscreen',
+      'Picture in picture',
+      'Download',
+      'Open',
+      'body',
+    ]);
+    // Round again to the player's first control (play): Space plays the video.
+    await host.page.keyboard.press('Tab');
+    expect(await focused()).toBe('video');
+    await host.page.keyboard.press('Space');
+    await host.frame
+      .locator('video')
+      .evaluate(
+        (v: Playable) =>
+          new Promise((resolve) => (v.paused ? v.addEventListener('playing', resolve) : resolve(0))),
+      );
+    // Each button from the keyboard; after a display mode changed, the focus stays on the buttons
+    // of the new mode.
+    for (const [label, key, method, then] of [
+      ['Fullscreen', 'Enter', 'ui/request-display-mode', 'Back inline'],
+      ['Download', 'Space', 'ui/download-file', 'Download'],
+      ['Open', 'Enter', 'ui/open-link', 'Open'],
+    ] as const) {
+      while ((await focused()) !== label) await host.page.keyboard.press('Tab');
+      await host.page.keyboard.press(key);
+      for (let i = 0; i < 50 && !host.forwarded.some((f) => f.method === method); i++)
+        await host.page.waitForTimeout(100);
+      expect(host.forwarded.map((f) => f.method)).toContain(method);
+      for (let i = 0; i < 50 && (await focused()) !== then; i++) await host.page.waitForTimeout(100);
+      expect(await focused()).toBe(then);
+    }
+  }, 60_000);
+
+  it('reaches Check again from the keyboard once it stopped following, and checks again with Enter', async () => {
+    host.forwarded.length = 0;
+    ref.service.setVideoTiming({ pollsUntilDone: 10_000 });
+    const args = { prompt: 'A kettle about to boil', wait_seconds: 0 };
+    await host.show(tool('video_generate'), args, await call('video_generate', args));
+    await host.cancelTool('the user stopped it');
+    await host.frame.locator('.status[data-state="stopped"]').waitFor({ timeout: 10_000 });
+    await host.page.keyboard.press('Tab');
+    expect(await focused()).toBe('Check again');
+    const checks = () => host.forwarded.filter((f) => f.method === 'tools/call').length;
+    const before = checks();
+    await host.page.keyboard.press('Enter');
+    for (let i = 0; i < 50 && checks() === before; i++) await host.page.waitForTimeout(100);
+    expect(checks()).toBeGreaterThan(before);
+    await host.tearDown();
+  }, 60_000);
+
+  it("tells the host its size as its content grows, and follows the host's theme when it changes", async () => {
+    ref.service.setVideoTiming({ pollsUntilDone: 2, redirectVideoTo: host.url });
+    const args = { prompt: 'A hot air balloon rising', wait_seconds: 0 };
+    await host.show(tool('video_generate'), args, await call('video_generate', args));
+    await host.frame.locator('video[data-duration]').waitFor({ timeout: 20_000 });
+    const page = () =>
+      host.frame.locator(':root').evaluate((root: Shown) => ({
+        width: Math.ceil(root.ownerDocument.defaultView.innerWidth),
+        height: Math.ceil(root.getBoundingClientRect().height),
+      }));
+    const shown = await page();
+    let sizes = await host.viewSizes();
+    for (let i = 0; i < 50 && sizes.at(-1)?.height !== shown.height; i++) {
+      await host.page.waitForTimeout(100);
+      sizes = await host.viewSizes();
+    }
+    // What the running job showed first was shorter than the playing video; the last size is the page's.
+    expect(sizes.at(-1)).toEqual(shown);
+    expect(sizes[0]?.height).toBeLessThan(shown.height);
+
+    const colours = () =>
+      host.frame.locator('body').evaluate((body: Shown) => {
+        const style = body.ownerDocument.defaultView.getComputedStyle(body);
+        return {
+          theme: body.ownerDocument.documentElement.dataset.theme,
+          text: style.color,
+          background: style.backgroundColor,
+        };
+      });
+    expect(await colours()).toEqual({
+      theme: 'light',
+      text: 'rgb(17, 24, 39)',
+      background: 'rgb(255, 255, 255)',
+    });
+    await host.goDark();
+    await host.frame.locator(':root[data-theme="dark"]').waitFor({ timeout: 5_000 });
+    expect(await colours()).toEqual({
+      theme: 'dark',
+      text: 'rgb(249, 250, 251)',
+      background: 'rgb(17, 24, 39)',
+    });
+  }, 60_000);
+
+  it('answers the host: ping and teardown with an empty result, a request it does not serve with "Method not found"', async () => {
+    const args = { text: 'Are you there?', model: 'selfhosted-tts/kokoro', format: 'wav' };
+    await host.show(tool('audio_speech'), args, await call('audio_speech', args));
+    expect(await host.askView('ping')).toEqual({ result: {} });
+    expect(await host.askView('tools/list')).toEqual({ error: 'Method not found' });
+    await expect(host.tearDown()).resolves.toEqual({});
+  }, 60_000);
 
   it("shows a failed job's reason", async () => {
     ref.service.setVideoTiming({

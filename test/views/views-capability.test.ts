@@ -20,6 +20,8 @@ import { type Connected, connectInMemory, connectStdio, PROJECT_ROOT, tempDir } 
 const SNAPSHOTS = join(PROJECT_ROOT, 'test/mcp/__snapshots__');
 const VIDEO_VIEW = 'ui://gateway-tools/video.html';
 const AUDIO_VIEW = 'ui://gateway-tools/audio.html';
+/** The most a view's page may weigh: a host loads it into every conversation that shows it. */
+const VIEW_MAX_BYTES = 150_000;
 
 function client(name = 'test-client', mimeTypes: string[] | null = [VIEW_MIME]): Client {
   return new Client(
@@ -180,13 +182,21 @@ describe('views (MCP Apps)', () => {
         expect(html).toMatch(/^<!doctype html>/);
         // Nothing fetched: no external script, style sheet or import.
         expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=|import\s*\(?\s*["']https?:/i);
-        expect(html.length).toBeLessThan(400_000);
       }
       // A view plays only files read through the host: its content policy names no origin.
       const [video] = (await conn.client.readResource({ uri: VIDEO_VIEW })).contents;
       expect(video?._meta).toEqual({ ui: { prefersBorder: true } });
       const [audio] = (await conn.client.readResource({ uri: AUDIO_VIEW })).contents;
       expect(audio?._meta).toEqual({ ui: { prefersBorder: true } });
+    });
+
+    it('is served each view in at most 150 KB', async () => {
+      for (const uri of [VIDEO_VIEW, AUDIO_VIEW]) {
+        const [content] = (await conn.client.readResource({ uri })).contents;
+        const bytes = Buffer.byteLength((content as { text: string }).text);
+        console.log(`${uri}: ${bytes} bytes`);
+        expect(bytes).toBeLessThanOrEqual(VIEW_MAX_BYTES);
+      }
     });
 
     it('gets the same results as a client without it', async () => {

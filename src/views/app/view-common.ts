@@ -30,7 +30,8 @@ const DISPLAY_MODE_LABELS = { inline: 'Back inline', fullscreen: 'Fullscreen', p
 
 /**
  * Buttons for the host's other display modes (fullscreen, picture in picture), where the host
- * offers them: a sandboxed frame cannot make its own player fullscreen.
+ * offers them: a sandboxed frame cannot make its own player fullscreen. Once the mode changed,
+ * the buttons are those of the new mode, and the keyboard's focus stays among them.
  */
 export function displayModeButtons(host: HostBridge): HTMLButtonElement[] {
   const offered = host.hostContext.availableDisplayModes ?? [];
@@ -39,7 +40,12 @@ export function displayModeButtons(host: HostBridge): HTMLButtonElement[] {
     const button = el('button', { type: 'button', text: DISPLAY_MODE_LABELS[mode] });
     button.addEventListener('click', () => {
       void host.requestDisplayMode({ mode }).then(
-        () => button.parentElement?.replaceChildren(...displayModeButtons(host)),
+        () => {
+          const focused = document.activeElement === button;
+          const buttons = displayModeButtons(host);
+          button.parentElement?.replaceChildren(...buttons);
+          if (focused) buttons[0]?.focus();
+        },
         () => undefined,
       );
     });
@@ -121,17 +127,20 @@ export async function savedMedia(host: HostBridge, path: string, fallbackType: s
 export function fileActions(host: HostBridge, path: string, media: SavedMedia): HTMLElement {
   const where = el('code', { class: 'path', text: path, title: 'The file on the server' });
   const said = el('span', { class: 'note', role: 'status' });
+  // While the host answers, the button says it is busy and ignores presses, but keeps the
+  // keyboard's focus (a disabled button would lose it).
   const asked = (label: string, ask: () => Promise<{ isError?: boolean }>) => {
     const button = el('button', { type: 'button', text: label });
     button.addEventListener('click', async () => {
-      button.disabled = true;
+      if (button.ariaDisabled === 'true') return;
+      button.ariaDisabled = 'true';
       say(said, '');
       try {
         if ((await ask()).isError) say(said, `${label}: refused or cancelled by this client.`, true);
       } catch (error) {
         say(said, `${label}: this client cannot do it (${message(error)}).`, true);
       } finally {
-        button.disabled = false;
+        button.ariaDisabled = null;
       }
     });
     return button;
