@@ -31,12 +31,11 @@ export class DefaultJsonSchemaValidator { constructor() { (${refuse('Ajv')})(); 
 
 /** esbuild plugin applying BUNDLE_STUBS; fails the build if one of them matched nothing. */
 export function bundleStubs() {
-  const stubs = BUNDLE_STUBS;
   return {
     name: 'bundle-stubs',
     setup(build) {
       const used = new Set();
-      stubs.forEach((stub, index) => {
+      BUNDLE_STUBS.forEach((stub, index) => {
         const namespace = `bundle-stub-${index}`;
         const filter = new RegExp(`^${stub.path.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`);
         build.onResolve({ filter }, (args) => {
@@ -52,7 +51,7 @@ export function bundleStubs() {
       });
       build.onEnd((result) => {
         if (result.errors.length > 0) return;
-        const stale = stubs.filter((_, index) => !used.has(index));
+        const stale = BUNDLE_STUBS.filter((_, index) => !used.has(index));
         if (stale.length > 0) {
           const names = stale.map((stub) => stub.path).join(', ');
           return {

@@ -48,6 +48,19 @@ describe.skipIf(!HAS_CHROMIUM)('the views in Chromium', () => {
   const tool = (name: string) => tools.find((t) => t.name === name) as Tool;
   const call = async (name: string, args: Record<string, unknown>) =>
     (await conn.client.callTool({ name, arguments: args })) as CallToolResult;
+  /** Starts a video job on the given timing and shows its view, as a host does after the call: its status. */
+  const showVideoJob = async (
+    timing: Parameters<typeof ref.service.setVideoTiming>[0],
+    prompt: string,
+    waitSeconds = 0,
+  ) => {
+    host.forwarded.length = 0;
+    ref.service.setVideoTiming(timing);
+    const args = { prompt, wait_seconds: waitSeconds };
+    const result = await call('video_generate', args);
+    await host.show(tool('video_generate'), args, result);
+    return (result.structuredContent as { status: string }).status;
+  };
   /** What has the keyboard's focus in the view: a button's label, or the tag of another element. */
   const focused = () =>
     host.frame.locator(':root').evaluate((root: Shown) => {
@@ -220,12 +233,12 @@ describe.skipIf(!HAS_CHROMIUM)('the views in Chromium', () => {
   }, 90_000);
 
   it('walks the finished video from the keyboard: the player, the display modes, Download and Open, each pressed with Enter or Space', async () => {
-    host.forwarded.length = 0;
-    ref.service.setVideoTiming({ pollsUntilDone: 0, redirectVideoTo: host.url });
-    const args = { prompt: 'A paper boat on a pond', wait_seconds: 5 };
-    const result = await call('video_generate', args);
-    expect((result.structuredContent as { status: string }).status).toBe('done');
-    await host.show(tool('video_generate'), args, result);
+    const status = await showVideoJob(
+      { pollsUntilDone: 0, redirectVideoTo: host.url },
+      'A paper boat on a pond',
+      5,
+    );
+    expect(status).toBe('done');
     await host.frame.locator('video[data-duration]').waitFor({ timeout: 20_000 });
     // From the host into the view: the player's own controls (several stops), then the buttons in
     // the order they are shown, then out of the view.
@@ -270,10 +283,7 @@ describe.skipIf(!HAS_CHROMIUM)('the views in Chromium', () => {
   }, 60_000);
 
   it('reaches Check again from the keyboard once it stopped following, and checks again with Enter', async () => {
-    host.forwarded.length = 0;
-    ref.service.setVideoTiming({ pollsUntilDone: 10_000 });
-    const args = { prompt: 'A kettle about to boil', wait_seconds: 0 };
-    await host.show(tool('video_generate'), args, await call('video_generate', args));
+    await showVideoJob({ pollsUntilDone: 10_000 }, 'A kettle about to boil');
     await host.cancelTool('the user stopped it');
     await host.frame.locator('.status[data-state="stopped"]').waitFor({ timeout: 10_000 });
     await host.page.keyboard.press('Tab');
@@ -287,9 +297,7 @@ describe.skipIf(!HAS_CHROMIUM)('the views in Chromium', () => {
   }, 60_000);
 
   it("tells the host its size as its content grows, and follows the host's theme when it changes", async () => {
-    ref.service.setVideoTiming({ pollsUntilDone: 2, redirectVideoTo: host.url });
-    const args = { prompt: 'A hot air balloon rising', wait_seconds: 0 };
-    await host.show(tool('video_generate'), args, await call('video_generate', args));
+    await showVideoJob({ pollsUntilDone: 2, redirectVideoTo: host.url }, 'A hot air balloon rising');
     await host.frame.locator('video[data-duration]').waitFor({ timeout: 20_000 });
     const page = () =>
       host.frame.locator(':root').evaluate((root: Shown) => ({

@@ -9,6 +9,7 @@
 // check the job again.
 
 import type { CallToolResult } from '@modelcontextprotocol/client';
+import type { HostBridge } from './host-bridge.js';
 import {
   connectView,
   type Data,
@@ -17,7 +18,6 @@ import {
   facts,
   fileActions,
   fileName,
-  type HostBridge,
   message,
   player,
   resultData,

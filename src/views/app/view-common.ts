@@ -8,7 +8,6 @@ import { HostBridge, type ViewEvents } from './host-bridge.js';
 import { applyHostTheme } from './host-theme.js';
 
 export type Data = Record<string, unknown>;
-export type { HostBridge };
 
 /** Connects a view to its host, following the host's theme from the start and as it changes. */
 export async function connectView(
@@ -132,15 +131,15 @@ export function fileActions(host: HostBridge, path: string, media: SavedMedia): 
   const asked = (label: string, ask: () => Promise<{ isError?: boolean }>) => {
     const button = el('button', { type: 'button', text: label });
     button.addEventListener('click', async () => {
-      if (button.ariaDisabled === 'true') return;
-      button.ariaDisabled = 'true';
+      if (button.hasAttribute('aria-disabled')) return;
+      button.setAttribute('aria-disabled', 'true');
       say(said, '');
       try {
         if ((await ask()).isError) say(said, `${label}: refused or cancelled by this client.`, true);
       } catch (error) {
         say(said, `${label}: this client cannot do it (${message(error)}).`, true);
       } finally {
-        button.ariaDisabled = null;
+        button.removeAttribute('aria-disabled');
       }
     });
     return button;
