@@ -41,6 +41,7 @@ import {
   mkdtempSync,
   openSync,
   readdirSync,
+  readFileSync,
   rmSync,
   statSync,
   writeSync,
@@ -121,7 +122,13 @@ interface Percentiles {
 }
 
 /** A billed call's added time (begin + end) and begin's alone, ms; CPU per call, µs; stalls, ms. */
-export type Timing = Percentiles & { begin: Percentiles; cpuUs: number; stall: Percentiles };
+export type Timing = Percentiles & {
+  begin: Percentiles;
+  cpuUs: number;
+  stall: Percentiles;
+  /** How long the slowest 1% of calls waited, on average, for a CPU to run on (ms; NaN off Linux). */
+  slowestCpuWait: number;
+};
 
 /** A figure on the growth ledger and on an empty one, measured in the same run. */
 export interface Pair {
@@ -355,6 +362,8 @@ interface WorkerTask {
 
 interface CallsResult {
   total: number[];
+  /** Each call's wait for a CPU (the process's time runnable but not running), ms. */
+  cpuWait: number[];
   begin: number[];
   stall: number[];
   cpuUs: number;
@@ -409,6 +418,7 @@ async function runWorkers(
         begin: percentiles(working.flatMap((r) => r.begin)),
         cpuUs: working.reduce((sum, r) => sum + r.cpuUs, 0) / working.length,
         stall: percentiles(working.flatMap((r) => r.stall)),
+        slowestCpuWait: slowestCpuWait(working),
       },
       ...(idle ? { idle: percentiles(idle.stall) } : {}),
     };
@@ -488,6 +498,31 @@ function stallProbe(): { take(): number; stop(): void } {
   };
 }
 
+/** The CPU wait of the slowest 1% of calls, on average: how much of the tail is a busy machine. */
+function slowestCpuWait(results: readonly CallsResult[]): number {
+  const calls = results.flatMap((r) =>
+    r.total.map((total, i) => ({ total, wait: r.cpuWait[i] ?? Number.NaN })),
+  );
+  const slowest = calls
+    .sort((a, b) => b.total - a.total)
+    .slice(0, Math.max(1, Math.ceil(calls.length / 100)));
+  return slowest.reduce((sum, call) => sum + call.wait, 0) / slowest.length;
+}
+
+/**
+ * The time this process's main thread has spent runnable but not running, ms (Linux's
+ * /proc/<pid>/task/<pid>/schedstat, second field); NaN where there is none.
+ */
+function cpuWaited(): number {
+  try {
+    return (
+      Number(readFileSync(`/proc/${process.pid}/task/${process.pid}/schedstat`, 'utf8').split(' ')[1]) / 1e6
+    );
+  } catch {
+    return Number.NaN;
+  }
+}
+
 function percentiles(values: number[]): Percentiles {
   const sorted = [...values].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
@@ -511,6 +546,7 @@ async function timeCalls(
   const total: number[] = [];
   const begin: number[] = [];
   const stall: number[] = [];
+  const cpuWait: number[] = [];
   const probe = stallProbe();
   let cpu = process.cpuUsage();
   for (let i = 0; i < WARM_UP + calls; i++) {
@@ -519,10 +555,12 @@ async function timeCalls(
     const longest = probe.take();
     if (i > WARM_UP) stall.push(longest);
     if (i === WARM_UP) cpu = process.cpuUsage();
+    const waited = cpuWaited();
     const timed = await call(i);
     if (i >= WARM_UP) {
       total.push(timed.added);
       begin.push(timed.begin);
+      cpuWait.push(cpuWaited() - waited);
     }
   }
   const used = process.cpuUsage(cpu);
@@ -530,7 +568,7 @@ async function timeCalls(
   await sleep(Math.max(paceMs, 5 * PROBE_MS));
   stall.push(probe.take());
   probe.stop();
-  const result: CallsResult = { total, begin, stall, cpuUs: (used.user + used.system) / calls };
+  const result: CallsResult = { total, begin, stall, cpuWait, cpuUs: (used.user + used.system) / calls };
   process.stdout.write(`${JSON.stringify(result)}\n`);
   lines.close();
 }
@@ -1046,7 +1084,7 @@ function storeRows(b: StoreBench, result: LedgerBench): [string, string, string,
     ],
     [
       names[1]!,
-      `${ms(b.backToBack.p99)} (p50 ${ms(b.backToBack.p50)}; three settled processes, each call sent to a server on loopback between its begin and end, the next begun as soon as it ended; begin alone p99 ${ms(b.backToBack.begin.p99)}); fresh processes ${ms(b.fresh.backToBack.p99)}; with nothing sent between begin and end (a stress figure: every core busy) ${ms(b.stress.p99)} (p50 ${ms(b.stress.p50)})`,
+      `${ms(b.backToBack.p99)} (p50 ${ms(b.backToBack.p50)}; three settled processes, each call sent to a server on loopback between its begin and end, the next begun as soon as it ended; begin alone p99 ${ms(b.backToBack.begin.p99)}; the slowest 1% waited ${ms(b.backToBack.slowestCpuWait)} on average for a CPU, besides waiting for other processes that did); fresh processes ${ms(b.fresh.backToBack.p99)}; with nothing sent between begin and end (a stress figure: every core busy) ${ms(b.stress.p99)} (p50 ${ms(b.stress.p50)})`,
       `same floor`,
       `${ratio(b.backToBack.p99, goal)} of the ${goal} ms goal`,
     ],
