@@ -16,7 +16,8 @@ const service = await startReferenceService();
 // what reached it that way, but in a demo it reads like a leaked prompt. Here it answers the
 // question as a model would: from the page it was given, or in a few words.
 service.setModelAnswer(demoAnswer);
-// Files the demo saves go to a temporary directory, not into the checkout.
+// Files the demo saves go to a temporary directory, not into the checkout, and its billed calls
+// (made up by the stand-in) to a ledger of its own there, not the user's ledger and its limits.
 const outputDir = mkdtempSync(join(tmpdir(), 'gateway-tools-demo-'));
 const transport = new StdioClientTransport({
   command: process.execPath,
@@ -27,6 +28,7 @@ const transport = new StdioClientTransport({
     GATEWAY_API_KEY: service.apiKey,
     GATEWAY_LOG_LEVEL: 'warn',
     GATEWAY_OUTPUT_DIR: outputDir,
+    GATEWAY_LEDGER_DIR: join(outputDir, 'ledger'),
   },
   stderr: 'inherit',
 });

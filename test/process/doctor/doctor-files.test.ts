@@ -21,7 +21,12 @@ afterAll(() => service.close());
 async function doctor(env: Record<string, string>, cwd: string): Promise<DoctorReport> {
   const { config } = parseCommandLine(
     ['doctor'],
-    { GATEWAY_BASE_URL: service.url, GATEWAY_API_KEY: SECRET, ...env },
+    {
+      GATEWAY_BASE_URL: service.url,
+      GATEWAY_API_KEY: SECRET,
+      GATEWAY_LEDGER_DIR: tempDir('gtm-ledger-'),
+      ...env,
+    },
     cwd,
   );
   return runDoctor(config);
