@@ -3,6 +3,7 @@
 
 import { type BilledKind, MEASURE } from '../config/billed-kinds.js';
 import type { Price } from '../config/prices.js';
+import type { TallyRow } from './store.js';
 
 /**
  * The prices found per price list, by kind and model: every record read costs a lookup, and a
@@ -54,6 +55,17 @@ export function costOf(
   if (!price) return null;
   if (price.measure === 'calls') return price.price;
   return amount === undefined ? null : (price.price * amount) / price.per;
+}
+
+/**
+ * The estimated cost of calls of one kind and model counted together, and how many of them have
+ * none (no price applies, or a price per unit and no amount).
+ */
+export function groupCost(prices: readonly Price[], group: TallyRow): { cost: number; unpriced: number } {
+  const price = priceFor(prices, group.kind, group.model);
+  if (!price) return { cost: 0, unpriced: group.calls };
+  if (price.measure === 'calls') return { cost: price.price * group.calls, unpriced: 0 };
+  return { cost: (price.price * group.amount) / price.per, unpriced: group.unmeasured };
 }
 
 function globMatches(pattern: string, model: string): boolean {

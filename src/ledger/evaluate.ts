@@ -5,7 +5,7 @@
 import { type BilledKind, PERIOD_MS } from '../config/billed-kinds.js';
 import type { Limit } from '../config/limits.js';
 import type { Price } from '../config/prices.js';
-import { costOf, priceFor } from './costs.js';
+import { costOf, groupCost, priceFor } from './costs.js';
 import type { LedgerReads, Outcome, TallyRow, Window } from './store.js';
 
 /** A call's state: its outcome, or `pending` while its process may still be sending it. */
@@ -92,13 +92,9 @@ function used(view: View, limit: Limit, rows: readonly TallyRow[]): { used: numb
       total += row.calls;
       continue;
     }
-    const price = priceFor(view.prices, row.kind, row.model);
-    if (!price) unpriced += row.calls;
-    else if (price.measure === 'calls') total += price.price * row.calls;
-    else {
-      total += (price.price * row.amount) / price.per;
-      unpriced += row.unmeasured;
-    }
+    const group = groupCost(view.prices, row);
+    total += group.cost;
+    unpriced += group.unpriced;
   }
   return { used: total, unpriced };
 }

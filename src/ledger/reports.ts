@@ -11,7 +11,7 @@ import {
   type Period,
 } from '../config/billed-kinds.js';
 import type { Price } from '../config/prices.js';
-import { costOf, priceFor } from './costs.js';
+import { costOf, groupCost } from './costs.js';
 import type { CallState, LimitUse } from './evaluate.js';
 import { counts } from './evaluate.js';
 import type { CallRow, UsageRow } from './store.js';
@@ -195,16 +195,12 @@ export function usageOf(
     at: iso(ctx.now),
     session: { id: ctx.sessionId, startedAt: iso(ctx.sessionStartedAt) },
     periods,
-    limits: inputs.limits.map((use) => ({
-      limit: use.limit.text,
-      subject: use.limit.subject,
-      period: use.limit.period,
-      max: use.limit.max,
-      used: use.used,
-      left: use.left,
-      unpriced: use.unpriced,
-      usedUp: use.usedUp,
-      nextAt: use.nextAt,
+    limits: inputs.limits.map(({ limit, ...use }) => ({
+      limit: limit.text,
+      subject: limit.subject,
+      period: limit.period,
+      max: limit.max,
+      ...use,
     })),
     latest: inputs.latest.map((row) => callOf(row, ctx)),
   };
@@ -228,11 +224,7 @@ function addTo(period: PeriodUsage, row: UsageRow, prices: readonly Price[]): vo
   kind.amount += MEASURE[row.kind] === 'calls' ? row.calls : row.amount;
   if (row.outcome === 'unknown') period.unknown += row.calls;
   if (period.cost === null) return;
-  const price = priceFor(prices, row.kind, row.model);
-  if (!price) period.unpriced += row.calls;
-  else if (price.measure === 'calls') period.cost += price.price * row.calls;
-  else {
-    period.cost += (price.price * row.amount) / price.per;
-    period.unpriced += row.unmeasured;
-  }
+  const group = groupCost(prices, row);
+  period.cost += group.cost;
+  period.unpriced += group.unpriced;
 }
