@@ -282,6 +282,35 @@ describe.skipIf(!HAS_CHROMIUM)('the views in Chromium', () => {
     }
   }, 60_000);
 
+  it('keeps the focus on Save when saving fails again, and moves it to the player once the video plays', async () => {
+    // The provider's file cannot be fetched at first: the view's own save fails and offers Save.
+    ref.service.inject('files.video', { status: 503, times: 20 });
+    await showVideoJob({ pollsUntilDone: 0, redirectVideoTo: undefined }, 'A lighthouse in fog', 5);
+    const note = host.frame.locator('.note[data-error]');
+    await note.waitFor({ timeout: 20_000 });
+    expect(await note.innerText()).toMatch(/^Saving failed: /);
+    const saves = () =>
+      host.forwarded.filter((f) => f.method === 'tools/call' && f.params.arguments?.download === true).length;
+    for (let i = 0; i < 5 && (await focused()) !== 'Save'; i++) await host.page.keyboard.press('Tab');
+    expect(await focused()).toBe('Save');
+    // Pressed while the file still cannot be fetched: it fails again, and the focus stays.
+    const before = saves();
+    await host.page.keyboard.press('Enter');
+    for (let i = 0; i < 100 && saves() === before; i++) await host.page.waitForTimeout(100);
+    await host.frame.locator('button[aria-disabled]').waitFor({ state: 'detached', timeout: 20_000 });
+    expect(saves()).toBe(before + 1);
+    expect(await note.innerText()).toMatch(/^Saving failed: /);
+    expect(await focused()).toBe('Save');
+    // Once the file can be fetched, Enter saves it, the video plays, and the focus is on the player.
+    ref.service.clearFaults();
+    await host.page.keyboard.press('Enter');
+    const video = host.frame.locator('video[data-duration]');
+    await video.waitFor({ timeout: 20_000 });
+    expect(Number(await video.getAttribute('data-duration'))).toBeCloseTo(CLIP_SECONDS, 1);
+    expect(await focused()).toBe('video');
+    expect(await host.frame.getByRole('button', { name: 'Save' }).count()).toBe(0);
+  }, 60_000);
+
   it('reaches Check again from the keyboard once it stopped following, and checks again with Enter', async () => {
     await showVideoJob({ pollsUntilDone: 10_000 }, 'A kettle about to boil');
     await host.cancelTool('the user stopped it');

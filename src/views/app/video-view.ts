@@ -194,8 +194,14 @@ async function done(data: Data): Promise<void> {
   await (path ? playSaved(path) : saveAndPlay());
 }
 
+/**
+ * Saves the finished video through the server and plays it. Pressed again (Save, after a failed
+ * save), the button stays where it is, busy while it saves, so the keyboard's focus stays on it;
+ * once the video plays, the focus moves to the player.
+ */
 async function saveAndPlay(button?: HTMLButtonElement): Promise<void> {
-  if (button) button.disabled = true;
+  if (button?.getAttribute('aria-disabled') === 'true') return;
+  button?.setAttribute('aria-disabled', 'true');
   say(note, 'Saving the video to play it here…');
   try {
     const result = await host.callServerTool({
@@ -205,10 +211,16 @@ async function saveAndPlay(button?: HTMLButtonElement): Promise<void> {
     const path = resultData(result)?.file_path;
     if (result.isError || typeof path !== 'string')
       throw new Error(resultText(result) || 'nothing was saved');
+    const focused = button !== undefined && document.activeElement === button;
     actions.replaceChildren();
     await playSaved(path);
+    if (focused) stage.querySelector('video')?.focus();
   } catch (error) {
     say(note, `Saving failed: ${message(error)}`, true);
+    if (button) {
+      button.removeAttribute('aria-disabled');
+      return;
+    }
     const save = el('button', { type: 'button', text: 'Save' });
     save.addEventListener('click', () => void saveAndPlay(save));
     actions.replaceChildren(save);
