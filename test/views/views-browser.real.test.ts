@@ -1,8 +1,9 @@
 // The views in Chromium on the real gateway, 9router (with its fake providers): the view gets the
-// real tool result, follows a real running job to done through video_follow calls (the view's own tool), and Save saves
-// the file. 9router's fake providers send bytes that are not decodable media, so the players here
-// are checked to say so; views-browser.test.ts plays real media on the reference service.
-import { existsSync, statSync } from 'node:fs';
+// real tool result, follows a real running job to done through video_follow calls (the view's own
+// tool), saves the file without a click, and hands it to the host to download or open. 9router's
+// fake providers send bytes that are not decodable media, so the players here are checked to say
+// so; views-browser.test.ts plays real media on the reference service.
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -75,5 +76,18 @@ describe.skipIf(!HAS_CHROMIUM)('the views in Chromium, on 9router', () => {
     const path = await host.frame.locator('.path').innerText();
     expect(path.startsWith(conn.runtime.config.outputDir)).toBe(true);
     expect(existsSync(path) && statSync(path).size).toBe(6000);
+    // A file the browser cannot play is still the person's to take: Download hands the host its
+    // exact bytes, and Open its file: URL.
+    await host.frame.getByRole('button', { name: 'Download' }).click();
+    const asked = async (method: string) => {
+      for (let i = 0; i < 50 && !host.forwarded.some((f) => f.method === method); i++)
+        await host.page.waitForTimeout(100);
+      return host.forwarded.find((f) => f.method === method);
+    };
+    const [file] = (await asked('ui/download-file'))?.params.contents ?? [];
+    expect(file?.resource?.uri).toBe(`gateway-tools://output/${path.split('/').at(-1)}`);
+    expect(Buffer.from(file?.resource?.blob ?? '', 'base64').equals(readFileSync(path))).toBe(true);
+    await host.frame.getByRole('button', { name: 'Open' }).click();
+    expect((await asked('ui/open-link'))?.params).toEqual({ url: `file://${path}` });
   }, 120_000);
 });
