@@ -73,7 +73,11 @@ window.showView = async ({ viewUrl, tool, args, result }) => {
   bridge.onreadresource = (params) => window.hostForward('resources/read', params);
   bridge.ondownloadfile = (params) => window.hostForward('ui/download-file', params);
   bridge.onopenlink = (params) => window.hostForward('ui/open-link', params);
-  bridge.onsizechange = (size) => window.viewSizes.push(size);
+  // As hosts do, the frame takes the height the view reports (its width stays the host's).
+  bridge.onsizechange = (size) => {
+    window.viewSizes.push(size);
+    if (size.height) iframe.style.height = `${size.height}px`;
+  };
   bridge.onrequestdisplaymode = async (params) => {
     await window.hostForward('ui/request-display-mode', params);
     changeContext({ displayMode: params.mode });
