@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
+import { expect } from 'vitest';
 import { CLI, PROJECT_ROOT, SERVER_NODE } from './harness.js';
 
 export const STDIO_TEE = join(PROJECT_ROOT, 'test/harness/stdio-tee.mjs');
@@ -109,6 +110,27 @@ export function openingOf(messages: JsonRpcMessage[]): { method?: string; protoc
     method: first?.method,
     protocolVersion: first?.params?.protocolVersion ?? meta?.['io.modelcontextprotocol/protocolVersion'],
   };
+}
+
+/**
+ * What every real client's run shows: it ended on its own with the model's last words, it listed
+ * the server's tools and called web_search once, and that one search reached the gateway with the
+ * model's query.
+ */
+export function expectOneSearch(
+  run: ClientRun,
+  sent: JsonRpcMessage[],
+  gatewayRequests: readonly { route: string; body?: unknown }[],
+  expected: { finalText: string; query: string },
+): void {
+  expect(run.timedOut).toBe(false);
+  expect(run.code).toBe(0);
+  expect(run.stdout).toContain(expected.finalText);
+  expect(sent.map((m) => m.method)).toContain('tools/list');
+  expect(sent.filter((m) => m.method === 'tools/call').map((m) => m.params?.name)).toEqual(['web_search']);
+  const searches = gatewayRequests.filter((r) => r.route === 'search');
+  expect(searches).toHaveLength(1);
+  expect(searches[0]?.body).toMatchObject({ query: expected.query });
 }
 
 /** Plain text of a tool output as a model got it (a string, or content items with `text`). */
