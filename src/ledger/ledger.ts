@@ -118,6 +118,11 @@ export type BeginResult =
    */
   | { status: 'duplicate'; earlier: LedgerCall };
 
+/** What check() found: the call may be asked for and begun, or a limit refuses it now. */
+export type CheckResult =
+  | { status: 'ok' }
+  | { status: 'limited'; refusal: LimitRefusal; sentence: string };
+
 /** What became of a begun call. */
 export interface CallEnd {
   outcome: Outcome;
@@ -225,6 +230,30 @@ export class Ledger {
     });
     this.sweepSoon();
     return result;
+  }
+
+  /**
+   * Whether the limits would refuse the call now, without holding a place for it: asked before
+   * the user is asked to approve a call, so that no one approves what would be refused. A call
+   * refused here is recorded as declined by its limit, as begin() records it.
+   */
+  async check(call: BillableCall): Promise<CheckResult> {
+    const store = await this.store();
+    const row = this.newCall(call, callHash(call));
+    return store.beginTransaction(async (tx): Promise<CheckResult> => {
+      const now = await tx.now();
+      const held = await refusal(this.view(tx, now), this.limits, proposed(call));
+      if (!held) return { status: 'ok' };
+      await tx.insertEnded(row, { ...NO_END, outcome: 'declined', reason: `limit ${held.limit.text}` });
+      return { status: 'limited', refusal: held, sentence: refusalSentence(held, now) };
+    });
+  }
+
+  /** Records a call that was never begun as declined (the user said no): nothing was sent. */
+  async decline(call: BillableCall, reason: string): Promise<void> {
+    const store = await this.store();
+    const row = this.newCall(call, callHash(call));
+    await store.beginTransaction((tx) => tx.insertEnded(row, { ...NO_END, reason: reason.slice(0, 200) }));
   }
 
   /**
