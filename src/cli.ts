@@ -3,7 +3,7 @@ import { ConfigError, parseCommandLine } from './config/config.js';
 import { helpText } from './config/help.js';
 import { startupWarnings } from './config/startup-warnings.js';
 import { createLogger } from './lib/log.js';
-import { selectTools } from './mcp/registry.js';
+import { selectTools } from './mcp/tool-selection.js';
 import { createRuntime } from './runtime.js';
 import { runStdio } from './transports/stdio.js';
 import { VERSION } from './version.js';

@@ -11,7 +11,7 @@ import type { Config } from '../config/config.js';
 import type { ToolGroup } from '../config/tool-groups.js';
 import { userDataDir } from '../config/user-dirs.js';
 import { rootsChangeAnything } from '../files/workspace.js';
-import { selectTools } from '../mcp/registry.js';
+import { selectTools } from '../mcp/tool-selection.js';
 import { type Check, fail, ok, warn } from './check.js';
 
 /** The groups whose tools read local files or save files: speech, transcription, video. */

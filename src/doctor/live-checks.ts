@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { fromSettings } from '../files/workspace.js';
 import type { Runtime } from '../runtime.js';
-import type { AnyToolDefinition, ToolContext } from '../tools/define.js';
+import { type AnyToolDefinition, STARTED_BY_THE_USER, type ToolContext } from '../tools/define.js';
 import { failureSentence } from '../tools/results.js';
 import { resolveWebProvider } from '../tools/web/providers.js';
 import { webFetch } from '../tools/web/web-fetch.js';
@@ -79,6 +79,6 @@ function contextFor(runtime: Runtime): ToolContext {
     savedFile: () => {
       throw new Error('doctor --live saves no file');
     },
-    confirm: async () => {},
+    approval: STARTED_BY_THE_USER,
   };
 }

@@ -119,9 +119,7 @@ export type BeginResult =
   | { status: 'duplicate'; earlier: LedgerCall };
 
 /** What check() found: the call may be asked for and begun, or a limit refuses it now. */
-export type CheckResult =
-  | { status: 'ok' }
-  | { status: 'limited'; refusal: LimitRefusal; sentence: string };
+export type CheckResult = { status: 'ok' } | { status: 'limited'; refusal: LimitRefusal; sentence: string };
 
 /** What became of a begun call. */
 export interface CallEnd {

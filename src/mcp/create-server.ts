@@ -14,12 +14,14 @@ import type { Runtime } from '../runtime.js';
 import type { AnyToolDefinition } from '../tools/define.js';
 import { SERVER_NAME, VERSION } from '../version.js';
 import { showsViews, UI_EXTENSION } from '../views/ui-extension.js';
+import { toolCalls } from './call-pipeline.js';
 import { ClientConnection, type ConnectionOptions } from './client/connection.js';
-import { callRound, orInputRequired, roundStates } from './client/input-rounds.js';
+import { callRound, roundStates } from './client/input-rounds.js';
 import { requestClient } from './client/request-client.js';
-import { selectTools, serverInstructions, toolHandlers } from './registry.js';
+import { publicTools, toolList } from './list-tools.js';
 import { resourceHandlers } from './resources.js';
 import { GatewayServer } from './server.js';
+import { selectTools, serverInstructions } from './tool-selection.js';
 
 /** A server for the selected tools, or for the ones given. */
 export function createServer(
@@ -59,15 +61,19 @@ export function createServer(
   });
   server.setNotificationHandler('notifications/roots/list_changed', () => connection.resetRoots());
 
-  const toolCalls = toolHandlers(connection, tools);
-  server.handle(ListToolsRequestSchema, toolCalls.list);
-  server.handle(CallToolRequestSchema, toolCalls.call);
+  const known = publicTools(connection, tools);
+  server.handle(ListToolsRequestSchema, toolList(known));
+  server.handle(CallToolRequestSchema, toolCalls(connection, known));
 
+  // A file not saved on this connection is looked for in the workspace, whose roots a 2026-07-28
+  // client may be asked for first.
   const resources = resourceHandlers(
     connection.files,
     async (extra, uri) => {
-      const round = requestClient(server, extra).modern ? callRound(extra, 'resources/read', uri) : undefined;
-      return (await connection.workspaceFor(extra, round)).outputDir;
+      if (!requestClient(server, extra).modern) return (await connection.workspaceFor(extra)).outputDir;
+      const round = callRound(extra, 'resources/read', uri);
+      const workspace = connection.roundWorkspace(extra, round);
+      return 'ask' in workspace ? round.ask(runtime, 'roots', workspace.ask) : workspace.outputDir;
     },
     {
       shown: (extra) =>
@@ -76,10 +82,6 @@ export function createServer(
   );
   server.handle(ListResourcesRequestSchema, resources.list);
   server.handle(ListResourceTemplatesRequestSchema, resources.templates);
-  // A file not saved on this connection is looked for in the workspace, whose roots a 2026-07-28
-  // client may be asked for first.
-  server.handle(ReadResourceRequestSchema, (request, extra) =>
-    orInputRequired(runtime, () => resources.read(request, extra)),
-  );
+  server.handle(ReadResourceRequestSchema, resources.read);
   return server;
 }

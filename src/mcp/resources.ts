@@ -1,5 +1,6 @@
 import { dirname, join } from 'node:path';
 import type {
+  InputRequiredResult,
   ListResourcesResult,
   ListResourceTemplatesResult,
   ReadResourceRequest,
@@ -77,7 +78,7 @@ export interface ViewAccess {
  */
 export function resourceHandlers(
   files: SavedFiles,
-  outputDirFor: (extra: RequestExtra, uri: string) => Promise<string>,
+  outputDirFor: (extra: RequestExtra, uri: string) => Promise<string | InputRequiredResult>,
   views: ViewAccess,
 ) {
   return {
@@ -95,7 +96,10 @@ export function resourceHandlers(
         },
       ],
     }),
-    read: async (request: ReadResourceRequest, extra: RequestExtra): Promise<ReadResourceResult> => {
+    read: async (
+      request: ReadResourceRequest,
+      extra: RequestExtra,
+    ): Promise<ReadResourceResult | InputRequiredResult> => {
       const { uri } = request.params;
       if (isViewUri(uri) && views.shown(extra)) return readView(uri);
       const name = savedFileName(uri);
@@ -108,6 +112,7 @@ export function resourceHandlers(
       // A file this connection saved is read where it was saved (the workspace may have moved since).
       const known = files.get(uri);
       const dir = known ? dirname(known.path) : await outputDirFor(extra, uri);
+      if (typeof dir !== 'string') return dir;
       const path = known?.path ?? join(dir, name);
       try {
         return { contents: [await readSavedFile(path, dir, uri, known?.mimeType ?? savedFileMime(name))] };

@@ -1,8 +1,9 @@
 // Every billed call goes through billed(), so that each is in the ledger of billed calls (see
 // src/ledger/) before its request leaves: begun (GATEWAY_LIMITS checked, an identical recent call
-// found), then confirmed by the user where GATEWAY_CONFIRM asks (its place under the limits is
-// held while the user decides), sent once, and ended with what became of it. A tool says what it
-// sends and how to read the answer; the bookkeeping is here.
+// found), sent once, and ended with what became of it. Where GATEWAY_CONFIRM asks, the person has
+// approved the call before the tool ran (the registry asks, from the tool's `confirm`); a call
+// begun without the approval its kind needs is a bug, refused before anything is recorded. A tool
+// says what it sends and how to read the answer; the bookkeeping is here.
 
 import { z } from 'zod';
 import { ServiceError } from '../gateway/errors.js';
@@ -14,7 +15,7 @@ import {
   LedgerUnavailable,
 } from '../ledger/ledger.js';
 import { UserError } from '../lib/user-error.js';
-import type { BilledCall, ToolContext } from './define.js';
+import type { ToolContext } from './define.js';
 import { MaybeBilled } from './results.js';
 
 export type { BillableCall, LedgerCall };
@@ -26,12 +27,6 @@ export type { BillableCall, LedgerCall };
  */
 export const ALLOW_DUPLICATE = z.boolean().optional();
 
-/** What a billed call is: for the ledger, and for the user's confirmation (none for search and fetch). */
-export interface BilledPlan {
-  call: BillableCall;
-  confirm?: BilledCall;
-}
-
 /**
  * Sends the request once and ends the call in the ledger: accepted (with what `accepted` reads
  * from the answer), or what the failure means for billing. Whatever the request throws is thrown on.
@@ -42,17 +37,20 @@ export type Send = <T>(
 ) => Promise<T>;
 
 /**
- * Runs a billed call: begins it, asks the user, and hands `run` the one way to send it. Over a
- * limit, or without a ledger, nothing is sent and the refusal is thrown. An identical call within
+ * Runs a billed call: begins it and hands `run` the one way to send it. Over a limit, or without
+ * a ledger, nothing is sent and the refusal is thrown. An identical call within
  * the duplicate window goes to `duplicate` instead (for the calls whose answers can be given
  * again); without `duplicate` the guard does not apply. A call `run` never sends is ended as not sent.
  */
 export async function billed<R>(
   ctx: ToolContext,
-  plan: BilledPlan,
+  call: BillableCall,
   run: (send: Send) => Promise<R>,
   duplicate?: (earlier: LedgerCall) => Promise<R>,
 ): Promise<R> {
+  if (!ctx.approval.allows(call.kind)) {
+    throw new Error(`a ${call.kind} call was about to be sent without the approval GATEWAY_CONFIRM asks for`);
+  }
   let ledger: Ledger;
   try {
     ledger = ctx.runtime.ledger();
@@ -61,25 +59,20 @@ export async function billed<R>(
   }
   const begun = await ledger
     .begin({
-      ...plan.call,
-      inputs: { ...plan.call.inputs, gateway: gatewayOf(ctx) },
-      allowDuplicate: plan.call.allowDuplicate || !duplicate,
+      ...call,
+      inputs: { ...call.inputs, gateway: gatewayOf(ctx) },
+      allowDuplicate: call.allowDuplicate || !duplicate,
     })
     .catch(notSent);
   if (begun.status === 'limited') throw new UserError(begun.sentence);
   if (begun.status === 'duplicate') return (duplicate as NonNullable<typeof duplicate>)(begun.earlier);
+  ctx.approval.spend(call.kind);
   let ended = false;
   const end = async (result: CallEnd) => {
     if (ended) return;
     ended = true;
     await ledger.end(begun.id, result);
   };
-  try {
-    if (plan.confirm) await ctx.confirm(plan.confirm);
-  } catch (error) {
-    await end({ outcome: 'declined', reason: 'not confirmed by the user' });
-    throw error;
-  }
   const send: Send = async (request, accepted) => {
     try {
       const answer = await request();
@@ -110,14 +103,14 @@ function gatewayOf(ctx: ToolContext): string {
   return `${url.host}${url.pathname}`;
 }
 
-/** A billed call that is one request: billed() with nothing between confirming and sending. */
+/** A billed call that is one request: billed() with nothing between beginning and sending. */
 export function sendBilled<T>(
   ctx: ToolContext,
-  plan: BilledPlan,
+  call: BillableCall,
   request: () => Promise<T>,
   accepted?: (answer: T) => Omit<CallEnd, 'outcome'>,
 ): Promise<T> {
-  return billed(ctx, plan, (send) => send(request, accepted));
+  return billed(ctx, call, (send) => send(request, accepted));
 }
 
 /** The ledger, for reading; a ledger that cannot be opened is said as a refusal, not as a bug. */
@@ -130,7 +123,7 @@ export function openLedger(ctx: ToolContext): Ledger {
 }
 
 /** A call the ledger cannot record is not sent: the refusal says so. */
-function notSent(error: unknown): never {
+export function notSent(error: unknown): never {
   if (!(error instanceof LedgerUnavailable)) throw error;
   const { message } = error;
   throw new UserError(

@@ -1,20 +1,38 @@
 import type { CallToolResult, ResourceLink, ToolAnnotations } from '@modelcontextprotocol/server';
 import { z } from 'zod';
+import type { BilledKind } from '../config/billed-kinds.js';
 import type { ConfirmKind } from '../config/confirm-kinds.js';
 import type { ToolGroup } from '../config/tool-groups.js';
 import type { Workspace } from '../files/workspace.js';
+import type { BillableCall } from '../ledger/ledger.js';
 import type { Logger } from '../lib/log.js';
 import type { Runtime } from '../runtime.js';
 
-/** What a billed call is about to send, as the user is asked to confirm it. */
-export interface BilledCall {
-  kind: ConfirmKind;
+/**
+ * What the person is asked to approve before a tool runs, when GATEWAY_CONFIRM names its kind:
+ * the billed call as the ledger records it (checked against the limits before anyone is asked,
+ * and recorded as declined when the answer is no) and what the form shows.
+ */
+export interface Confirmation {
+  call: BillableCall & { kind: ConfirmKind };
   /** e.g. "Generate a video". */
   action: string;
-  model: string;
   /** Options worth seeing before paying: [label, value], empty values left out. */
   details: readonly (readonly [string, string | number | undefined | null])[];
 }
+
+/**
+ * Whether this call may begin a billed call of a kind: the registry settles the person's answer
+ * before run(), and billed() spends it. A kind GATEWAY_CONFIRM does not name, or a client that
+ * cannot ask its user, needs no approval; one approval covers one billed call.
+ */
+export interface Approval {
+  allows(kind: BilledKind): boolean;
+  spend(kind: BilledKind): void;
+}
+
+/** The approval of calls the person starts themselves (`doctor --live`): nothing more to ask. */
+export const STARTED_BY_THE_USER: Approval = { allows: () => true, spend: () => {} };
 
 export interface Progress {
   progress: number;
@@ -40,11 +58,8 @@ export interface ToolContext {
    * gives the resource_link for its result.
    */
   savedFile(path: string, mimeType: string, description: string, bytes?: number): ResourceLink;
-  /**
-   * Before a billed call is sent: asks the user when GATEWAY_CONFIRM names its kind and the client
-   * can ask. Returns to go ahead; throws the refusal (a UserError) when nothing may be sent.
-   */
-  confirm(call: BilledCall): Promise<void>;
+  /** What the person approved before run(): billed() asks it before a call is begun. */
+  approval: Approval;
 }
 
 /**
@@ -86,6 +101,13 @@ export interface ToolDefinition<
    */
   usesFiles?: true;
   /**
+   * The billed call the person is asked to approve before run(), when GATEWAY_CONFIRM names its
+   * kind (asked in either era, after the roots, before anything is sent); undefined when this
+   * call sends none that is confirmed, or when what it would send cannot be known (run() then
+   * refuses before sending). Its call must be the one run() bills: billed() refuses any other.
+   */
+  confirm?(args: z.output<z.ZodObject<In>>, ctx: ToolContext): Promise<Confirmation | undefined>;
+  /**
    * Returns the result, or throws: a ServiceError, a UserError refusal, a FailedStep. The registry
    * turns what it throws into the failure result; a tool catches only to recover or add context.
    */
@@ -93,7 +115,8 @@ export interface ToolDefinition<
 }
 
 /** The registry's view of a tool: its argument types erased. */
-export type AnyToolDefinition = Omit<ToolDefinition, 'run'> & {
+export type AnyToolDefinition = Omit<ToolDefinition, 'run' | 'confirm'> & {
+  confirm?(args: Record<string, unknown>, ctx: ToolContext): Promise<Confirmation | undefined>;
   run(args: Record<string, unknown>, ctx: ToolContext): Promise<CallToolResult>;
 };
 

@@ -9,7 +9,7 @@ import { TOOL_GROUPS } from '../../src/config/tool-groups.js';
 import { SPEECH_TIMEOUT_FACTOR } from '../../src/gateway/endpoints/audio.js';
 import { TRANSCRIBE_TIMEOUT_FACTOR } from '../../src/gateway/endpoints/transcriptions.js';
 import { SUBMIT_TIMEOUT_FACTOR } from '../../src/gateway/endpoints/videos.js';
-import { selectTools } from '../../src/mcp/registry.js';
+import { selectTools } from '../../src/mcp/tool-selection.js';
 import { ALL_TOOLS } from '../../src/tools/index.js';
 
 const HELP = helpText('1.2.3');

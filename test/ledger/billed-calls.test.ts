@@ -179,7 +179,7 @@ describe('nothing is sent that the ledger cannot hold', () => {
     }
   });
 
-  it('holds a call’s place under the limit while the user decides, and frees it when the user declines', async () => {
+  it('checks the limit before asking, holds no place while the user decides, and checks it again once approved', async () => {
     let answer!: (action: ElicitResult['action']) => void;
     let asked = 0;
     const user = new Client(
@@ -189,7 +189,7 @@ describe('nothing is sent that the ledger cannot hold', () => {
     user.setRequestHandler(ElicitRequestSchema, () => {
       asked++;
       return new Promise<ElicitResult>((resolve) => {
-        answer = (action) => resolve({ action });
+        answer = (action) => resolve(action === 'accept' ? { action, content: {} } : { action });
       });
     });
     const env = { GATEWAY_LIMITS: 'speech=1/day', GATEWAY_LEDGER_DIR: tempDir('gtm-ledger-') };
@@ -198,17 +198,21 @@ describe('nothing is sent that the ledger cannot hold', () => {
     try {
       const deciding = call(asking, 'audio_speech', { text: 'shall I speak?' });
       await until(() => asked === 1, 5_000, 'the confirmation');
-      const meanwhile = await call(other, 'audio_speech', { text: 'me too' });
-      expect(meanwhile.isError).toBe(true);
-      expect(textOf(meanwhile)).toMatch(/^Not sent, and nothing billed: the limit speech=1\/day/);
-      answer('decline');
-      expect(textOf(await deciding)).toMatch(/^The user declined: Turn text into speech .* was not sent/);
+      // The person deciding holds no place: another call takes the day's one speech meanwhile.
       await ok(other, 'audio_speech', { text: 'me too' });
+      answer('accept');
+      const approved = await deciding;
+      expect(approved.isError).toBe(true);
+      expect(textOf(approved)).toMatch(/^Not sent, and nothing billed: the limit speech=1\/day/);
+      // Over the limit now: refused without asking anyone.
+      const refused = await call(asking, 'audio_speech', { text: 'and now?' });
+      expect(textOf(refused)).toMatch(/^Not sent, and nothing billed: the limit speech=1\/day/);
+      expect(asked).toBe(1);
       expect(reference.service.counters.speech).toBe(1);
-      expect(ledgerCalls(asking.dir).map((c) => [c.begin.words, c.end?.outcome])).toEqual([
-        ['shall I speak?', 'declined'],
-        ['me too', 'declined'],
-        ['me too', 'accepted'],
+      expect(ledgerCalls(asking.dir).map((c) => [c.begin.words, c.end?.outcome, c.end?.reason])).toEqual([
+        ['me too', 'accepted', undefined],
+        ['shall I speak?', 'declined', 'limit speech=1/day'],
+        ['and now?', 'declined', 'limit speech=1/day'],
       ]);
     } finally {
       await other.close();

@@ -2,7 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { helpText } from '../../src/config/help.js';
-import { REQUIRED_META_KEY } from '../../src/mcp/registry.js';
+import { REQUIRED_META_KEY } from '../../src/mcp/tool-selection.js';
 import { VERSION } from '../../src/version.js';
 import {
   CLI,

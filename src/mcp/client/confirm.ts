@@ -1,9 +1,18 @@
+// The person's approval of a billed call before it is sent (GATEWAY_CONFIRM, opt-in per kind),
+// asked through the client's elicitation form. A client without elicitation (or a stateless HTTP
+// server, which cannot get the answer back) gets the call as without the setting.
+//
+// A 2025-era client is asked with an elicitation/create request while the call waits. A
+// 2026-07-28 client is asked in a round of its own (input-rounds.ts): the call is answered
+// input_required with the form, and comes again with the answer, which approves only the call it
+// was asked for (the tool, its arguments and what it would send) and only once.
+
 import { inputRequired, SdkErrorCode } from '@modelcontextprotocol/server';
+import type { BilledKind } from '../../config/billed-kinds.js';
 import type { ConfirmKind } from '../../config/confirm-kinds.js';
 import type { Logger } from '../../lib/log.js';
-import { UserError } from '../../lib/user-error.js';
 import type { Runtime } from '../../runtime.js';
-import type { BilledCall } from '../../tools/define.js';
+import type { Confirmation } from '../../tools/define.js';
 import type { GatewayServer, RequestExtra } from '../server.js';
 import { type CallRound, callDigest, ROUND_STATE_SECONDS, roundStates } from './input-rounds.js';
 import { requestClient } from './request-client.js';
@@ -12,16 +21,16 @@ import { requestClient } from './request-client.js';
 export const CONFIRM_TIMEOUT_MS = 10 * 60_000;
 
 /**
- * Asks the user, through the client's elicitation form, before a billed call is sent: opt-in per
- * kind (GATEWAY_CONFIRM). A client without elicitation (or a stateless HTTP server, which cannot
- * get the answer back) gets the call as without the setting. Declined, dismissed, unanswered or
- * failed: nothing is sent, and the refusal thrown (a UserError) says so.
- *
- * A 2025-era client is asked in the middle of the call (elicitation/create). A 2026-07-28 client is
- * asked in a round of its own (input-rounds.ts): the call is answered input_required with the form
- * and runs again with the user's answer, which approves only the call it was asked for (the tool,
- * its arguments and what it would send) and only once.
+ * What the person answered: approved, or not (and then `reason` for the ledger's declined row,
+ * and `sentence` for the model; `recorded: false` when the answer was already recorded once).
  */
+export type Answer =
+  | { approved: true }
+  | { approved: false; reason: string; sentence: string; recorded?: false };
+
+/** The form a 2026-07-28 client is to show, the round's answer to the call. */
+export type RoundAnswer = Answer | { ask: ReturnType<typeof inputRequired.elicit> };
+
 export class Confirmations {
   constructor(
     private readonly server: GatewayServer,
@@ -30,93 +39,104 @@ export class Confirmations {
     private readonly canAsk: boolean,
   ) {}
 
-  async ask(call: BilledCall, extra: RequestExtra, log: Logger, round?: CallRound): Promise<void> {
-    const refusal = round
-      ? this.roundRefusalFor(call, extra, log, round)
-      : await this.refusalFor(call, extra, log);
-    if (refusal !== null) throw new UserError(refusal);
+  /** Whether a billed call of `kind`, on this request, is sent only once the person approves it. */
+  asks(kind: BilledKind, extra: RequestExtra): boolean {
+    if (!(this.kinds as readonly string[]).includes(kind)) return false;
+    const client = requestClient(this.server, extra);
+    if (client.modern) return client.capabilities?.elicitation !== undefined;
+    return this.canAsk && this.server.getClientCapabilities()?.elicitation?.form !== undefined;
   }
 
-  /** A 2026-07-28 request's confirmation: null to go ahead, a refusal, or the call asks (throws). */
-  private roundRefusalFor(
-    call: BilledCall,
-    extra: RequestExtra,
-    log: Logger,
-    round: CallRound,
-  ): string | null {
-    if (!this.kinds.includes(call.kind)) return null;
-    if (requestClient(this.server, extra).capabilities?.elicitation === undefined) {
-      log.debug(`${call.action}: not confirmed (the client cannot ask its user)`);
-      return null;
-    }
-    const what = `${call.action} with ${call.model}`;
-    const approval = callDigest(call.action, call.model, call.details);
-    const answer = round.answer('confirm');
-    if (answer.kind === 'elicit' && answer.action === 'accept' && round.state.asked === approval) {
-      if (!roundStates(this.runtime).spend(round.state.nonce)) {
-        log.warn(`${what}: a confirmation was sent again after its call; nothing was sent`);
-        return `${what} was not sent: the confirmation the client sent was already used for this call, within the last ${ROUND_STATE_SECONDS / 60} minutes. Nothing was billed again.`;
-      }
-      log.info(`${what}: confirmed by the user`);
-      return null;
-    }
-    if (answer.kind === 'elicit' && round.state.asked === approval) {
-      const declined = answer.action === 'decline';
-      log.info(`${what}: ${declined ? 'declined' : 'dismissed'} by the user; nothing was sent`);
-      return declined ? declinedSentence(what) : dismissedSentence(what);
-    }
-    round.state.asked = approval;
-    round.ask(
-      'confirm',
-      inputRequired.elicit({
-        mode: 'form',
-        message: message(call),
-        requestedSchema: { type: 'object', properties: {} },
-      }),
-    );
-  }
-
-  /** Null to go ahead; otherwise the sentence that says why nothing was sent. */
-  private async refusalFor(call: BilledCall, extra: RequestExtra, log: Logger): Promise<string | null> {
-    if (!this.kinds.includes(call.kind)) return null;
-    if (!this.canAsk || !this.server.getClientCapabilities()?.elicitation?.form) {
-      log.debug(`${call.action}: not confirmed (the client cannot ask its user)`);
-      return null;
-    }
-    const what = `${call.action} with ${call.model}`;
+  /** Asks a 2025-era client's user now, and waits for the answer. */
+  async ask(confirmation: Confirmation, extra: RequestExtra, log: Logger): Promise<Answer> {
+    const what = whatOf(confirmation);
     let action: string;
     try {
       const answer = await this.server.elicitInput(
-        { mode: 'form', message: message(call), requestedSchema: { type: 'object', properties: {} } },
+        { mode: 'form', message: message(confirmation), requestedSchema: EMPTY_FORM },
         { relatedRequestId: extra.mcpReq.id, signal: extra.mcpReq.signal, timeout: CONFIRM_TIMEOUT_MS },
       );
       action = answer.action;
     } catch (error) {
       if ((error as { code?: unknown }).code === SdkErrorCode.RequestTimeout) {
         log.info(`${what}: no answer to the confirmation; nothing was sent`);
-        return `The user did not answer the confirmation within ${CONFIRM_TIMEOUT_MS / 60_000} minutes: ${what} was not sent, and nothing was billed.`;
+        return {
+          approved: false,
+          reason: 'not answered by the user',
+          sentence: `The user did not answer the confirmation within ${CONFIRM_TIMEOUT_MS / 60_000} minutes: ${what} was not sent, and nothing was billed.`,
+        };
       }
       const why = error instanceof Error ? error.message : String(error);
       log.warn(`${what}: the confirmation failed (${why}); nothing was sent`);
-      return `${what} was not sent: the client could not ask the user to confirm it (${why}). Nothing was billed.`;
+      return {
+        approved: false,
+        reason: 'the confirmation failed',
+        sentence: `${what} was not sent: the client could not ask the user to confirm it (${why}). Nothing was billed.`,
+      };
     }
-    if (action === 'accept') {
-      log.info(`${what}: confirmed by the user`);
-      return null;
+    return answered(action, what, log);
+  }
+
+  /**
+   * A 2026-07-28 client's answer, from this round: approved (once: the same approval sent again
+   * is refused), declined or dismissed; or, not asked yet, the form to ask with.
+   */
+  inRound(confirmation: Confirmation, round: CallRound, log: Logger): RoundAnswer {
+    const what = whatOf(confirmation);
+    const approves = callDigest(what, confirmation.details);
+    const answer = round.answer('confirm');
+    if (answer.kind !== 'elicit' || round.state.asked !== approves) {
+      round.state.asked = approves;
+      return {
+        ask: inputRequired.elicit({
+          mode: 'form',
+          message: message(confirmation),
+          requestedSchema: EMPTY_FORM,
+        }),
+      };
     }
-    log.info(`${what}: ${action === 'decline' ? 'declined' : 'dismissed'} by the user; nothing was sent`);
-    return action === 'decline' ? declinedSentence(what) : dismissedSentence(what);
+    if (!roundStates(this.runtime).spend(round.state.nonce)) {
+      log.warn(`${what}: an answer to a confirmation was sent again after its call; nothing was sent`);
+      return {
+        approved: false,
+        recorded: false,
+        reason: 'answer sent again',
+        sentence: `${what} was not sent: the confirmation the client sent was already used for this call, within the last ${ROUND_STATE_SECONDS / 60} minutes. Nothing was billed again.`,
+      };
+    }
+    return answered(answer.action, what, log);
   }
 }
 
-const declinedSentence = (what: string) =>
-  `The user declined: ${what} was not sent, and nothing was billed. Do not retry unless the user asks for it.`;
-const dismissedSentence = (what: string) =>
-  `The user dismissed the confirmation: ${what} was not sent, and nothing was billed. Ask the user before trying again.`;
+const EMPTY_FORM = { type: 'object' as const, properties: {} };
 
-function message(call: BilledCall): string {
-  const lines = call.details
+function answered(action: string, what: string, log: Logger): Answer {
+  if (action === 'accept') {
+    log.info(`${what}: confirmed by the user`);
+    return { approved: true };
+  }
+  const declined = action === 'decline';
+  log.info(`${what}: ${declined ? 'declined' : 'dismissed'} by the user; nothing was sent`);
+  return declined
+    ? {
+        approved: false,
+        reason: 'declined by the user',
+        sentence: `The user declined: ${what} was not sent, and nothing was billed. Do not retry unless the user asks for it.`,
+      }
+    : {
+        approved: false,
+        reason: 'dismissed by the user',
+        sentence: `The user dismissed the confirmation: ${what} was not sent, and nothing was billed. Ask the user before trying again.`,
+      };
+}
+
+function whatOf(confirmation: Confirmation): string {
+  return `${confirmation.action} with ${confirmation.call.model}`;
+}
+
+function message(confirmation: Confirmation): string {
+  const lines = confirmation.details
     .filter(([, value]) => value !== undefined && value !== null && value !== '')
     .map(([label, value]) => `${label}: ${value}`);
-  return [`${call.action} with ${call.model}? The gateway bills it when it is sent.`, ...lines].join('\n');
+  return [`${whatOf(confirmation)}? The gateway bills it when it is sent.`, ...lines].join('\n');
 }

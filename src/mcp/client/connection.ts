@@ -7,7 +7,7 @@
 // is asked for input by input_required rounds (input-rounds.ts); over HTTP it has no connection at
 // all: each request gets a server of its own (`perRequest`), whose saved files are the process's.
 
-import { inputRequired, type ResourceLink } from '@modelcontextprotocol/server';
+import { type InputRequest, inputRequired, type ResourceLink } from '@modelcontextprotocol/server';
 import {
   type AskRoots,
   ClientWorkspace,
@@ -18,7 +18,6 @@ import {
 } from '../../files/workspace.js';
 import type { Logger } from '../../lib/log.js';
 import type { Runtime } from '../../runtime.js';
-import type { BilledCall } from '../../tools/define.js';
 import { SavedFiles } from '../resources.js';
 import type { GatewayServer, RequestExtra } from '../server.js';
 import { ClientLog, type LineRequest, loggerFor } from './client-log.js';
@@ -31,7 +30,6 @@ export interface CallParts {
   log: Logger;
   workspace(): Promise<Workspace>;
   savedFile(path: string, mimeType: string, description: string, bytes?: number): ResourceLink;
-  confirm(call: BilledCall): Promise<void>;
 }
 
 export interface ConnectionOptions {
@@ -47,7 +45,7 @@ export class ClientConnection {
   readonly clientLog: ClientLog;
   readonly workspace: ClientWorkspace;
   readonly files: SavedFiles;
-  private readonly confirmations: Confirmations;
+  readonly confirmations: Confirmations;
   /** Start-up warnings not yet told to this client (over HTTP, they wait for its next request). */
   private pendingWarnings: readonly string[] = [];
   /** The roots a 2026-07-28 client listed on this connection (stdio), until they change. */
@@ -103,24 +101,53 @@ export class ClientConnection {
     return loggerFor(this.runtime.log, this.clientLog, this.lineRequest(extra));
   }
 
-  /** The workspace for a request: from the client's roots where it offers them, else the settings. */
-  workspaceFor(extra: RequestExtra, round?: CallRound): Promise<Workspace> {
-    return round
-      ? this.roundWorkspace(extra, round)
-      : this.workspace.current(this.rootsAsker(extra), this.logFor(extra));
+  /**
+   * The workspace of a 2025-era request: from the client's roots where it offers them (asked for
+   * while the request waits), else the settings.
+   */
+  workspaceFor(extra: RequestExtra): Promise<Workspace> {
+    return this.workspace.current(this.rootsAsker(extra), this.logFor(extra));
   }
 
-  forCall(extra: RequestExtra, round?: CallRound): CallParts {
-    const log = this.logFor(extra);
+  /**
+   * A 2026-07-28 request's workspace: its roots come from this call's earlier round, or its answer
+   * in this one, or an earlier call on this connection; otherwise the roots listing to ask for.
+   */
+  roundWorkspace(extra: RequestExtra, round: CallRound): Workspace | { ask: InputRequest } {
+    const { config } = this.runtime;
+    const offered = requestClient(this.server, extra).capabilities?.roots !== undefined;
+    if (!offered || !rootsChangeAnything(config)) return fromSettings(config);
+    const answer = round.answer('roots');
+    const answered = answer.kind === 'roots' ? answer.roots.map((root) => root.uri) : undefined;
+    const listed = round.state.roots ?? answered ?? this.listedRoots;
+    if (!listed) return { ask: inputRequired.listRoots() };
+    round.state.roots = listed;
+    if (!this.options.perRequest) this.listedRoots = listed;
+    if (answered)
+      this.logFor(extra).info(`workspace from the client's roots: ${answered.join(', ') || 'none listed'}`);
+    return workspaceOfRoots(config, listed);
+  }
+
+  /**
+   * A tool call's parts. `settled`: the workspace settled before the tool ran; without it a
+   * 2025-era client is asked for its roots when the tool first needs them, and a 2026-07-28 one
+   * (whose tool did not declare it uses files) gets the roots it listed earlier, else the settings.
+   */
+  forCall(extra: RequestExtra, modern: boolean, settled?: Workspace): CallParts {
     return {
-      log,
-      workspace: () => this.workspaceFor(extra, round),
+      log: this.logFor(extra),
+      workspace: async () => {
+        if (settled) return settled;
+        if (!modern) return this.workspaceFor(extra);
+        return this.listedRoots
+          ? workspaceOfRoots(this.runtime.config, this.listedRoots)
+          : fromSettings(this.runtime.config);
+      },
       savedFile: (path, mimeType, description, bytes) => {
         const link = this.files.add(path, mimeType, description, bytes);
-        this.resourcesChanged(extra, round !== undefined);
+        this.resourcesChanged(extra, modern);
         return link;
       },
-      confirm: (call) => this.confirmations.ask(call, extra, log, round),
     };
   }
 
@@ -133,26 +160,6 @@ export class ClientConnection {
   private rootsAsker(extra: RequestExtra): AskRoots {
     return async (timeout) =>
       (await this.server.listRoots(undefined, { relatedRequestId: extra.mcpReq.id, timeout })).roots;
-  }
-
-  /**
-   * A 2026-07-28 client's workspace: its roots come from this call's earlier round, or its answer
-   * in this one, or an earlier call on this connection; otherwise the call is answered
-   * input_required with a roots listing, and runs again with it.
-   */
-  private async roundWorkspace(extra: RequestExtra, round: CallRound): Promise<Workspace> {
-    const { config } = this.runtime;
-    const offered = requestClient(this.server, extra).capabilities?.roots !== undefined;
-    if (!offered || !rootsChangeAnything(config)) return fromSettings(config);
-    const answer = round.answer('roots');
-    const answered = answer.kind === 'roots' ? answer.roots.map((root) => root.uri) : undefined;
-    const listed =
-      round.state.roots ?? answered ?? this.listedRoots ?? round.ask('roots', inputRequired.listRoots());
-    round.state.roots = listed;
-    if (!this.options.perRequest) this.listedRoots = listed;
-    if (answered)
-      this.logFor(extra).info(`workspace from the client's roots: ${answered.join(', ') || 'none listed'}`);
-    return workspaceOfRoots(config, listed);
   }
 
   private resourcesChanged(extra: RequestExtra, modern: boolean): void {

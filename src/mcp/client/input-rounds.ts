@@ -1,10 +1,9 @@
-// Input from a 2026-07-28 client, asked the only way that era allows: the tools/call is answered
-// input_required (a confirmation form, a roots listing), and the client calls again with the
+// Input from a 2026-07-28 client, asked the only way that era allows: the request is answered
+// input_required (a confirmation form, a roots listing), and the client sends it again with the
 // answers and the state the server gave it. The state is signed (HMAC, ten minutes) and bound to
-// the call: the tool and its exact arguments. Each round runs the tool again from the start, so
-// input is asked for only before anything is sent: the roots before a tool that uses files runs
-// at all, a confirmation before its billed call leaves. (A 2025-era client is asked by server-to-
-// client requests in the middle of the call instead: confirm.ts, workspace.ts.)
+// the call: the tool and its exact arguments. Input is settled before the tool runs at all
+// (call-inputs.ts), so a round never repeats anything a tool did. (A 2025-era client is asked by
+// server-to-client requests while its call waits instead.)
 
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import {
@@ -34,25 +33,6 @@ export interface RoundState {
   asked?: string;
 }
 
-/** The call cannot go on without the client's input: answered input_required, it runs again with it. */
-export class InputNeeded extends Error {
-  override name = 'InputNeeded';
-  constructor(
-    readonly key: string,
-    readonly request: InputRequest,
-    readonly state: RoundState,
-  ) {
-    super(`the client's input is needed first (${key})`);
-  }
-}
-
-/** Whether an error is, or was caused by, InputNeeded (a failed step keeps its cause). */
-export function inputNeededIn(error: unknown): InputNeeded | undefined {
-  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++)
-    if (e instanceof InputNeeded) return e;
-  return undefined;
-}
-
 /** One round of a tools/call from a 2026-07-28 client. */
 export class CallRound {
   readonly state: RoundState;
@@ -70,39 +50,22 @@ export class CallRound {
     return inputResponse(this.responses, key);
   }
 
-  /** Ends this round: the call is answered input_required with `request` under `key`. */
-  ask(key: string, request: InputRequest): never {
-    throw new InputNeeded(key, request, this.state);
+  /** The answer that ends this round: input_required, asking for `request` under `key`. */
+  async ask(runtime: Runtime, key: string, request: InputRequest): Promise<InputRequiredResult> {
+    return inputRequired({
+      inputRequests: { [key]: request },
+      requestState: await roundStates(runtime).codec.mint(this.state),
+    });
   }
 }
 
-/** The round of a tools/call, on a 2026-07-28 request; the state is the one the codec verified. */
+/** The round of a request, on a 2026-07-28 request; the state is the one the codec verified. */
 export function callRound(extra: RequestExtra, name: string, args: unknown): CallRound {
   return new CallRound(
     callDigest(name, args),
     extra.mcpReq.requestState<RoundState>(),
     extra.mcpReq.inputResponses,
   );
-}
-
-/**
- * Runs a handler's work; when it needs the client's input first, its answer is input_required:
- * what to ask, and the state the client sends back with the answer.
- */
-export async function orInputRequired<T>(
-  runtime: Runtime,
-  work: () => Promise<T>,
-): Promise<T | InputRequiredResult> {
-  try {
-    return await work();
-  } catch (error) {
-    const needed = inputNeededIn(error);
-    if (!needed) throw error;
-    return inputRequired({
-      inputRequests: { [needed.key]: needed.request },
-      requestState: await roundStates(runtime).codec.mint(needed.state),
-    });
-  }
 }
 
 /**

@@ -8,7 +8,7 @@ import { notAudio, type SpeechFormat, speechAudio } from '../../gateway/endpoint
 import { excerpt, formatCount } from '../../lib/text.js';
 import { UserError } from '../../lib/user-error.js';
 import { ALLOW_DUPLICATE, type BillableCall, billed, type Send } from '../billing.js';
-import { ANNOTATIONS, type BilledCall, defineTool, type ToolContext } from '../define.js';
+import { ANNOTATIONS, defineTool, type ToolContext } from '../define.js';
 import { nextStep, success } from '../results.js';
 import { audioFailure, chooseSpeechModel, type SpeechChoice } from './audio-models.js';
 import { earlierSpeech, type SpeechFile } from './speech-again.js';
@@ -81,38 +81,33 @@ export const audioSpeech = defineTool({
   inputSchema,
   outputSchema,
   annotations: ANNOTATIONS.create,
+  async confirm(args, ctx) {
+    const choice = await chooseSpeechModel(args.model, args.voice, ctx);
+    if (!choice.ok) return undefined;
+    return {
+      call: speechCall(args, choice.id),
+      action: 'Turn text into speech',
+      details: [
+        ['Text', excerpt(args.text)],
+        ['Format', args.format],
+      ],
+    };
+  },
   async run(args, ctx) {
     let choice: SpeechChoice | undefined;
     try {
       choice = await chooseSpeechModel(args.model, args.voice, ctx);
       if (!choice.ok) throw new UserError(choice.message);
       const chosen = choice;
-      const call: BillableCall = {
-        kind: 'speech',
-        tool: 'audio_speech',
-        model: chosen.id,
-        text: args.text,
-        options: { format: args.format },
-        expected: args.text.length,
-        allowDuplicate: args.allow_duplicate,
-      };
-      const confirm: BilledCall = {
-        kind: 'speech',
-        action: 'Turn text into speech',
-        model: chosen.id,
-        details: [
-          ['Text', excerpt(args.text)],
-          ['Format', args.format],
-        ],
-      };
+      const call = speechCall(args, chosen.id);
       const made = (saved: SpeechFile, note = '') => resultOf(saved, chosen, args, note, ctx);
       const makeSpeech = async (send: Send) =>
         made(await synthesize(chosen, args.text, args.format, args.return_audio, ctx, send));
-      return await billed(ctx, { call, confirm }, makeSpeech, async (earlier) => {
+      return await billed(ctx, call, makeSpeech, async (earlier) => {
         // The same speech made earlier: its file, while it is there; else it is made again.
         const again = await earlierSpeech(earlier, args.return_audio ? MAX_INLINE_AUDIO_BYTES : null, ctx);
         if (again) return made(again, again.note);
-        return billed(ctx, { call: { ...call, allowDuplicate: true }, confirm }, makeSpeech);
+        return billed(ctx, { ...call, allowDuplicate: true }, makeSpeech);
       });
     } catch (error) {
       // Adds what only this call knows (it was cancelled; its model went unchecked), else rethrows.
@@ -120,6 +115,19 @@ export const audioSpeech = defineTool({
     }
   },
 });
+
+/** The billed call for the speech of `args.text` with the speech model chosen. */
+function speechCall(args: z.output<z.ZodObject<typeof inputSchema>>, model: string) {
+  return {
+    kind: 'speech',
+    tool: 'audio_speech',
+    model,
+    text: args.text,
+    options: { format: args.format },
+    expected: args.text.length,
+    allowDuplicate: args.allow_duplicate,
+  } satisfies BillableCall;
+}
 
 /** The result for a speech file, made now or (with `note` saying so) by an identical earlier call. */
 function resultOf(

@@ -7,7 +7,7 @@ import { savedFileMime } from '../../files/saved-files.js';
 import { type TranscriptFormat, transcribe } from '../../gateway/endpoints/audio.js';
 import { isHttpUrl } from '../../lib/urls.js';
 import { UserError } from '../../lib/user-error.js';
-import { type BilledPlan, billed, type Send } from '../billing.js';
+import { type BillableCall, billed, type Send } from '../billing.js';
 import { ANNOTATIONS, defineTool, type ToolContext } from '../define.js';
 import { pageOf, pagingInput, pagingOutput } from '../paging.js';
 import { nextStep, success } from '../results.js';
@@ -78,6 +78,20 @@ export const audioTranscribe = defineTool({
   inputSchema,
   outputSchema,
   annotations: ANNOTATIONS.create,
+  async confirm(args, ctx) {
+    const choice = await chooseTranscriptionModel(args.model, ctx);
+    if (!choice.ok) return undefined;
+    const audio = args.url ?? args.file_path;
+    return {
+      call: transcriptionCall(choice.model, audio ? basename(audio) : 'audio data'),
+      action: 'Transcribe audio',
+      details: [
+        ['Audio', audio ?? 'audio data given inline'],
+        ['Language', args.language],
+        ['Format', args.response_format],
+      ],
+    };
+  },
   async run(args, ctx) {
     let choice: ModelChoice | undefined;
     try {
@@ -92,28 +106,9 @@ export const audioTranscribe = defineTool({
         args.response_format,
       ]);
       const cached = transcriptsOf(ctx.runtime).get(key);
-      const { model } = choice;
-      const plan: BilledPlan = {
-        call: {
-          kind: 'transcription',
-          tool: 'audio_transcribe',
-          model,
-          text: source.name,
-          inputs: { audio: key },
-        },
-        confirm: {
-          kind: 'transcription',
-          action: 'Transcribe audio',
-          model,
-          details: [
-            ['Audio', args.url ?? source.name],
-            ['Language', args.language],
-            ['Format', args.response_format],
-          ],
-        },
-      };
+      const call = transcriptionCall(choice.model, source.name, key);
       const transcript =
-        cached ?? (await billed(ctx, plan, (send) => transcribeSource(source, model, args, ctx, send)));
+        cached ?? (await billed(ctx, call, (send) => transcribeSource(source, call.model, args, ctx, send)));
       if (!cached) transcriptsOf(ctx.runtime).set(key, transcript);
       if (args.start_index > 0 && args.start_index >= transcript.text.length) {
         throw new UserError(
@@ -200,4 +195,15 @@ async function saveText(
   const stem = `${basename(sourceName, extname(sourceName))}-transcript`;
   const { outputDir, workDir } = await ctx.workspace();
   return saveOutputText(text, { outputDir, workDir, stem, extension });
+}
+
+/** The billed call of a transcription: `audio` is the key of its source and its options, once known. */
+function transcriptionCall(model: string, name: string, audio?: string) {
+  return {
+    kind: 'transcription',
+    tool: 'audio_transcribe',
+    model,
+    text: name,
+    ...(audio !== undefined ? { inputs: { audio } } : {}),
+  } satisfies BillableCall;
 }

@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { modelIdSchema } from '../../config/model-ids.js';
 import { excerpt } from '../../lib/text.js';
 import { UserError } from '../../lib/user-error.js';
-import { ANNOTATIONS, defineTool } from '../define.js';
+import { ANNOTATIONS, defineTool, type ToolContext } from '../define.js';
 import { capped, RESULT_BUDGET } from '../result-budget.js';
 import { nextStep, success } from '../results.js';
-import { confirmAndAsk, incompleteNote, usageLine } from './ask.js';
+import { askBilled, incompleteNote, questionConfirmation, usageLine } from './ask.js';
 import { defaultModel, MODEL_SETTING } from './default-models.js';
 
 export const MAX_PROMPT_CHARS = 200_000;
@@ -54,27 +54,30 @@ export const askModel = defineTool({
   inputSchema,
   outputSchema,
   annotations: ANNOTATIONS.answer,
+  async confirm(args, ctx) {
+    const model = await modelOf(args.model, ctx);
+    if (!model) return undefined;
+    return questionConfirmation({ tool: 'ask_model', text: args.prompt }, model, {
+      action: 'Ask a model',
+      details: [
+        ['Prompt', excerpt(args.prompt)],
+        ['Instructions', args.instructions && excerpt(args.instructions, 120)],
+        ['Most output tokens', args.max_output_tokens],
+        ['Reasoning effort', args.reasoning_effort],
+      ],
+    });
+  },
   async run(args, ctx) {
-    const model = args.model ?? (await defaultModel('chat', ctx.runtime, ctx.signal)).id;
+    const model = await modelOf(args.model, ctx);
     if (!model) {
       throw new UserError(
         `No chat model to ask: the service lists none at /v1/models. Pass \`model\` (see ${ctx.toolName('list_models')}) ` +
           `or set ${MODEL_SETTING.chat}.`,
       );
     }
-    const answer = await confirmAndAsk(
+    const answer = await askBilled(
       ctx,
-      {
-        tool: 'ask_model',
-        text: args.prompt,
-        action: 'Ask a model',
-        details: [
-          ['Prompt', excerpt(args.prompt)],
-          ['Instructions', args.instructions && excerpt(args.instructions, 120)],
-          ['Most output tokens', args.max_output_tokens],
-          ['Reasoning effort', args.reasoning_effort],
-        ],
-      },
+      { tool: 'ask_model', text: args.prompt },
       {
         model,
         input: args.prompt,
@@ -104,3 +107,8 @@ export const askModel = defineTool({
     });
   },
 });
+
+/** The model asked: the one named, else the gateway's default chat model (undefined: none). */
+async function modelOf(named: string | undefined, ctx: ToolContext): Promise<string | undefined> {
+  return named ?? (await defaultModel('chat', ctx.runtime, ctx.signal)).id ?? undefined;
+}

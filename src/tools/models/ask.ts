@@ -5,59 +5,59 @@ import {
 } from '../../gateway/endpoints/responses.js';
 import { formatCount } from '../../lib/text.js';
 import { billed } from '../billing.js';
-import type { BilledCall, ToolContext } from '../define.js';
+import type { Confirmation, ToolContext } from '../define.js';
 
 /** Progress while text streams in: at most one notification per interval (the first at once). */
 const PROGRESS_INTERVAL_MS = 250;
 
-/** A question to a model as the ledger and the confirmation see it: the tool, and what was asked. */
-export interface Question extends Pick<BilledCall, 'action' | 'details'> {
+/** A question to a model as the ledger sees it: the tool, and what was asked. */
+export interface Question {
   tool: string;
   /** The prompt (its first words are kept in the ledger). */
   text: string;
 }
 
+/** What the person approves before a question is put to `model` (GATEWAY_CONFIRM=chat). */
+export function questionConfirmation(
+  question: Question,
+  model: string,
+  shown: Pick<Confirmation, 'action' | 'details'>,
+): Confirmation {
+  return { call: { kind: 'chat', model, ...question }, ...shown };
+}
+
 /**
- * Asks a model through the service as a billed call (recorded in the ledger, confirmed by the
- * user when GATEWAY_CONFIRM names chat): every question a tool puts to a model goes through
- * here. Relays progress notifications while the answer streams (message: characters received so
- * far) and aborts the stream when the call is cancelled.
+ * Asks a model through the service as a billed call, recorded in the ledger: every question a
+ * tool puts to a model goes through here. Relays progress notifications while the answer streams
+ * (message: characters received so far) and aborts the stream when the call is cancelled.
  */
-export function confirmAndAsk(
+export function askBilled(
   ctx: ToolContext,
   question: Question,
   req: ResponsesRequest,
   startMessage: string,
 ): Promise<ModelAnswer> {
-  const { tool, text, ...call } = question;
-  return billed(
-    ctx,
-    {
-      call: { kind: 'chat', tool, model: req.model, text },
-      confirm: { kind: 'chat', model: req.model, ...call },
-    },
-    async (send) => {
-      // Progress values must increase: 0 for the start, then the character count (at least 1).
-      await ctx.progress({ progress: 0, message: startMessage });
-      let lastSent = 0;
-      let lastChars = 0;
-      const ask = () =>
-        createResponse(ctx.runtime.service.client, req, {
-          signal: ctx.signal,
-          onDelta(_delta, textSoFar) {
-            const now = Date.now();
-            if (lastChars > 0 && now - lastSent < PROGRESS_INTERVAL_MS) return;
-            lastSent = now;
-            lastChars = textSoFar.length;
-            void ctx.progress({
-              progress: lastChars,
-              message: `${formatCount(lastChars)} characters received from ${req.model}`,
-            });
-          },
-        });
-      return send(ask, (answer) => ({ amount: tokensOf(answer) }));
-    },
-  );
+  return billed(ctx, { kind: 'chat', model: req.model, ...question }, async (send) => {
+    // Progress values must increase: 0 for the start, then the character count (at least 1).
+    await ctx.progress({ progress: 0, message: startMessage });
+    let lastSent = 0;
+    let lastChars = 0;
+    const ask = () =>
+      createResponse(ctx.runtime.service.client, req, {
+        signal: ctx.signal,
+        onDelta(_delta, textSoFar) {
+          const now = Date.now();
+          if (lastChars > 0 && now - lastSent < PROGRESS_INTERVAL_MS) return;
+          lastSent = now;
+          lastChars = textSoFar.length;
+          void ctx.progress({
+            progress: lastChars,
+            message: `${formatCount(lastChars)} characters received from ${req.model}`,
+          });
+        },
+      });
+    return send(ask, (answer) => ({ amount: tokensOf(answer) }));
+  });
 }
 
 /** The tokens an answer used, as the service reported them. */

@@ -6,6 +6,8 @@
 
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import { FIXED_DEFAULT_MODELS, MODEL_ID, notAnIdSentence } from '../../config/model-ids.js';
 import {
   submitVideo,
   type VideoSubmitKind,
@@ -15,14 +17,49 @@ import { saysStatus } from '../../gateway/error-advice.js';
 import { ServiceError } from '../../gateway/errors.js';
 import { excerpt } from '../../lib/text.js';
 import { UserError } from '../../lib/user-error.js';
-import { type BilledPlan, billed, classifyBilledFailure, clockTime } from '../billing.js';
-import type { ToolContext } from '../define.js';
+import { ALLOW_DUPLICATE, type BillableCall, billed, classifyBilledFailure, clockTime } from '../billing.js';
+import { type Confirmation, type ToolContext, textArgument } from '../define.js';
 import { FailedStep, failureSentence, MaybeBilled } from '../results.js';
 import { canEncode, decodeJobHandle, encodeJobHandle, type JobRef } from './job-handle.js';
 import { followJob } from './video-follow.js';
+import { resolveStartingVideo } from './video-inputs.js';
 import { unsettledSubmit } from './video-jobs.js';
 import { jobResult } from './video-results.js';
-import { risingProgress, waitDeadline } from './wait.js';
+import { MAX_WAIT_SECONDS, risingProgress, waitDeadline } from './wait.js';
+
+export const DEFAULT_SUBMIT_WAIT_SECONDS = 5;
+export const ASPECT_RATIOS = ['16:9', '9:16', '1:1', '4:3', '3:4', '3:2', '2:3'] as const;
+const RESOLUTIONS = ['480p', '720p', '1080p'] as const;
+export const BILLING = 'Each call starts a NEW billed generation: follow the job_id with video_status.';
+
+/** The arguments every submit takes. */
+export const SUBMIT_ARGUMENTS = {
+  prompt: textArgument('prompt', 4000),
+  model: z
+    .string()
+    .trim()
+    .max(200)
+    .regex(MODEL_ID, notAnIdSentence('model', FIXED_DEFAULT_MODELS.video))
+    .optional(),
+  resolution: z.enum(RESOLUTIONS).optional(),
+  wait_seconds: z.number().min(0).max(MAX_WAIT_SECONDS).default(DEFAULT_SUBMIT_WAIT_SECONDS),
+  idempotency_key: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .regex(/^[\x21-\x7e]+$/, 'idempotency_key must be printable ASCII without spaces')
+    .optional()
+    .describe('Reuse only to retry an unknown outcome'),
+  allow_duplicate: ALLOW_DUPLICATE,
+};
+export const DURATION = z
+  .number()
+  .int('duration must be a whole number of seconds')
+  .min(1)
+  .max(60)
+  .optional();
+export const STARTING_VIDEO = z.string().trim().min(1).max(4096).describe('A finished job_id or a video URL');
 
 export interface SubmitOptions {
   kind: VideoSubmitKind;
@@ -51,44 +88,62 @@ const KINDS: Record<VideoSubmitKind, { what: string; action: string }> = {
 
 type Report = ReturnType<typeof risingProgress>;
 
+/** What a submit shows the person before it is sent (GATEWAY_CONFIRM=video), from its arguments. */
+export interface SubmitShown {
+  prompt: string;
+  model: string;
+  duration?: number | undefined;
+  aspect_ratio?: string | undefined;
+  resolution?: string | undefined;
+  /** The image as given: a URL or a local path. */
+  image?: string | undefined;
+  /** The video an edit or extension starts from, as given. */
+  video?: string | undefined;
+}
+
+export function submitConfirmation(kind: VideoSubmitKind, tool: string, shown: SubmitShown): Confirmation {
+  const { prompt, model, duration, image, video } = shown;
+  return {
+    call: submitCall(tool, prompt, model, duration),
+    action: KINDS[kind].action,
+    details: [
+      ['Prompt', excerpt(prompt)],
+      ['Duration', duration !== undefined ? `${duration} s` : undefined],
+      ['Aspect ratio', shown.aspect_ratio],
+      ['Resolution', shown.resolution],
+      ['Image', image && (image.startsWith('data:') ? 'a local image' : excerpt(image, 120))],
+      ['Starting video', video && excerpt(video, 120)],
+    ],
+  };
+}
+
+/** A submit as the ledger and the limits see it (its amount: the seconds asked for). */
+function submitCall(tool: string, prompt: string, model: string, duration: number | undefined) {
+  return {
+    kind: 'video',
+    tool,
+    model,
+    text: prompt,
+    expected: duration,
+    amountArgument: 'duration',
+  } satisfies BillableCall;
+}
+
 export async function submitAndFollow(options: SubmitOptions, ctx: ToolContext): Promise<CallToolResult> {
   const { kind, tool, body } = options;
   const key = options.idempotencyKey ?? `gtm-${randomUUID()}`;
   const model = body.model ?? ctx.runtime.config.videoModel;
   const report = risingProgress((update) => ctx.progress(update));
-  const plan: BilledPlan = {
-    call: {
-      kind: 'video',
-      tool,
-      model,
-      text: body.prompt,
+  const call = submitCall(tool, body.prompt, model, body.duration);
+  return billed(
+    ctx,
+    {
+      ...call,
       inputs: { image: body.image?.url, video: options.startsFrom ?? body.video?.url },
       options: { duration: body.duration, aspect_ratio: body.aspect_ratio, resolution: body.resolution },
       idempotencyKey: key,
-      expected: body.duration,
-      amountArgument: 'duration',
       allowDuplicate: options.allowDuplicate,
     },
-    confirm: {
-      kind: 'video',
-      action: KINDS[kind].action,
-      model,
-      details: [
-        ['Prompt', excerpt(body.prompt)],
-        ['Duration', body.duration !== undefined ? `${body.duration} s` : undefined],
-        ['Aspect ratio', body.aspect_ratio],
-        ['Resolution', body.resolution],
-        [
-          'Image',
-          body.image && (body.image.url.startsWith('data:') ? 'a local image' : excerpt(body.image.url, 120)),
-        ],
-        ['Starting video', body.video && excerpt(body.video.url, 120)],
-      ],
-    },
-  };
-  return billed(
-    ctx,
-    plan,
     async (send) => {
       let ref: JobRef;
       try {
@@ -127,6 +182,41 @@ export async function submitAndFollow(options: SubmitOptions, ctx: ToolContext):
         'and this is its job. To pay for a new one, call again with allow_duplicate: true.';
       return follow(decodeJobHandle(earlier.jobId), earlier.jobId, options, ctx, report, { note });
     },
+  );
+}
+
+/** Starts an edit or an extension from the video given (a finished job_id or a URL). */
+export async function startFromVideo(
+  kind: 'edits' | 'extensions',
+  tool: string,
+  args: z.output<z.ZodObject<typeof SUBMIT_ARGUMENTS & { video: typeof STARTING_VIDEO }>>,
+  seconds: number | undefined,
+  ctx: ToolContext,
+) {
+  const started = Date.now();
+  const url = await resolveStartingVideo(args.video, ctx.toolName(tool), ctx).catch((error: unknown) => {
+    // Named as its own step: a failure here says that nothing was submitted, so nothing was billed.
+    throw new FailedStep('Reading the starting video (nothing was submitted)', error);
+  });
+  const body: VideoSubmitRequest = {
+    model: args.model ?? ctx.runtime.config.videoModel,
+    prompt: args.prompt,
+    video: { url },
+    ...(seconds !== undefined ? { duration: seconds } : {}),
+    ...(args.resolution !== undefined ? { resolution: args.resolution } : {}),
+  };
+  return submitAndFollow(
+    {
+      kind,
+      tool,
+      body,
+      waitSeconds: args.wait_seconds,
+      idempotencyKey: args.idempotency_key,
+      allowDuplicate: args.allow_duplicate,
+      startsFrom: args.video,
+      started,
+    },
+    ctx,
   );
 }
 

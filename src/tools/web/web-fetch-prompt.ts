@@ -1,8 +1,8 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { excerpt, formatCount, oneLine } from '../../lib/text.js';
+import { formatCount, oneLine } from '../../lib/text.js';
 import { UserError } from '../../lib/user-error.js';
 import type { ToolContext } from '../define.js';
-import { confirmAndAsk, incompleteNote } from '../models/ask.js';
+import { askBilled, incompleteNote } from '../models/ask.js';
 import { MODEL_SETTING } from '../models/default-models.js';
 import { pageOf } from '../paging.js';
 import { capped, RESULT_BUDGET } from '../result-budget.js';
@@ -51,17 +51,9 @@ export async function answerFromPage(
     ? `${INSTRUCTIONS} Only part of the page is included; when the answer may be in the part not shown, say so.`
     : INSTRUCTIONS;
 
-  const answer = await confirmAndAsk(
+  const answer = await askBilled(
     ctx,
-    {
-      tool: 'web_fetch',
-      text: args.prompt,
-      action: 'Ask a model about a web page',
-      details: [
-        ['Question', excerpt(args.prompt)],
-        ['Page', `${page.url} (${formatCount(window.end_index - window.start_index)} characters sent)`],
-      ],
-    },
+    { tool: 'web_fetch', text: args.prompt },
     { model, input, instructions, max_output_tokens: ANSWER_MAX_TOKENS },
     `read ${formatCount(page.text.length)} characters; asking ${model}`,
   );

@@ -3,11 +3,12 @@ import { modelIdSchema } from '../../config/model-ids.js';
 import { abortable } from '../../gateway/deadline.js';
 import { fetchPage, type PageFormat } from '../../gateway/endpoints/fetch.js';
 import { ServiceError } from '../../gateway/errors.js';
-import { formatCount, oneLine } from '../../lib/text.js';
+import { excerpt, formatCount, oneLine } from '../../lib/text.js';
 import { isHttpUrl } from '../../lib/urls.js';
 import { UserError } from '../../lib/user-error.js';
 import { sendBilled } from '../billing.js';
 import { ANNOTATIONS, defineTool, type ToolContext, textArgument } from '../define.js';
+import { questionConfirmation } from '../models/ask.js';
 import { defaultModel } from '../models/default-models.js';
 import { type Page, pageOf, pagingInput, pagingOutput, rangeText } from '../paging.js';
 import { capped, cappedOrNull, RESULT_BUDGET } from '../result-budget.js';
@@ -55,6 +56,18 @@ export const webFetch = defineTool({
   inputSchema,
   outputSchema,
   annotations: ANNOTATIONS.lookup,
+  async confirm(args, ctx) {
+    if (!args.prompt) return undefined;
+    const model = (await defaultModel('summary', ctx.runtime, ctx.signal)).id;
+    if (!model) return undefined;
+    return questionConfirmation({ tool: 'web_fetch', text: args.prompt }, model, {
+      action: 'Ask a model about a web page',
+      details: [
+        ['Question', excerpt(args.prompt)],
+        ['Page', args.url],
+      ],
+    });
+  },
   async run(args, ctx) {
     const provider = await resolveWebProvider('fetch', args.provider, ctx);
     // The answering model is chosen before the fetch, so a missing one costs nothing.
@@ -111,7 +124,7 @@ function loadShared(provider: string, url: string, asked: PageFormat, ctx: ToolC
       text: url,
       options: { format },
     } as const;
-    const fetched = await sendBilled(ctx, { call }, () =>
+    const fetched = await sendBilled(ctx, call, () =>
       fetchPage(
         ctx.runtime.service.client,
         { model: provider, url, format },

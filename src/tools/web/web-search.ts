@@ -69,7 +69,7 @@ export const webSearch = defineTool({
     const domains = [...(args.include_domains ?? []), ...(args.exclude_domains ?? []).map((d) => `-${d}`)];
     const call = { kind: 'search', tool: 'web_search', model: provider.id, text: args.query } as const;
     const found = await withProviderNamed('search', provider, ctx, () =>
-      sendBilled(ctx, { call }, () =>
+      sendBilled(ctx, call, () =>
         search(
           ctx.runtime.service.client,
           {

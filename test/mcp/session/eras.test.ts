@@ -5,6 +5,7 @@ import { connectEra, ERAS, type Era, type EraClient, type Reach, type UserSide }
 import { useReferenceService } from '../../harness/gateway.js';
 import { spawnServer, structuredOf, tempDir, textOf } from '../../harness/harness.js';
 import { type HttpServerProcess, startHttpCli } from '../../harness/http-harness.js';
+import { ledgerCalls } from '../../harness/ledger.js';
 import { submitsOf, until } from '../../harness/video.js';
 
 // The same server in both eras of MCP, through the built server on stdio and over Streamable HTTP
@@ -87,8 +88,12 @@ describe.each(ERAS)('a %s client', (era) => {
       expect(read.contents[0]).toMatchObject({ mimeType: 'text/html;profile=mcp-app' });
     });
 
-    it('asks before a billed call, sends nothing when declined and once when accepted', async () => {
-      const declining = await connect({ GATEWAY_CONFIRM: 'video' }, { answer: 'decline' });
+    it('asks before a billed call: declined, nothing sent and one row; accepted, one submit and one row; over its limit, refused unasked', async () => {
+      const ledger = tempDir('gtm-ledger-');
+      const env = { GATEWAY_CONFIRM: 'video', GATEWAY_LEDGER_DIR: ledger, GATEWAY_LIMITS: 'video=1/day' };
+      const rows = () =>
+        ledgerCalls(ledger).map(({ begin, end }) => [begin.words, end?.outcome, end?.reason]);
+      const declining = await connect(env, { answer: 'decline' });
       const before = submitsOf(reference.service).length;
       const declined = await declining.callTool('video_generate', VIDEO);
       expect(textOf(declined)).toMatch(/^The user declined: Generate a video with \S+ was not sent/);
@@ -98,8 +103,9 @@ describe.each(ERAS)('a %s client', (era) => {
         ),
       ]);
       expect(submitsOf(reference.service)).toHaveLength(before);
+      expect(rows()).toEqual([['a paper boat in the rain', 'declined', 'declined by the user']]);
 
-      const accepting = await connect({ GATEWAY_CONFIRM: 'video' }, { answer: 'accept' });
+      const accepting = await connect(env, { answer: 'accept' });
       const accepted = await accepting.callTool('video_generate', {
         ...VIDEO,
         prompt: 'a paper boat, accepted',
@@ -107,6 +113,13 @@ describe.each(ERAS)('a %s client', (era) => {
       expect(accepted.isError, textOf(accepted)).toBeFalsy();
       expect(accepting.asked).toHaveLength(1);
       expect(submitsOf(reference.service)).toHaveLength(before + 1);
+      expect(rows().slice(1)).toEqual([['a paper boat, accepted', 'accepted', undefined]]);
+
+      const over = await accepting.callTool('video_generate', { ...VIDEO, prompt: 'one boat too many' });
+      expect(textOf(over)).toMatch(/^Not sent, and nothing billed: the limit video=1\/day/);
+      expect(accepting.asked).toHaveLength(1);
+      expect(submitsOf(reference.service)).toHaveLength(before + 1);
+      expect(rows().slice(2)).toEqual([['one boat too many', 'declined', 'limit video=1/day']]);
     });
 
     it('saves under the first of the roots the client lists, and reads the file back', async () => {

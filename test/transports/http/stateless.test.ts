@@ -1,7 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { REQUIRED_META_KEY } from '../../../src/mcp/registry.js';
+import { REQUIRED_META_KEY } from '../../../src/mcp/tool-selection.js';
 import { structuredOf } from '../../harness/harness.js';
 import {
   eventually,

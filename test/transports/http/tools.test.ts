@@ -1,6 +1,6 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { REQUIRED_META_KEY } from '../../../src/mcp/registry.js';
+import { REQUIRED_META_KEY } from '../../../src/mcp/tool-selection.js';
 import { runCli, structuredOf } from '../../harness/harness.js';
 import {
   connectHttp,

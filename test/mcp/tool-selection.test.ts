@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config/config.js';
-import { REQUIRED_TOOLS, selectTools, serverInstructions } from '../../src/mcp/registry.js';
+import { REQUIRED_TOOLS, selectTools, serverInstructions } from '../../src/mcp/tool-selection.js';
 
 const names = (tools: { name: string }[]) => tools.map((t) => t.name);
 const select = (tools?: string[], disabledTools: string[] = []) =>
