@@ -142,8 +142,8 @@ describe('the shape of src/', () => {
     // patterns (a multi-line import, an odd spacing).
     expect(modules.filter((m) => m.imports.length !== m.specifiersWritten).map((m) => m.file)).toEqual([]);
     // Edges of each kind the scan must see: value, type-only, and re-export.
-    expect(byFile.get('mcp/create-server.ts')?.imports).toContain('mcp/registry.ts');
-    expect(byFile.get('mcp/registry.ts')?.imports).toContain('mcp/client/connection.ts');
+    expect(byFile.get('mcp/create-server.ts')?.imports).toContain('mcp/call-pipeline.ts');
+    expect(byFile.get('mcp/call-pipeline.ts')?.imports).toContain('mcp/client/connection.ts');
     expect(byFile.get('gateway/endpoints/responses.ts')?.imports).toContain(
       'gateway/endpoints/responses-stream.ts',
     );
@@ -186,6 +186,18 @@ describe('the shape of src/', () => {
   it('has no cycle between its parts (folders and top-level files)', () => {
     const graph = new Map([...unitGraph()].map(([from, targets]) => [from, [...targets.keys()]]));
     expect(importCycles(graph)).toEqual([]);
+  });
+
+  it('keeps the protocol out of the tools: no input round, no confirmation asked from tool code', () => {
+    // A tool declares what it needs from the client (usesFiles, confirm) and the call pipeline
+    // settles it before run(); the protocol's rounds and the asking stay in mcp/.
+    const asking = /\bInputNeeded\b|\bCallRound\b|\bround\.(ask|answer|state)\b|\bctx\.confirm\(|\belicitInput\b|\binputRequired\b/;
+    const found = modules
+      .filter((m) => m.file.startsWith('tools/'))
+      .filter((m) => asking.test(withoutComments(readFileSync(join(SRC, m.file), 'utf8'))))
+      .map((m) => m.file);
+    expect(found).toEqual([]);
+    expect(asking.test('ctx.confirm(call)')).toBe(true);
   });
 
   it('places every part of src/ in a layer', () => {
