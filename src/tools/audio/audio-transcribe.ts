@@ -79,14 +79,14 @@ export const audioTranscribe = defineTool({
   outputSchema,
   annotations: ANNOTATIONS.create,
   async confirm(args, ctx) {
-    const choice = await chooseTranscriptionModel(args.model, ctx);
-    if (!choice.ok) return undefined;
-    const audio = args.url ?? args.file_path;
+    // What cannot be read here is said by run(), which refuses before sending anything.
+    const planned = await planOf(args, ctx).catch(() => undefined);
+    if (!planned?.choice.ok || planned.cached) return undefined;
     return {
-      call: transcriptionCall(choice.model, audio ? basename(audio) : 'audio data'),
+      call: transcriptionCall(planned.choice.model, planned.source.name, planned.key),
       action: 'Transcribe audio',
       details: [
-        ['Audio', audio ?? 'audio data given inline'],
+        ['Audio', args.url ?? planned.source.name],
         ['Language', args.language],
         ['Format', args.response_format],
       ],
@@ -95,17 +95,15 @@ export const audioTranscribe = defineTool({
   async run(args, ctx) {
     let choice: ModelChoice | undefined;
     try {
-      const source = await audioSource(args, ctx);
-      choice = await chooseTranscriptionModel(args.model, ctx);
+      const { source, key, cached, ...planned } = await planOf(args, ctx);
+      choice = planned.choice;
       if (!choice.ok) throw new UserError(choice.message);
-      const key = TranscriptCache.key([
-        source.key,
-        choice.model,
-        args.language,
-        args.prompt,
-        args.response_format,
-      ]);
-      const cached = transcriptsOf(ctx.runtime).get(key);
+      if (!cached && !ctx.approval.allows('transcription')) {
+        // Cached when the user would have been asked (so not asked), gone since.
+        throw new UserError(
+          'Not sent, and nothing billed: the user was not asked to approve this transcription (its transcript was cached a moment ago); call again to be asked.',
+        );
+      }
       const call = transcriptionCall(choice.model, source.name, key);
       const transcript =
         cached ?? (await billed(ctx, call, (send) => transcribeSource(source, call.model, args, ctx, send)));
@@ -197,13 +195,27 @@ async function saveText(
   return saveOutputText(text, { outputDir, workDir, stem, extension });
 }
 
-/** The billed call of a transcription: `audio` is the key of its source and its options, once known. */
-function transcriptionCall(model: string, name: string, audio?: string) {
+/** The audio, the model, and the transcript already made of them with these options, if any. */
+async function planOf(args: z.output<z.ZodObject<typeof inputSchema>>, ctx: ToolContext) {
+  const source = await audioSource(args, ctx);
+  const choice = await chooseTranscriptionModel(args.model, ctx);
+  const key = TranscriptCache.key([
+    source.key,
+    choice.ok ? choice.model : '',
+    args.language,
+    args.prompt,
+    args.response_format,
+  ]);
+  return { source, choice, key, cached: choice.ok ? transcriptsOf(ctx.runtime).get(key) : undefined };
+}
+
+/** The billed call of a transcription: `audio` is the key of its source and its options. */
+function transcriptionCall(model: string, name: string, audio: string) {
   return {
     kind: 'transcription',
     tool: 'audio_transcribe',
     model,
     text: name,
-    ...(audio !== undefined ? { inputs: { audio } } : {}),
+    inputs: { audio },
   } satisfies BillableCall;
 }

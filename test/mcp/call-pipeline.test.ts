@@ -1,5 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { type CallToolResult, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { parseCommandLine } from '../../src/config/config.js';
@@ -7,12 +8,15 @@ import { ServiceError } from '../../src/gateway/errors.js';
 import { UserError } from '../../src/lib/user-error.js';
 import { createServer } from '../../src/mcp/create-server.js';
 import { closeRuntime, createRuntime, type Runtime } from '../../src/runtime.js';
-import { defineTool } from '../../src/tools/define.js';
+import { sendBilled } from '../../src/tools/billing.js';
+import { type Confirmation, defineTool } from '../../src/tools/define.js';
 import { FailedStep, success } from '../../src/tools/results.js';
 import { tempDir, textOf } from '../harness/harness.js';
+import { ledgerCalls } from '../harness/ledger.js';
 
-// The registry's tools/call contract, checked with tools built for it: what no real tool should
-// ever do (break its output schema, throw, echo the key) must still end in a clean answer.
+// The call pipeline's contract, checked with tools built for it: what no real tool should ever do
+// (break its output schema, throw, echo the key, bill what it did not declare) must still end in
+// a clean answer, with nothing sent that the person did not approve.
 const KEY = 'sk-registry-test-key-0123456789';
 const echo = (name: string, run: (args: { text: string }) => unknown, action?: string) =>
   defineTool({
@@ -76,7 +80,7 @@ afterAll(async () => {
   await closeRuntime(runtime);
 });
 
-describe('tools/call through the registry', () => {
+describe('tools/call through the pipeline', () => {
   it('hands validated arguments to the tool and returns its result', async () => {
     const result = await client.callTool({ name: 'says', arguments: { text: 'hi' } });
     expect(result).toMatchObject({ structuredContent: { text: 'hi' } });
@@ -149,5 +153,123 @@ describe('tools/call through the registry', () => {
     expect(result.isError).toBeFalsy();
     expect(result.structuredContent).toEqual({ text: 'again ***' });
     expect(textOf(result)).toBe('the key is ***');
+  });
+});
+
+describe('inputs settled before a tool runs', () => {
+  // GATEWAY_CONFIRM=chat, a client that accepts every confirmation, and tools that send billed
+  // chat calls: each send is counted, and nothing here reaches a network.
+  const sent: string[] = [];
+  const ran: string[] = [];
+  const chat = (text: string) => ({ kind: 'chat' as const, tool: 'test', model: 'test/model', text });
+  const billing = (
+    name: string,
+    confirm: ((args: { text: string }) => Promise<Confirmation | undefined>) | undefined,
+    sends: number,
+  ) =>
+    defineTool({
+      name,
+      group: 'chat',
+      title: name,
+      description: name,
+      inputSchema: { text: z.string() },
+      outputSchema: { text: z.string() },
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: false,
+        openWorldHint: true,
+      },
+      ...(confirm ? { confirm } : {}),
+      run: async (args, ctx) => {
+        ran.push(name);
+        for (let i = 0; i < sends; i++)
+          await sendBilled(ctx, chat(`${args.text} ${i}`), async () => sent.push(`${name} ${i}`));
+        return success('sent', { text: args.text });
+      },
+    });
+  const shown = (args: { text: string }) =>
+    Promise.resolve({ call: chat(`${args.text} 0`), action: 'Ask', details: [] } satisfies Confirmation);
+  const asked: string[] = [];
+  let conn: { client: Client; runtime: Runtime; dir: string };
+
+  beforeAll(async () => {
+    const dir = tempDir('gtm-ledger-');
+    const env = {
+      GATEWAY_BASE_URL: 'http://127.0.0.1:9',
+      GATEWAY_API_KEY: KEY,
+      GATEWAY_LOG_LEVEL: 'error',
+      GATEWAY_CONFIRM: 'chat',
+      GATEWAY_LEDGER_DIR: dir,
+    };
+    const runtime = createRuntime(parseCommandLine([], env, tempDir()).config);
+    runtime.log.error = (message) => logged.push(message);
+    const server = createServer(runtime, [
+      billing('declares', shown, 1),
+      billing('bills_undeclared', undefined, 1),
+      billing('bills_twice', shown, 2),
+      billing(
+        'confirm_refuses',
+        async () => {
+          throw new UserError('No such model: test/none.');
+        },
+        1,
+      ),
+    ]);
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const client = new Client(
+      { name: 'asking', version: '1' },
+      { capabilities: { elicitation: { form: {} } } },
+    );
+    client.setRequestHandler(ElicitRequestSchema, (request) => {
+      asked.push(request.params.message);
+      return { action: 'accept', content: {} };
+    });
+    await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
+    conn = { client, runtime, dir };
+  });
+
+  afterAll(async () => {
+    await conn.client.close();
+    await closeRuntime(conn.runtime);
+  });
+
+  const call = (name: string, text: string) =>
+    conn.client.callTool({ name, arguments: { text } }) as Promise<CallToolResult>;
+  const rows = () => ledgerCalls(conn.dir).map(({ begin, end }) => [begin.words, end?.outcome]);
+
+  it('asks for a declared call before the tool runs, then sends it once', async () => {
+    expect(textOf(await call('declares', 'first'))).toBe('sent');
+    expect(asked).toEqual(['Ask with test/model? The gateway bills it when it is sent.']);
+    expect(sent).toEqual(['declares 0']);
+    expect(rows()).toEqual([['first 0', 'accepted']]);
+  });
+
+  it('refuses, as the bug it is, a billed call of an asked-for kind that the tool did not declare', async () => {
+    const before = { asked: asked.length, sent: sent.length, rows: rows().length };
+    const result = await call('bills_undeclared', 'sneaky');
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(
+      /^bills_undeclared failed unexpectedly: .*without the approval .*This is a bug/,
+    );
+    expect(asked).toHaveLength(before.asked);
+    expect(sent).toHaveLength(before.sent);
+    expect(rows()).toHaveLength(before.rows);
+  });
+
+  it('lets one approval pay for one call: a second billed call of its kind is refused', async () => {
+    const before = { sent: sent.length, rows: rows().length };
+    const result = await call('bills_twice', 'twice');
+    expect(textOf(result)).toMatch(/^bills_twice failed unexpectedly: .*without the approval/);
+    expect(sent.slice(before.sent)).toEqual(['bills_twice 0']);
+    expect(rows().slice(before.rows)).toEqual([['twice 0', 'accepted']]);
+  });
+
+  it('answers a refusal thrown while settling the inputs in its own words, without running the tool', async () => {
+    const before = { asked: asked.length, ran: ran.length };
+    const result = await call('confirm_refuses', 'x');
+    expect(result).toEqual({ content: [{ type: 'text', text: 'No such model: test/none.' }], isError: true });
+    expect(asked).toHaveLength(before.asked);
+    expect(ran).toHaveLength(before.ran);
   });
 });
