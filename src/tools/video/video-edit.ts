@@ -19,11 +19,6 @@ export const videoEdit = defineTool({
   inputSchema: { ...SUBMIT_ARGUMENTS, video: STARTING_VIDEO },
   outputSchema: videoOutputSchema,
   annotations: ANNOTATIONS.create,
-  async confirm(args, ctx) {
-    return submitConfirmation('edits', 'video_edit', {
-      ...args,
-      model: args.model ?? ctx.runtime.config.videoModel,
-    });
-  },
+  confirm: (args, ctx) => submitConfirmation('edits', 'video_edit', args, ctx),
   run: (args, ctx) => startFromVideo('edits', 'video_edit', args, undefined, ctx),
 });

@@ -20,11 +20,6 @@ export const videoExtend = defineTool({
   inputSchema: { ...SUBMIT_ARGUMENTS, video: STARTING_VIDEO, duration: DURATION.describe('Seconds to add') },
   outputSchema: videoOutputSchema,
   annotations: ANNOTATIONS.create,
-  async confirm(args, ctx) {
-    return submitConfirmation('extensions', 'video_extend', {
-      ...args,
-      model: args.model ?? ctx.runtime.config.videoModel,
-    });
-  },
+  confirm: (args, ctx) => submitConfirmation('extensions', 'video_extend', args, ctx),
   run: (args, ctx) => startFromVideo('extensions', 'video_extend', args, args.duration, ctx),
 });

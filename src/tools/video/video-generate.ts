@@ -31,13 +31,13 @@ export const videoGenerate = defineTool({
   },
   outputSchema: videoOutputSchema,
   annotations: ANNOTATIONS.create,
-  async confirm(args, ctx) {
-    return submitConfirmation('generations', 'video_generate', {
-      ...args,
-      model: args.model ?? ctx.runtime.config.videoModel,
-      image: args.image_url ?? args.image_path,
-    });
-  },
+  confirm: (args, ctx) =>
+    submitConfirmation(
+      'generations',
+      'video_generate',
+      { ...args, image: args.image_url ?? args.image_path },
+      ctx,
+    ),
   async run(args, ctx) {
     const started = Date.now();
     const image = await resolveImage(args.image_url, args.image_path, ctx);

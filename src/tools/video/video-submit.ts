@@ -88,10 +88,10 @@ const KINDS: Record<VideoSubmitKind, { what: string; action: string }> = {
 
 type Report = ReturnType<typeof risingProgress>;
 
-/** What a submit shows the person before it is sent (GATEWAY_CONFIRM=video), from its arguments. */
+/** What a submit shows the person before it is sent (GATEWAY_CONFIRM=video): its arguments. */
 export interface SubmitShown {
   prompt: string;
-  model: string;
+  model?: string | undefined;
   duration?: number | undefined;
   aspect_ratio?: string | undefined;
   resolution?: string | undefined;
@@ -101,10 +101,15 @@ export interface SubmitShown {
   video?: string | undefined;
 }
 
-export function submitConfirmation(kind: VideoSubmitKind, tool: string, shown: SubmitShown): Confirmation {
-  const { prompt, model, duration, image, video } = shown;
+export async function submitConfirmation(
+  kind: VideoSubmitKind,
+  tool: string,
+  shown: SubmitShown,
+  ctx: ToolContext,
+): Promise<Confirmation> {
+  const { prompt, duration, image, video } = shown;
   return {
-    call: submitCall(tool, prompt, model, duration),
+    call: submitCall(tool, prompt, shown.model ?? ctx.runtime.config.videoModel, duration),
     action: KINDS[kind].action,
     details: [
       ['Prompt', excerpt(prompt)],
