@@ -102,11 +102,15 @@ export interface ToolDefinition<
   usesFiles?: true;
   /**
    * The billed call the person is asked to approve before run(), when GATEWAY_CONFIRM names its
-   * kind (asked in either era, after the roots, before anything is sent); undefined when this
-   * call sends none that is confirmed, or when what it would send cannot be known (run() then
-   * refuses before sending). Its call must be the one run() bills: billed() refuses any other.
+   * `kind` and the client can ask (asked in either era, after the roots, before anything is
+   * sent); `call` is not called otherwise. It gives undefined when this call sends nothing of the
+   * kind, or when what it would send cannot be known (run() then refuses before sending). Its
+   * call must be the one run() bills: billed() refuses any other of the kind.
    */
-  confirm?(args: z.output<z.ZodObject<In>>, ctx: ToolContext): Promise<Confirmation | undefined>;
+  confirm?: {
+    kind: ConfirmKind;
+    call(args: z.output<z.ZodObject<In>>, ctx: ToolContext): Promise<Confirmation | undefined>;
+  };
   /**
    * Returns the result, or throws: a ServiceError, a UserError refusal, a FailedStep. The registry
    * turns what it throws into the failure result; a tool catches only to recover or add context.
@@ -116,7 +120,10 @@ export interface ToolDefinition<
 
 /** The registry's view of a tool: its argument types erased. */
 export type AnyToolDefinition = Omit<ToolDefinition, 'run' | 'confirm'> & {
-  confirm?(args: Record<string, unknown>, ctx: ToolContext): Promise<Confirmation | undefined>;
+  confirm?: {
+    kind: ConfirmKind;
+    call(args: Record<string, unknown>, ctx: ToolContext): Promise<Confirmation | undefined>;
+  };
   run(args: Record<string, unknown>, ctx: ToolContext): Promise<CallToolResult>;
 };
 

@@ -180,7 +180,7 @@ describe('inputs settled before a tool runs', () => {
         idempotentHint: false,
         openWorldHint: true,
       },
-      ...(confirm ? { confirm } : {}),
+      ...(confirm ? { confirm: { kind: 'chat' as const, call: confirm } } : {}),
       run: async (args, ctx) => {
         ran.push(name);
         for (let i = 0; i < sends; i++)

@@ -47,10 +47,15 @@ export async function settleInputs(
   } else if (tool.usesFiles) workspace = await connection.workspaceFor(extra);
   const settled = workspace ? { workspace } : {};
   const unasked = contextOf({ ...settled, approval: approvalOf(undefined) });
-  const confirmation = await tool.confirm?.(args, unasked);
   const { confirmations } = connection;
   const asked = (kind: BilledKind) => confirmations.asks(kind, extra);
-  if (!confirmation || !confirmations.asks(confirmation.call.kind, extra)) {
+  const confirmation =
+    tool.confirm && asked(tool.confirm.kind) ? await tool.confirm.call(args, unasked) : undefined;
+  if (confirmation && confirmation.call.kind !== tool.confirm?.kind)
+    throw new Error(
+      `${tool.name} declared a ${tool.confirm?.kind} confirmation and gave a ${confirmation.call.kind} call`,
+    );
+  if (!confirmation) {
     // Nothing to ask: a billed call of a kind GATEWAY_CONFIRM names is then refused by billed().
     return { context: contextOf({ ...settled, approval: approvalOf(undefined, asked) }) };
   }

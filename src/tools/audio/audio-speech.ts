@@ -81,17 +81,20 @@ export const audioSpeech = defineTool({
   inputSchema,
   outputSchema,
   annotations: ANNOTATIONS.create,
-  async confirm(args, ctx) {
-    const choice = await chooseSpeechModel(args.model, args.voice, ctx);
-    if (!choice.ok) return undefined;
-    return {
-      call: speechCall(args, choice.id),
-      action: 'Turn text into speech',
-      details: [
-        ['Text', excerpt(args.text)],
-        ['Format', args.format],
-      ],
-    };
+  confirm: {
+    kind: 'speech',
+    async call(args, ctx) {
+      const choice = await chooseSpeechModel(args.model, args.voice, ctx);
+      if (!choice.ok) return undefined;
+      return {
+        call: speechCall(args, choice.id),
+        action: 'Turn text into speech',
+        details: [
+          ['Text', excerpt(args.text)],
+          ['Format', args.format],
+        ],
+      };
+    },
   },
   async run(args, ctx) {
     let choice: SpeechChoice | undefined;

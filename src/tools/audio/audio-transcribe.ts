@@ -78,19 +78,22 @@ export const audioTranscribe = defineTool({
   inputSchema,
   outputSchema,
   annotations: ANNOTATIONS.create,
-  async confirm(args, ctx) {
-    // What cannot be read here is said by run(), which refuses before sending anything.
-    const planned = await planOf(args, ctx).catch(() => undefined);
-    if (!planned?.choice.ok || planned.cached) return undefined;
-    return {
-      call: transcriptionCall(planned.choice.model, planned.source.name, planned.key),
-      action: 'Transcribe audio',
-      details: [
-        ['Audio', args.url ?? planned.source.name],
-        ['Language', args.language],
-        ['Format', args.response_format],
-      ],
-    };
+  confirm: {
+    kind: 'transcription',
+    async call(args, ctx) {
+      // What cannot be read here is said by run(), which refuses before sending anything.
+      const planned = await planOf(args, ctx).catch(() => undefined);
+      if (!planned?.choice.ok || planned.cached) return undefined;
+      return {
+        call: transcriptionCall(planned.choice.model, planned.source.name, planned.key),
+        action: 'Transcribe audio',
+        details: [
+          ['Audio', args.url ?? planned.source.name],
+          ['Language', args.language],
+          ['Format', args.response_format],
+        ],
+      };
+    },
   },
   async run(args, ctx) {
     let choice: ModelChoice | undefined;

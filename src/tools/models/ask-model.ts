@@ -54,18 +54,21 @@ export const askModel = defineTool({
   inputSchema,
   outputSchema,
   annotations: ANNOTATIONS.answer,
-  async confirm(args, ctx) {
-    const model = await modelOf(args.model, ctx);
-    if (!model) return undefined;
-    return questionConfirmation({ tool: 'ask_model', text: args.prompt }, model, {
-      action: 'Ask a model',
-      details: [
-        ['Prompt', excerpt(args.prompt)],
-        ['Instructions', args.instructions && excerpt(args.instructions, 120)],
-        ['Most output tokens', args.max_output_tokens],
-        ['Reasoning effort', args.reasoning_effort],
-      ],
-    });
+  confirm: {
+    kind: 'chat',
+    async call(args, ctx) {
+      const model = await modelOf(args.model, ctx);
+      if (!model) return undefined;
+      return questionConfirmation({ tool: 'ask_model', text: args.prompt }, model, {
+        action: 'Ask a model',
+        details: [
+          ['Prompt', excerpt(args.prompt)],
+          ['Instructions', args.instructions && excerpt(args.instructions, 120)],
+          ['Most output tokens', args.max_output_tokens],
+          ['Reasoning effort', args.reasoning_effort],
+        ],
+      });
+    },
   },
   async run(args, ctx) {
     const model = await modelOf(args.model, ctx);

@@ -19,6 +19,6 @@ export const videoEdit = defineTool({
   inputSchema: { ...SUBMIT_ARGUMENTS, video: STARTING_VIDEO },
   outputSchema: videoOutputSchema,
   annotations: ANNOTATIONS.create,
-  confirm: (args, ctx) => submitConfirmation('edits', 'video_edit', args, ctx),
+  confirm: { kind: 'video', call: (args, ctx) => submitConfirmation('edits', 'video_edit', args, ctx) },
   run: (args, ctx) => startFromVideo('edits', 'video_edit', args, undefined, ctx),
 });

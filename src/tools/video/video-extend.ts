@@ -20,6 +20,9 @@ export const videoExtend = defineTool({
   inputSchema: { ...SUBMIT_ARGUMENTS, video: STARTING_VIDEO, duration: DURATION.describe('Seconds to add') },
   outputSchema: videoOutputSchema,
   annotations: ANNOTATIONS.create,
-  confirm: (args, ctx) => submitConfirmation('extensions', 'video_extend', args, ctx),
+  confirm: {
+    kind: 'video',
+    call: (args, ctx) => submitConfirmation('extensions', 'video_extend', args, ctx),
+  },
   run: (args, ctx) => startFromVideo('extensions', 'video_extend', args, args.duration, ctx),
 });

@@ -31,13 +31,16 @@ export const videoGenerate = defineTool({
   },
   outputSchema: videoOutputSchema,
   annotations: ANNOTATIONS.create,
-  confirm: (args, ctx) =>
-    submitConfirmation(
-      'generations',
-      'video_generate',
-      { ...args, image: args.image_url ?? args.image_path },
-      ctx,
-    ),
+  confirm: {
+    kind: 'video',
+    call: (args, ctx) =>
+      submitConfirmation(
+        'generations',
+        'video_generate',
+        { ...args, image: args.image_url ?? args.image_path },
+        ctx,
+      ),
+  },
   async run(args, ctx) {
     const started = Date.now();
     const image = await resolveImage(args.image_url, args.image_path, ctx);

@@ -56,17 +56,20 @@ export const webFetch = defineTool({
   inputSchema,
   outputSchema,
   annotations: ANNOTATIONS.lookup,
-  async confirm(args, ctx) {
-    if (!args.prompt) return undefined;
-    const model = (await defaultModel('summary', ctx.runtime, ctx.signal)).id;
-    if (!model) return undefined;
-    return questionConfirmation({ tool: 'web_fetch', text: args.prompt }, model, {
-      action: 'Ask a model about a web page',
-      details: [
-        ['Question', excerpt(args.prompt)],
-        ['Page', args.url],
-      ],
-    });
+  confirm: {
+    kind: 'chat',
+    async call(args, ctx) {
+      if (!args.prompt) return undefined;
+      const model = (await defaultModel('summary', ctx.runtime, ctx.signal)).id;
+      if (!model) return undefined;
+      return questionConfirmation({ tool: 'web_fetch', text: args.prompt }, model, {
+        action: 'Ask a model about a web page',
+        details: [
+          ['Question', excerpt(args.prompt)],
+          ['Page', args.url],
+        ],
+      });
+    },
   },
   async run(args, ctx) {
     const provider = await resolveWebProvider('fetch', args.provider, ctx);
