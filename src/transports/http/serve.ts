@@ -13,6 +13,7 @@ import { closeRuntime, type Runtime } from '../../runtime.js';
 import { VERSION } from '../../version.js';
 import { InFlightCalls } from './calls.js';
 import { RPC, sendJson, sendRpcError } from './io.js';
+import { ListenStreams } from './listens.js';
 import { ModernHttp } from './modern.js';
 import { assertSafeBinding, isLoopbackHost, RequestGuard } from './security.js';
 import { type EndReason, type HttpContext, SessionRegistry } from './sessions.js';
@@ -38,6 +39,12 @@ export interface RunningHttpServer {
 }
 
 type Route = 'mcp' | 'sse' | 'messages';
+/**
+ * Listen streams one client (one remote address) may hold: a client that opens more ends its
+ * oldest; many connections of one agent each hold one.
+ */
+const LISTENS_PER_CLIENT = 10;
+
 const ENDED: Record<EndReason, (config: Config) => string> = {
   idle: (c) => `idle for ${c.sessionIdleSeconds} s`,
   unused: (c) => `never called a tool in ${c.sessionUnusedSeconds} s`,
@@ -73,6 +80,7 @@ export async function startHttpServer(
         void session.server.close().catch(() => undefined);
       },
     ),
+    listens: new ListenStreams(config.maxSessions, LISTENS_PER_CLIENT, config.sessionIdleSeconds * 1000),
     inFlight: new InFlightCalls(),
     statelessActive: 0,
     closing: false,
@@ -103,6 +111,7 @@ export async function startHttpServer(
         }
       }
       context.sessions.stop();
+      context.listens.stop();
       // Closing a session's server aborts its running handlers, which abort their service requests.
       await Promise.all(context.sessions.all().map((s) => s.server.close().catch(() => undefined)));
       await context.modern.close().catch(() => undefined);

@@ -5,6 +5,7 @@ import type { GatewayServer } from '../../mcp/server.js';
 import type { Runtime } from '../../runtime.js';
 import type { InFlightCalls, WatchedCalls } from './calls.js';
 import { RPC, sendRpcError } from './io.js';
+import type { ListenStreams } from './listens.js';
 import type { ModernHttp } from './modern.js';
 
 export type HttpSessionKind = 'streamable' | 'sse';
@@ -171,6 +172,8 @@ export interface HttpContext {
   /** Serves 2026-07-28 requests at /mcp. */
   modern: ModernHttp;
   sessions: SessionRegistry;
+  /** 2026-07-28 listen streams, bounded apart from calls. */
+  listens: ListenStreams;
   inFlight: InFlightCalls;
   /** Stateless requests being served, bounded by GATEWAY_MAX_SESSIONS. */
   statelessActive: number;

@@ -4,6 +4,7 @@ import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import { isInitializeRequest } from '@modelcontextprotocol/server';
 import { requestIds, type WatchedCalls, watchCalls } from './calls.js';
 import { NO_BODY, RPC, readBodyOrReply, sendRpcError } from './io.js';
+import { opensListen } from './listens.js';
 import { type HttpContext, tooManySessions } from './sessions.js';
 
 /**
@@ -40,13 +41,20 @@ export async function handleMcp(ctx: HttpContext, req: IncomingMessage, res: Ser
   return openSession(ctx, req, res, body);
 }
 
-/** A 2026-07-28 request: served on its own, counted like a stateless one against the session bound. */
+/**
+ * A 2026-07-28 request: served on its own, counted like a stateless one against the session
+ * bound; a listen stream, held for as long as the client keeps it, is bounded apart (listens.ts).
+ */
 async function serveModern(
   ctx: HttpContext,
   req: IncomingMessage,
   res: ServerResponse,
   body: unknown,
 ): Promise<void> {
+  if (opensListen(body)) {
+    ctx.listens.hold(res, req.socket.remoteAddress ?? '');
+    return ctx.modern.serve(req, res, body);
+  }
   if (ctx.statelessActive >= ctx.sessions.maxSessions) return tooManySessions(ctx, res);
   ctx.statelessActive += 1;
   const finished = ctx.inFlight.begin();
