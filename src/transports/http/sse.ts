@@ -23,6 +23,9 @@ export async function openSseSession(ctx: HttpContext, res: ServerResponse): Pro
   const transport = new SSEServerTransport('/messages', res);
   const server = ctx.makeServer();
   const id = transport.sessionId;
+  // The session's id is otherwise only in the stream's first event: in a header too, a load
+  // balancer can keep the session's POSTs (?sessionId=) on this replica (docs/http.md).
+  res.setHeader('mcp-session-id', id);
   const keepalive = setInterval(() => {
     if (!res.writableEnded && !res.destroyed) res.write(': keepalive\n\n');
   }, SSE_KEEPALIVE_MS);
