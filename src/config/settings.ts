@@ -399,7 +399,6 @@ const SETTING_TABLE = {
       help:
         'a tool call needs the scope of its tool family in the token (search, fetch, video, audio, ' +
         'models; usage needs none), else 403 insufficient_scope',
-      switch: true,
     }),
     oauthClientId: setting({
       env: 'GATEWAY_OAUTH_CLIENT_ID',
