@@ -14,7 +14,7 @@ export interface Runtime {
   service: Service;
   log: Logger;
   scrub: (text: string) => string;
-  /** The exact secrets (key, MCP token, base URL and proxy passwords) no log line or tool result may carry. */
+  /** The exact secrets (key, MCP token, OAuth client secret, base URL and proxy passwords) no log line or tool result may carry. */
   secrets: readonly string[];
   /** Settings that weaken the server (startup-warnings.ts): logged once, and told to each client. */
   startupWarnings: readonly string[];
@@ -32,6 +32,7 @@ export function createRuntime(config: Config, startupWarnings: readonly string[]
   const secrets = [
     config.apiKey,
     config.mcpToken,
+    config.oauthClientSecret,
     ...urlPassword(config.baseUrl),
     ...(config.ledgerUrl ? urlPassword(config.ledgerUrl) : []),
     ...proxyPasswords(config.proxy),

@@ -354,7 +354,61 @@ const SETTING_TABLE = {
     mcpToken: setting({
       env: 'GATEWAY_MCP_TOKEN',
       schema: z.string().min(16, 'must be at least 16 characters'),
-      help: 'bearer token clients must send, 16 characters or more (required off loopback)',
+      help:
+        'bearer token clients must send, 16 characters or more (required off loopback unless ' +
+        'GATEWAY_OAUTH_ISSUER is set; with it, accepted beside OAuth tokens)',
+      secret: true,
+    }),
+    mcpTokenUser: setting({
+      env: 'GATEWAY_MCP_TOKEN_USER',
+      schema: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
+      computedDefault: 'local:<the operating-system user running the server>',
+      help:
+        'who calls with GATEWAY_MCP_TOKEN (and over stdio), as each call records its caller; with OAuth ' +
+        "the caller is the token's subject",
+    }),
+    oauthIssuer: setting({
+      env: 'GATEWAY_OAUTH_ISSUER',
+      schema: z.string().trim().refine(isHttpUrl, 'must be an http:// or https:// URL'),
+      help:
+        'an OAuth 2.1 authorization server (its issuer URL, exactly as its tokens name it): the HTTP ' +
+        'transport then takes its access tokens, checked for issuer, audience, expiry and signature ' +
+        '(docs/http.md, "A service for a team"); needs GATEWAY_PUBLIC_URL',
+    }),
+    publicUrl: setting({
+      env: 'GATEWAY_PUBLIC_URL',
+      schema: httpUrl,
+      help:
+        "this service's own base URL as clients reach it, e.g. https://mcp.example.com: tokens must be " +
+        'issued for <it>/mcp (RFC 8707), and its host name is accepted in the Host header',
+    }),
+    oauthAudience: setting({
+      env: 'GATEWAY_OAUTH_AUDIENCE',
+      schema: z.string().trim().min(1, 'must not be empty'),
+      computedDefault: 'GATEWAY_PUBLIC_URL/mcp',
+      help:
+        "the audience (aud) tokens must carry, when the authorization server cannot put this service's " +
+        "URL there (Entra ID's api://<application id>)",
+    }),
+    oauthRequireScopes: setting({
+      env: 'GATEWAY_OAUTH_REQUIRE_SCOPES',
+      schema: z
+        .enum(['true', 'false', '1', '0', ''], { error: 'must be true or false' })
+        .transform((v) => v === 'true' || v === '1'),
+      default: false,
+      help:
+        'a tool call needs the scope of its tool family in the token (search, fetch, video, audio, ' +
+        'models; usage needs none), else 403 insufficient_scope',
+    }),
+    oauthClientId: setting({
+      env: 'GATEWAY_OAUTH_CLIENT_ID',
+      schema: z.string().trim().min(1, 'must not be empty'),
+      help: "this service's client id at the authorization server, to introspect opaque tokens (RFC 7662)",
+    }),
+    oauthClientSecret: setting({
+      env: 'GATEWAY_OAUTH_CLIENT_SECRET',
+      schema: z.string().trim().min(1, 'must not be empty'),
+      help: 'the secret of GATEWAY_OAUTH_CLIENT_ID, for introspection',
       secret: true,
     }),
     allowedHosts: setting({

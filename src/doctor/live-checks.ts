@@ -7,7 +7,12 @@
 import { z } from 'zod';
 import { fromSettings } from '../files/workspace.js';
 import type { Runtime } from '../runtime.js';
-import { type AnyToolDefinition, STARTED_BY_THE_USER, type ToolContext } from '../tools/define.js';
+import {
+  type AnyToolDefinition,
+  localPrincipal,
+  STARTED_BY_THE_USER,
+  type ToolContext,
+} from '../tools/define.js';
 import { failureSentence } from '../tools/results.js';
 import { resolveWebProvider } from '../tools/web/providers.js';
 import { webFetch } from '../tools/web/web-fetch.js';
@@ -71,6 +76,7 @@ export async function checkLive(runtime: Runtime): Promise<Check[]> {
 function contextFor(runtime: Runtime): ToolContext {
   return {
     runtime,
+    principal: localPrincipal(runtime.config),
     signal: new AbortController().signal,
     progress: async () => {},
     toolName: (base) => base,

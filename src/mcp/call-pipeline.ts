@@ -11,7 +11,8 @@ import {
   isInputRequiredResult,
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import type { AnyToolDefinition } from '../tools/define.js';
+import type { Config } from '../config/config.js';
+import { type AnyToolDefinition, localPrincipal, type Principal } from '../tools/define.js';
 import { boundResult } from '../tools/result-budget.js';
 import { FailedStep, failure, failureSentence, isBug } from '../tools/results.js';
 import { viewOf } from '../views/ui-extension.js';
@@ -36,6 +37,10 @@ export function toolCalls(connection: ClientConnection, known: PublicTools) {
     const { name, arguments: given } = request.params;
     const tool = known.named(name, extra);
     if (!tool) return failure(`Unknown tool "${name}"; this server has ${known.names().join(', ')}.`);
+    const principal = principalOf(extra, runtime.config);
+    runtime.log.debug(
+      `${name} called by ${principal.id}${principal.client ? ` (client ${principal.client})` : ''}`,
+    );
     const schemas = toolSchemas(tool);
     const args = validate(schemas, name, given, runtime.scrub);
     if ('invalid' in args) return args.invalid;
@@ -50,6 +55,7 @@ export function toolCalls(connection: ClientConnection, known: PublicTools) {
     const contextOf: ContextOf = ({ workspace, approval }) => ({
       ...connection.forCall(extra, requestClient(connection.server, extra).modern, workspace),
       runtime,
+      principal,
       signal: extra.mcpReq.signal,
       toolName: known.name,
       progress: gate.progress,
@@ -69,6 +75,18 @@ export function toolCalls(connection: ClientConnection, known: PublicTools) {
 }
 
 type Schemas = ReturnType<typeof toolSchemas>;
+
+/**
+ * The caller: the subject of the OAuth token the HTTP transport verified, else the one person
+ * the server runs for.
+ */
+function principalOf(extra: RequestExtra, config: Pick<Config, 'mcpTokenUser'>): Principal {
+  const auth = extra.http?.authInfo;
+  const sub = auth?.extra?.sub;
+  if (auth && typeof sub === 'string')
+    return { id: sub, ...(auth.clientId ? { client: auth.clientId } : {}) };
+  return localPrincipal(config);
+}
 
 /** The arguments as the tool's schema reads them, or the failure that says what is wrong. */
 function validate(

@@ -1,6 +1,8 @@
+import { userInfo } from 'node:os';
 import type { CallToolResult, ResourceLink, ToolAnnotations } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { BilledKind } from '../config/billed-kinds.js';
+import type { Config } from '../config/config.js';
 import type { ConfirmKind } from '../config/confirm-kinds.js';
 import type { ToolGroup } from '../config/tool-groups.js';
 import type { Workspace } from '../files/workspace.js';
@@ -40,8 +42,37 @@ export interface Progress {
   message?: string;
 }
 
+/**
+ * Who calls: an OAuth token's subject (`id`) and the client it was issued to (`client`); with
+ * GATEWAY_MCP_TOKEN or over stdio, GATEWAY_MCP_TOKEN_USER, else `local:<operating-system user>`.
+ */
+export interface Principal {
+  id: string;
+  client?: string;
+}
+
+let localUser: string | undefined;
+
+/** The one person a server runs for: GATEWAY_MCP_TOKEN_USER, else `local:<operating-system user>`. */
+export function localPrincipal(config: Pick<Config, 'mcpTokenUser'>): Principal {
+  if (config.mcpTokenUser) return { id: config.mcpTokenUser };
+  localUser ??= `local:${userName()}`;
+  return { id: localUser };
+}
+
+function userName(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    // No passwd entry: a container run under an arbitrary uid.
+    return String(process.getuid?.() ?? 'unknown');
+  }
+}
+
 /** What a tool's run() gets besides its arguments. */
 export interface ToolContext {
+  /** Who is calling, as the transport learned it. */
+  principal: Principal;
   runtime: Runtime;
   /** Aborted when the client cancels the call or the server shuts down. */
   signal: AbortSignal;

@@ -9,7 +9,10 @@ import { type Config, ConfigError } from '../../config/config.js';
  * page whose name suddenly resolves to 127.0.0.1 must not reach a local server), the bearer token,
  * and the start-up rule that a server reachable from other machines always needs that token.
  */
-export type SecuritySettings = Pick<Config, 'host' | 'mcpToken' | 'allowedHosts' | 'allowedOrigins'>;
+export type SecuritySettings = Pick<
+  Config,
+  'host' | 'mcpToken' | 'allowedHosts' | 'allowedOrigins' | 'oauthIssuer' | 'publicUrl'
+>;
 
 const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
 const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '[::]']);
@@ -28,11 +31,13 @@ export function isLoopbackHost(host: string): boolean {
 
 /** Refuses, at start-up, the configurations that would expose the gateway key to a network. */
 export function assertSafeBinding(settings: SecuritySettings): void {
-  if (settings.mcpToken) return;
+  // Either credential keeps strangers out: OAuth asks every request for a token too.
+  if (settings.mcpToken || settings.oauthIssuer) return;
   if (!isLoopbackHost(settings.host)) {
     throw new ConfigError(
       `refusing to listen on ${settings.host} without GATEWAY_MCP_TOKEN (--mcp-token): anyone who can reach ` +
-        'that address could spend your gateway key; set a token of 16+ characters, or bind 127.0.0.1',
+        'that address could spend your gateway key; set a token of 16+ characters (or GATEWAY_OAUTH_ISSUER ' +
+        'for a team), or bind 127.0.0.1',
     );
   }
   for (const [list, name] of [
@@ -71,6 +76,8 @@ export class RequestGuard {
 
   constructor(settings: SecuritySettings) {
     const named = [...LOOPBACK_NAMES, settings.host, ...settings.allowedHosts.filter((h) => h !== '*')];
+    // Behind a proxy, clients send the public name.
+    if (settings.publicUrl) named.push(new URL(settings.publicUrl).hostname);
     // A wildcard bind answers on every interface: the names this machine goes by are its own.
     if (WILDCARD_HOSTS.has(settings.host.trim())) named.push(machineName(), ...interfaceAddresses());
     for (const name of named) {
@@ -114,7 +121,12 @@ export class RequestGuard {
 
   /** True when no token is configured, or the request carries it as a bearer token. */
   authorized(req: IncomingMessage): boolean {
-    if (!this.tokenDigest) return true;
+    return !this.tokenDigest || this.sentStaticToken(req);
+  }
+
+  /** True when a token is configured and the request carries it as a bearer token. */
+  sentStaticToken(req: IncomingMessage): boolean {
+    if (!this.tokenDigest) return false;
     const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
     if (!match?.[1]) return false;
     // Hashes have equal lengths, so the comparison takes the same time whatever was sent.

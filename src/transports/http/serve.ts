@@ -15,6 +15,7 @@ import { InFlightCalls } from './calls.js';
 import { RPC, sendJson, sendRpcError } from './io.js';
 import { ListenStreams } from './listens.js';
 import { ModernHttp } from './modern.js';
+import type { AuthenticatedRequest, ResourceServer } from './oauth/resource-server.js';
 import { assertSafeBinding, isLoopbackHost, RequestGuard } from './security.js';
 import { type EndReason, type HttpContext, SessionRegistry } from './sessions.js';
 import { handleSseMessage, openSseSession } from './sse.js';
@@ -23,7 +24,9 @@ import { handleMcp } from './streamable.js';
 /**
  * One node:http server for both MCP transports: Streamable HTTP at /mcp, legacy HTTP+SSE at
  * GET /sse + POST /messages, and GET /healthz (no auth) for probes. Every MCP route passes the
- * Host/Origin checks and, when GATEWAY_MCP_TOKEN is set, the bearer-token check first.
+ * Host/Origin checks and, when GATEWAY_MCP_TOKEN is set, the bearer-token check first. With
+ * GATEWAY_OAUTH_ISSUER the server is an OAuth resource server too (oauth/): it serves its
+ * protected-resource metadata, and a request without GATEWAY_MCP_TOKEN needs an access token.
  */
 export interface HttpServerOptions {
   /** Builds the MCP server for a session or a request; defaults to the project's createServer. */
@@ -64,6 +67,10 @@ export async function startHttpServer(
   const { config, log } = runtime;
   assertSafeBinding(config);
   const guard = new RequestGuard(config);
+  // Imported only when on, so that a server without OAuth starts as fast as ever.
+  const oauth = config.oauthIssuer
+    ? new (await import('./oauth/resource-server.js')).ResourceServer(config, log)
+    : undefined;
   const makeServer =
     options.makeServer ??
     ((rt: Runtime, connection: ConnectionOptions) => createServer(rt, undefined, connection));
@@ -84,9 +91,12 @@ export async function startHttpServer(
     inFlight: new InFlightCalls(),
     statelessActive: 0,
     closing: false,
+    ...(oauth && config.oauthRequireScopes
+      ? { refuseScopes: (req, res, body) => oauth.refuseScopes(req, res, body) }
+      : {}),
   };
   const server = createHttpServer((req, res) => {
-    void dispatch(context, guard, req, res);
+    void dispatch(context, guard, oauth, req, res);
   });
   // A malformed request line or header gets a 400, never a crash.
   server.on('clientError', (_error, socket) => {
@@ -144,15 +154,23 @@ export async function runHttp(runtime: Runtime): Promise<void> {
     log.warn('the token travels in clear over plain HTTP: put a TLS proxy in front of this port');
   }
   const mode = config.stateless ? 'stateless' : `sessions, at most ${config.maxSessions}`;
+  const access = config.oauthIssuer
+    ? `OAuth access tokens of ${config.oauthIssuer} for ${config.publicUrl}/mcp` +
+      `${config.oauthRequireScopes ? ' with the scope of each tool' : ''}` +
+      `${config.mcpToken ? ', or the bearer token' : ''}`
+    : config.mcpToken
+      ? 'bearer token required'
+      : 'no token';
   log.info(
     `listening on ${running.url} — Streamable HTTP at /mcp, legacy SSE at /sse (${mode}; ` +
-      `${config.mcpToken ? 'bearer token required' : 'no token'}); service ${config.baseUrl}`,
+      `${access}); service ${config.baseUrl}`,
   );
 }
 
 async function dispatch(
   ctx: HttpContext,
   guard: RequestGuard,
+  oauth: ResourceServer | undefined,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
@@ -166,7 +184,11 @@ async function dispatch(
       });
     }
     if (url.pathname.startsWith('/.well-known/oauth') || url.pathname.startsWith('/.well-known/openid')) {
-      return sendRpcError(res, 404, `Not found: ${NO_OAUTH}`);
+      if (oauth?.serveMetadata(url.pathname, method, res)) return;
+      const why = oauth
+        ? `the authorization server is ${ctx.runtime.config.oauthIssuer}; this service's metadata is at ${oauth.metadataUrl}`
+        : NO_OAUTH;
+      return sendRpcError(res, 404, `Not found: ${why}`);
     }
     const entry = ROUTES[url.pathname];
     if (!entry) {
@@ -193,9 +215,17 @@ async function dispatch(
         allow: [...entry.methods, 'OPTIONS'].join(', '),
       });
     }
-    if (!guard.authorized(req)) return refuseToken(ctx, req, res, `${method} ${url.pathname}`);
+    const what = `${method} ${url.pathname}`;
+    if (oauth) {
+      // GATEWAY_MCP_TOKEN, when set, stands for its one person beside the OAuth callers.
+      if (!guard.sentStaticToken(req)) {
+        const auth = await oauth.authenticate(req, res, what);
+        if (!auth) return;
+        (req as AuthenticatedRequest).auth = auth;
+      }
+    } else if (!guard.authorized(req)) return refuseToken(ctx, req, res, what);
     if (entry.route === 'mcp') return await handleMcp(ctx, req, res);
-    if (entry.route === 'sse') return await openSseSession(ctx, res);
+    if (entry.route === 'sse') return await openSseSession(ctx, req, res);
     return await handleSseMessage(ctx, req, res, url.searchParams.get('sessionId'));
   } catch (error) {
     ctx.runtime.log.error(

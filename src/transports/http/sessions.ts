@@ -1,5 +1,5 @@
-import type { ServerResponse } from 'node:http';
-import type { Transport } from '@modelcontextprotocol/server';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AuthInfo, Transport } from '@modelcontextprotocol/server';
 import type { ConnectionOptions } from '../../mcp/client/connection.js';
 import type { GatewayServer } from '../../mcp/server.js';
 import type { Runtime } from '../../runtime.js';
@@ -22,6 +22,11 @@ export interface HttpSession<T extends Transport = Transport> {
   lastActive: number;
   /** Whether the client ever called a tool (a health check or `mcp list` never does). */
   used: boolean;
+  /**
+   * The OAuth subject that opened the session: only requests with a token of the same subject may
+   * use it, so a session id that leaks does not carry anyone's rights.
+   */
+  owner?: string;
 }
 
 export type EndReason = 'idle' | 'unused' | 'evicted';
@@ -71,8 +76,15 @@ export class SessionRegistry {
    * The open session of `kind` with this id; otherwise undefined, with the request answered: 404
    * when there is no such session, 400 when it is the other transport's.
    */
-  find(id: string, kind: HttpSessionKind, res: ServerResponse): HttpSession | undefined {
-    const session = this.sessions.get(id);
+  find(
+    id: string,
+    kind: HttpSessionKind,
+    res: ServerResponse,
+    req?: IncomingMessage,
+  ): HttpSession | undefined {
+    let session = this.sessions.get(id);
+    // Another caller's session is answered as no session at all: its existence is not theirs to learn.
+    if (session && req && session.owner !== ownerOf(req)) session = undefined;
     if (session?.kind === kind) return session;
     if (session) sendRpcError(res, 400, `Bad Request: this session uses ${SESSION_WORDS[session.kind].uses}`);
     else sendRpcError(res, 404, `Session not found: ${SESSION_WORDS[kind].gone}`, RPC.sessionNotFound);
@@ -97,8 +109,16 @@ export class SessionRegistry {
   open(
     parts: Pick<HttpSession, 'id' | 'kind' | 'transport' | 'server' | 'calls'>,
     res: ServerResponse,
+    req?: IncomingMessage,
   ): void {
-    const session: HttpSession = { ...parts, open: 0, lastActive: Date.now(), used: false };
+    const owner = req ? ownerOf(req) : undefined;
+    const session: HttpSession = {
+      ...parts,
+      open: 0,
+      lastActive: Date.now(),
+      used: false,
+      ...(owner !== undefined ? { owner } : {}),
+    };
     this.sessions.set(session.id, session);
     this.track(session, res);
   }
@@ -159,6 +179,12 @@ export class SessionRegistry {
   }
 }
 
+/** The OAuth subject of a request's verified token (set by serve.ts as `req.auth`), if any. */
+function ownerOf(req: IncomingMessage): string | undefined {
+  const sub = (req as IncomingMessage & { auth?: AuthInfo }).auth?.extra?.sub;
+  return typeof sub === 'string' ? sub : undefined;
+}
+
 function callsATool(body: unknown): boolean {
   const messages = Array.isArray(body) ? body : [body];
   return messages.some((m) => (m as { method?: unknown } | null)?.method === 'tools/call');
@@ -179,6 +205,11 @@ export interface HttpContext {
   statelessActive: number;
   /** Set once shutdown begins: new requests are refused. */
   closing: boolean;
+  /**
+   * With OAuth and required scopes: answers 403 insufficient_scope, and says true, when the body
+   * calls a tool outside the scopes of the request's token.
+   */
+  refuseScopes?: (req: IncomingMessage, res: ServerResponse, body: unknown) => Promise<boolean>;
 }
 
 /** 503 with a JSON-RPC error a client can show: the session bound is reached. */

@@ -17,7 +17,11 @@ const SSE_KEEPALIVE_MS = 15_000;
  * the v1 one (@modelcontextprotocol/server-legacy, deprecated, to be removed with the SDK's v3),
  * kept for as long as clients still connect this way (Claude Code does; Codex does not).
  */
-export async function openSseSession(ctx: HttpContext, res: ServerResponse): Promise<void> {
+export async function openSseSession(
+  ctx: HttpContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const reservation = ctx.sessions.reserve();
   if (!reservation) return tooManySessions(ctx, res);
   const transport = new SSEServerTransport('/messages', res);
@@ -39,7 +43,7 @@ export async function openSseSession(ctx: HttpContext, res: ServerResponse): Pro
   try {
     await server.connect(transport);
     const calls = watchCalls(transport, ctx.inFlight);
-    ctx.sessions.open({ id, kind: 'sse', transport, server, calls }, res);
+    ctx.sessions.open({ id, kind: 'sse', transport, server, calls }, res, req);
     ctx.runtime.log.debug(`session ${id} opened (legacy SSE); ${ctx.sessions.size} open`);
   } finally {
     reservation.release();
@@ -53,7 +57,7 @@ export async function handleSseMessage(
   sessionId: string | null,
 ): Promise<void> {
   if (!sessionId) return sendRpcError(res, 400, 'Bad Request: the sessionId query parameter is required');
-  const session = ctx.sessions.find(sessionId, 'sse', res);
+  const session = ctx.sessions.find(sessionId, 'sse', res, req);
   if (!session) return;
   const body = await readBodyOrReply(req, res);
   if (body === NO_BODY) return;
@@ -65,6 +69,7 @@ export async function handleSseMessage(
       RPC.invalidRequest,
     );
   }
+  if (await ctx.refuseScopes?.(req, res, body)) return;
   ctx.sessions.track(session, res, body);
   await (session.transport as SSEServerTransport).handlePostMessage(req, res, body);
 }

@@ -16,12 +16,13 @@ import { type HttpContext, tooManySessions } from './sessions.js';
 export async function handleMcp(ctx: HttpContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const body = req.method === 'POST' ? await readBodyOrReply(req, res) : undefined;
   if (body === NO_BODY) return;
+  if (body !== undefined && (await ctx.refuseScopes?.(req, res, body))) return;
   if (req.method === 'POST' && !(await ctx.modern.isLegacy(req, body)))
     return serveModern(ctx, req, res, body);
   if (ctx.runtime.config.stateless) return handleStateless(ctx, req, res, body);
   const sessionId = headerValue(req, 'mcp-session-id');
   if (sessionId !== undefined) {
-    const session = ctx.sessions.find(sessionId, 'streamable', res);
+    const session = ctx.sessions.find(sessionId, 'streamable', res, req);
     if (!session) return;
     ctx.sessions.track(session, res, body);
     cancelOnDisconnect(session.calls, body, res);
@@ -78,7 +79,11 @@ async function openSession(
   const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
     sessionIdGenerator: () => randomUUID(),
     onsessioninitialized: (id) => {
-      ctx.sessions.open({ id, kind: 'streamable', transport, server, calls: calls as WatchedCalls }, res);
+      ctx.sessions.open(
+        { id, kind: 'streamable', transport, server, calls: calls as WatchedCalls },
+        res,
+        req,
+      );
       reservation.release();
       ctx.runtime.log.debug(`session ${id} opened (Streamable HTTP); ${ctx.sessions.size} open`);
     },
