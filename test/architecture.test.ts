@@ -100,13 +100,14 @@ function importCycles(graph: ReadonlyMap<string, readonly string[]>): string[] {
  */
 const LAYERS: readonly (readonly string[])[] = [
   ['cli.ts'],
+  ['main.ts'],
   ['transports', 'doctor'],
   ['mcp'],
   ['tools'],
   ['runtime.ts'],
   ['views', 'files', 'ledger', 'gateway'],
   ['config'],
-  ['lib', 'version.ts'],
+  ['lib', 'version.ts', 'links.ts'],
 ];
 
 /** The part a module belongs to: its top folder under src/, or the file itself at the top. */
@@ -191,7 +192,8 @@ describe('the shape of src/', () => {
   it('keeps the protocol out of the tools: no input round, no confirmation asked from tool code', () => {
     // A tool declares what it needs from the client (usesFiles, confirm) and the call pipeline
     // settles it before run(); the protocol's rounds and the asking stay in mcp/.
-    const asking = /\bInputNeeded\b|\bCallRound\b|\bround\.(ask|answer|state)\b|\bctx\.confirm\(|\belicitInput\b|\binputRequired\b/;
+    const asking =
+      /\bInputNeeded\b|\bCallRound\b|\bround\.(ask|answer|state)\b|\bctx\.confirm\(|\belicitInput\b|\binputRequired\b/;
     const found = modules
       .filter((m) => m.file.startsWith('tools/'))
       .filter((m) => asking.test(withoutComments(readFileSync(join(SRC, m.file), 'utf8'))))
