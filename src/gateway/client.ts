@@ -455,13 +455,16 @@ function statusText(status: number): string {
 
 /**
  * What a web framework answers in JSON for a path or method it lacks ("Not Found", "Cannot POST
- * /v1/search", or no message at all): never what a gateway says of a model or job it does not
- * know, which names them.
+ * /v1/search", or no message at all), outside the `{"error":{"message"}}` object gateways answer
+ * with: never what a gateway says of a model or job it does not know, which names them.
  */
 const ROUTE_MISSING =
   /^(?:40[45]\s*)?(?:not found|method not allowed|cannot (?:get|post|put|patch|delete) \/\S*)\.?$/i;
 
-function routeMissing(status: number, parsed: { message?: string; json?: boolean }): boolean {
-  if (parsed.json !== true || (status !== 404 && status !== 405)) return false;
+function routeMissing(
+  status: number,
+  parsed: { message?: string; json?: boolean; errorObject?: boolean },
+): boolean {
+  if (parsed.json !== true || parsed.errorObject || (status !== 404 && status !== 405)) return false;
   return parsed.message === undefined || ROUTE_MISSING.test(parsed.message);
 }
