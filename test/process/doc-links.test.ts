@@ -46,6 +46,19 @@ describe('where the package lives', () => {
     expect(PKG.mcpName).toBe(`io.github.${owner}/${name}`);
   });
 
+  it('the plugin names it too, and where its settings form says a gateway comes from', () => {
+    const plugin = JSON.parse(read('plugin/.claude-plugin/plugin.json')) as {
+      homepage: string;
+      repository: string;
+      userConfig: { gateway_base_url: { description: string } };
+    };
+    expect(plugin.homepage).toBe(PKG.homepage);
+    expect(plugin.repository).toBe(REPOSITORY_URL);
+    expect(plugin.userConfig.gateway_base_url.description).toContain(
+      `${REPOSITORY_URL}/blob/main/docs/gateway.md`,
+    );
+  });
+
   it('the plugin marketplace lines name that repository, with no placeholder left to fill', () => {
     const repo = REPOSITORY_URL.replace('https://github.com/', '');
     for (const tool of ['claude', 'codex']) {

@@ -40,26 +40,19 @@ export async function listModels(
     });
   } catch (error) {
     if (!(error instanceof ServiceError) || error.status !== 404) throw error;
-    // A gateway may lack one of the other lists (404); none lacks GET /v1/models, which every
-    // OpenAI-compatible gateway serves. A server without it is another program at the gateway's
-    // address, whether its 404 is a web page or JSON (a local API's {"detail":"Not Found"}).
-    if (kind === 'chat' || (await notAGateway(client, signal))) throw asNotAGateway(error);
+    // A gateway without this list answers 404 (a web framework's own page, for a route it lacks);
+    // another server at the gateway's address does so for every list, the main one too.
+    if (error.notGatewayLike && (kind === 'chat' || (await notAGateway(client, signal)))) throw error;
     return null;
   }
 }
 
-/** Whether the gateway's address has no main model list, as no gateway does. */
+/** Whether the gateway's address fails to list chat models the way a gateway does. */
 async function notAGateway(client: ServiceClient, signal?: AbortSignal): Promise<boolean> {
   return listModels(client, 'chat', signal).then(
     () => false,
     (error: unknown) => error instanceof ServiceError && error.notGatewayLike,
   );
-}
-
-function asNotAGateway(error: ServiceError): ServiceError {
-  return error.notGatewayLike
-    ? error
-    : new ServiceError({ ...error, message: error.message, notGatewayLike: true });
 }
 
 /** Search and fetch take a bare provider id: `tavily/search` -> `tavily`. */
