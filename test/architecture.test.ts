@@ -100,13 +100,14 @@ function importCycles(graph: ReadonlyMap<string, readonly string[]>): string[] {
  */
 const LAYERS: readonly (readonly string[])[] = [
   ['cli.ts'],
+  ['main.ts'],
   ['transports', 'doctor'],
   ['mcp'],
   ['tools'],
   ['runtime.ts'],
   ['views', 'files', 'ledger', 'gateway'],
   ['config'],
-  ['lib', 'version.ts'],
+  ['lib', 'version.ts', 'links.ts'],
 ];
 
 /** The part a module belongs to: its top folder under src/, or the file itself at the top. */

@@ -107,7 +107,9 @@ export function parseCommandLine(
     const issue = parsed.error.issues[0]!;
     const key = issue.path[0] as keyof RawSettings;
     const setting = SETTINGS.find((s) => s.key === key)!;
-    const shown = setting.secret ? '' : ` (got "${withoutCredentials(String(raw[key])).slice(0, 80)}")`;
+    // A URL typed without its scheme may still start with user:password@.
+    const said = withoutCredentials(String(raw[key])).replace(/^[^/:?#@\s]*:[^/?#@\s]*@/, '***@');
+    const shown = setting.secret ? '' : ` (got "${said.slice(0, 80)}")`;
     const where = origin[key] ?? setting.env;
     const alias = where === setting.env ? setting.flag : setting.env;
     throw new ConfigError(`invalid ${where} (${alias}): ${issue.message}${shown}`);

@@ -1,6 +1,8 @@
 // `--help`: the commands, then every setting of the table (settings.ts) under its group, with its
 // range and default printed from the table rather than restated in words.
 import { z } from 'zod';
+import { OLDEST_NODE } from '../lib/node-version.js';
+import { docUrl, GATEWAY_GUIDE_URL } from '../links.js';
 import { SETTING_GROUPS, SETTINGS, type Setting } from './settings.js';
 
 const LINE_WIDTH = 100;
@@ -34,10 +36,20 @@ export function helpText(version: string): string {
   });
   return [
     ...wrap(
-      `gateway-tools-mcp ${version} — an AI gateway as MCP tools: web search, web fetch, video ` +
-        'jobs, speech, transcription, list_models and ask_model, and a usage report of what billed calls cost.',
+      `gateway-tools-mcp ${version} — an MCP server that gives coding agents an AI gateway as ` +
+        'tools: web search, web fetch, video jobs, speech, transcription, list_models and ask_model, ' +
+        'and a usage report of what billed calls cost.',
       LINE_WIDTH,
     ),
+    '',
+    ...wrap(
+      `Needs Node.js ${OLDEST_NODE.split('.').slice(0, 2).join('.')} or later, and a running 9router ` +
+        '(the AI gateway, on http://127.0.0.1:20128 by default) with a key and a web search provider.',
+      LINE_WIDTH,
+    ),
+    'Getting a gateway, step by step, and everything else:',
+    `  ${GATEWAY_GUIDE_URL}`,
+    `  ${docUrl('README.md')}`,
     '',
     'Usage:',
     '  gateway-tools-mcp [options]          serve MCP (stdio unless --transport http)',

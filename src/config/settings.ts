@@ -80,8 +80,31 @@ const grammar = <T>(parse: (text: string) => { ok: true; value: T } | { ok: fals
 const httpUrl = z
   .string()
   .trim()
-  .refine(isHttpUrl, 'must be an http:// or https:// URL')
+  .superRefine((text, ctx) => {
+    if (isHttpUrl(text)) return;
+    const meant = withScheme(text);
+    ctx.addIssue({
+      code: 'custom',
+      message: `must be an http:// or https:// URL${meant ? `: did you mean ${meant}?` : ''}`,
+    });
+  })
   .transform((s) => s.replace(/\/+$/, ''));
+
+/**
+ * The address a URL typed without its scheme means (`127.0.0.1:20128`, `localhost:20128`, a host
+ * name): a person copies the address 9router prints, or its host and port, and the fix is one
+ * prefix away. Credentials in it are left out of the suggestion, which is printed.
+ */
+function withScheme(text: string): string | undefined {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) return undefined;
+  try {
+    const url = new URL(`http://${text}`);
+    if (!url.hostname || url.username || url.password) return undefined;
+    return `http://${url.host}${url.pathname === '/' ? '' : url.pathname}`;
+  } catch {
+    return undefined;
+  }
+}
 const postgresUrl = z
   .string()
   .trim()

@@ -11,7 +11,6 @@ import type { ModelRole } from '../tools/models/default-models.js';
 import { VERSION } from '../version.js';
 import { type Check, type CheckStatus, type DoctorReport, ok, skipped } from './check.js';
 import { checkInputRoots, checkWorkspace, usesFiles } from './file-checks.js';
-import { gatewayGuide } from './gateway-guide.js';
 import { checkLedger } from './ledger-checks.js';
 import { checkLive } from './live-checks.js';
 import { checkKey, checkRole, checkService } from './service-checks.js';
@@ -33,8 +32,6 @@ const ROLES: readonly { role: ModelRole; label: string; required: boolean }[] = 
 ];
 
 export interface DoctorOptions {
-  /** docs/gateway.md as the entry point sees it: named in the fix when no gateway answers. */
-  guide?: URL;
   /** Also one real (billed) search and fetch through the tools' providers (live-checks.ts). */
   live?: boolean;
 }
@@ -43,7 +40,7 @@ export async function runDoctor(config: Config, options: DoctorOptions = {}): Pr
   const runtime = createRuntime({ ...config, timeoutMs: Math.min(config.timeoutMs, DOCTOR_TIMEOUT_MS) });
   const checks: Check[] = [];
   try {
-    const service = await checkService(runtime, checks, gatewayGuide(options.guide));
+    const service = await checkService(runtime, checks);
     const keyOk = service.accepted && (await checkKey(runtime, checks));
     if (!service.accepted) checks.push(skipped('api_key', 'API key', true, service.why));
     const why = service.accepted ? 'needs an accepted API key' : service.why;

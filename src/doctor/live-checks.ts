@@ -6,6 +6,8 @@
 
 import { z } from 'zod';
 import { fromSettings } from '../files/workspace.js';
+import { ServiceError } from '../gateway/errors.js';
+import { providerUnreachable, readUpstreamFailure } from '../gateway/upstream-failure.js';
 import type { Runtime } from '../runtime.js';
 import {
   type AnyToolDefinition,
@@ -13,7 +15,7 @@ import {
   STARTED_BY_THE_USER,
   type ToolContext,
 } from '../tools/define.js';
-import { failureSentence } from '../tools/results.js';
+import { FailedStep, failureSentence, MaybeBilled } from '../tools/results.js';
 import { resolveWebProvider } from '../tools/web/providers.js';
 import { webFetch } from '../tools/web/web-fetch.js';
 import { webSearch } from '../tools/web/web-search.js';
@@ -59,17 +61,29 @@ export async function checkLive(runtime: Runtime): Promise<Check[]> {
         ok(call.id, true, `${call.label}: ${provider.id} answered (billed by it, recorded in the ledger)`),
       );
     } catch (error) {
-      checks.push(
-        fail(
-          call.id,
-          true,
-          failureSentence(error, runtime.scrub, call.label),
-          "Fix the provider's account in the gateway's dashboard (its key, credit or plan), or choose another provider (GATEWAY_SEARCH_MODEL, GATEWAY_FETCH_MODEL).",
-        ),
-      );
+      checks.push(fail(call.id, true, failureSentence(error, runtime.scrub, call.label), fixFor(error)));
     }
   }
   return checks;
+}
+
+const OTHER_PROVIDER = 'or choose another provider (GATEWAY_SEARCH_MODEL, GATEWAY_FETCH_MODEL).';
+
+/**
+ * The fix for a live call that failed: a provider the gateway could not reach is the network's
+ * doing (the gateway machine's connection, proxy, firewall or DNS), where fixing its key would
+ * change nothing; anything else is the provider's account.
+ */
+function fixFor(error: unknown): string {
+  const cause = error instanceof MaybeBilled || error instanceof FailedStep ? error.cause : error;
+  const failure =
+    cause instanceof ServiceError && cause.serviceMessage
+      ? readUpstreamFailure(cause.serviceMessage, cause.model)
+      : undefined;
+  if (failure && providerUnreachable(failure)) {
+    return `The gateway could not reach ${failure.provider}: check the network of the gateway's machine (its connection, proxy, firewall or DNS), then run doctor --live again, ${OTHER_PROVIDER}`;
+  }
+  return `Fix the provider's account in the gateway's dashboard (its key, credit or plan), ${OTHER_PROVIDER}`;
 }
 
 /** What a tool gets from a call, for a call made by doctor: no client, no progress, no files. */

@@ -12,6 +12,7 @@ import {
 } from '../gateway/endpoints/health.js';
 import { UNRESOLVED_CODES } from '../gateway/error-advice.js';
 import { ServiceError } from '../gateway/errors.js';
+import { GATEWAY_GUIDE_URL } from '../links.js';
 import type { Runtime } from '../runtime.js';
 import { describeSpeechDefault, resolveSpeechId, voiceAloneProviders } from '../tools/audio/speech-ids.js';
 import {
@@ -31,17 +32,13 @@ export type ServiceVerdict = { accepted: true } | { accepted: false; why: string
 /**
  * A gateway is what answers like one: 9router's GET /api/health `{"ok":true}`, or, for other
  * gateways with the same API, a model list at GET /v1/models (or a demand for the key there).
- * Anything else that answers HTTP is named as not a gateway, with what it answered. `guide`: where
- * the gateway guide is, for the fix when there is none.
+ * Anything else that answers HTTP is named as not a gateway, with what it answered; the fix names
+ * the gateway guide on the web (a path into npx's cache is no place to send a person).
  */
-export async function checkService(
-  runtime: Runtime,
-  checks: Check[],
-  guide: string,
-): Promise<ServiceVerdict> {
+export async function checkService(runtime: Runtime, checks: Check[]): Promise<ServiceVerdict> {
   const { client } = runtime.service;
   const base = client.shownBaseUrl;
-  const noGateway = `No gateway yet? ${guide} shows how to set one up.`;
+  const noGateway = `No gateway yet? ${GATEWAY_GUIDE_URL} shows how to set one up.`;
   try {
     const health = await probeRoute(client, HEALTH_ROUTE);
     if (isHealthy(health)) {

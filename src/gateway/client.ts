@@ -358,9 +358,12 @@ export class ServiceClient {
           (said === undefined ? undefined : resetAfterSeconds(said)),
         maybeDelivered: true,
         // The gateway answers a path or method it lacks in JSON; another server at its address
-        // does not. (A proxy's own 502, 503 or 504 page says nothing of what is behind it.)
+        // does not, or says in JSON only that the route is missing. (A proxy's own 502, 503 or
+        // 504 page says nothing of what is behind it.)
         notGatewayLike:
-          !target.guarded && parsed.json === false && (res.statusCode < 500 || res.statusCode === 501),
+          !target.guarded &&
+          ((parsed.json === false && (res.statusCode < 500 || res.statusCode === 501)) ||
+            routeMissing(res.statusCode, parsed)),
       });
     }
     return { status: res.statusCode, headers: flatHeaders, body: res.body };
@@ -448,4 +451,20 @@ function modelOf(req: ServiceRequest): string | undefined {
 
 function statusText(status: number): string {
   return status >= 500 ? 'server error' : 'request refused';
+}
+
+/**
+ * What a web framework answers in JSON for a path or method it lacks ("Not Found", "Cannot POST
+ * /v1/search", or no message at all), outside the `{"error":{"message"}}` object gateways answer
+ * with: never what a gateway says of a model or job it does not know, which names them.
+ */
+const ROUTE_MISSING =
+  /^(?:40[45]\s*)?(?:not found|method not allowed|cannot (?:get|post|put|patch|delete) \/\S*)\.?$/i;
+
+function routeMissing(
+  status: number,
+  parsed: { message?: string; json?: boolean; errorObject?: boolean },
+): boolean {
+  if (parsed.json !== true || parsed.errorObject || (status !== 404 && status !== 405)) return false;
+  return parsed.message === undefined || ROUTE_MISSING.test(parsed.message);
 }

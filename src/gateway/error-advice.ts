@@ -4,7 +4,12 @@
 // A failure's data is declared here and carried by errors.ts's ServiceError, so the advice
 // depends on no class and the two modules on each other only one way.
 
-import { providerWithoutCredentials, readUpstreamFailure, type UpstreamFailure } from './upstream-failure.js';
+import {
+  providerUnreachable,
+  providerWithoutCredentials,
+  readUpstreamFailure,
+  type UpstreamFailure,
+} from './upstream-failure.js';
 
 /** What kind of failure a service call met. */
 export type ServiceErrorKind =
@@ -90,6 +95,7 @@ function upstreamText(error: ServiceErrorInit, said: string): string {
   }
   const failure = readUpstreamFailure(said, error.model);
   if (!failure) return '';
+  if (providerUnreachable(failure)) return unreachableText(failure, quoted(failure.detail), wait);
   const status =
     failure.upstreamStatus ??
     statusFromWords(failure.detail) ??
@@ -99,7 +105,31 @@ function upstreamText(error: ServiceErrorInit, said: string): string {
     wait !== undefined
       ? `${failure.subject} is cooling down for ${wait} s in the gateway: ${advice}`
       : advice.charAt(0).toUpperCase() + advice.slice(1);
-  return `${headline(status, failure)} (${quoted(failure.detail)}). ${next}.`;
+  const fixed = wait !== undefined ? alreadyFixed(status, wait) : '';
+  return `${headline(status, failure)} (${quoted(failure.detail)}). ${next}.${fixed}`;
+}
+
+/**
+ * While an account cools down the gateway answers with the refusal that locked it, the fix made
+ * since in its dashboard notwithstanding: a person who fixed it is told to wait, not to fix again.
+ */
+function alreadyFixed(status: number | undefined, wait: number): string {
+  const fix = { 401: 'Fixed the key', 402: 'Topped it up', 403: 'Fixed its permissions or quota' }[
+    status ?? 0
+  ];
+  return fix
+    ? ` ${fix} already? The gateway tries the account again in ${wait} s, and repeats this refusal until then.`
+    : '';
+}
+
+/** The gateway got no answer from the provider at all: its network, never the provider's key. */
+function unreachableText(failure: UpstreamFailure, said: string, wait: number | undefined): string {
+  const retry = wait !== undefined ? `retry after ${wait} s` : 'retry shortly';
+  return (
+    `The gateway could not reach ${failure.provider} (${said}): a network failure between the gateway and ` +
+    `${failure.provider}, not a refused key. Check the network of the gateway's machine (its connection, proxy, ` +
+    `firewall or DNS), then ${retry}, ${OTHER_CHOICE}.`
+  );
 }
 
 function headline(status: number | undefined, { subject, provider }: UpstreamFailure): string {

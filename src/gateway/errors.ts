@@ -67,7 +67,7 @@ export function unreadableAnswer(message: string, host?: string): ServiceError {
 export function parseErrorBody(
   text: string,
   contentType: string | undefined,
-): { message?: string; code?: string; json?: boolean } {
+): { message?: string; code?: string; json?: boolean; errorObject?: boolean } {
   const trimmed = text.trim();
   if (!trimmed) return {};
   if (/html/i.test(contentType ?? '') || /^<(!doctype|html)/i.test(trimmed)) {
@@ -93,6 +93,7 @@ export function parseErrorBody(
           message: typeof e.message === 'string' ? oneLine(e.message) : undefined,
           code: typeof code === 'string' || typeof code === 'number' ? String(code) : undefined,
           json: true,
+          errorObject: true,
         };
       }
       if (typeof obj.message === 'string') return { message: oneLine(obj.message), json: true };

@@ -51,6 +51,18 @@ export function readUpstreamFailure(message: string, requested?: string): Upstre
   };
 }
 
+/**
+ * How a gateway reports that its request to the provider never got an answer (Node's fetch and
+ * undici, DNS, TLS, proxies): the network between the gateway and the provider, not the account.
+ */
+const UNREACHABLE =
+  /\bfetch failed\b|\bsocket hang up\b|\bE(CONNREFUSED|CONNRESET|NOTFOUND|AI_AGAIN|TIMEDOUT|HOSTUNREACH|NETUNREACH)\b|\bUND_ERR_(CONNECT_TIMEOUT|SOCKET)\b|\bgetaddrinfo\b|\bcertificate\b|\bproxy\b/i;
+
+/** Whether an upstream failure's words say the provider could not be reached at all. */
+export function providerUnreachable(failure: UpstreamFailure): boolean {
+  return failure.upstreamStatus === undefined && UNREACHABLE.test(failure.detail);
+}
+
 /** The provider a "No credentials for provider: X" answer names: cooling down, or not configured. */
 export function providerWithoutCredentials(message: string): string | undefined {
   return NO_CREDENTIALS.exec(message)?.[1]?.replace(/[.:]+$/, '');

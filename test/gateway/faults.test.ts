@@ -96,9 +96,23 @@ describe('service faults reach the agent as actionable errors', () => {
     expect(textOf(result)).toBe(
       "Web search failed: tavily refused the gateway's tavily account (tavily returned 401: invalid key). " +
         "tavily is cooling down for 120 s in the gateway: fix that account's key in the gateway's dashboard, " +
-        'or choose another provider or model.',
+        'or choose another provider or model. Fixed the key already? The gateway tries the account again in 120 s, ' +
+        'and repeats this refusal until then.',
     );
     expect(gw.service.counters.search).toBe(1);
+  });
+
+  it('a provider the gateway could not reach is the network between them, not its key', async () => {
+    gw.service.inject('search', {
+      status: 502,
+      headers: { 'retry-after': '30' },
+      message: '[tavily] tavily error: fetch failed (reset after 30s)',
+    });
+    expect(textOf(await search())).toContain(
+      'Web search failed: The gateway could not reach tavily (tavily error: fetch failed; HTTP 502): a network ' +
+        "failure between the gateway and tavily, not a refused key. Check the network of the gateway's machine " +
+        '(its connection, proxy, firewall or DNS), then retry after 30 s, or choose another provider or model.',
+    );
   });
 
   it('a cooldown said only in the message, "(reset after 1m 30s)", is reported with its wait', async () => {

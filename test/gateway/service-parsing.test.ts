@@ -20,6 +20,7 @@ describe('error bodies', () => {
       message: '[xai] bad',
       code: 'bad_request',
       json: true,
+      errorObject: true,
     });
     expect(parseErrorBody('{"error":"API key required"}', 'application/json')).toEqual({
       message: 'API key required',
@@ -29,6 +30,7 @@ describe('error bodies', () => {
       message: 'x',
       code: '429',
       json: true,
+      errorObject: true,
     });
     expect(
       parseErrorBody(

@@ -2,10 +2,13 @@
 // answer one a model could have given. The page question is answered from the page, without the
 // server's instructions to the answering model showing (which read like a leaked prompt).
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { GATEWAY_GUIDE_URL, REPOSITORY_URL } from '../../src/links.js';
 import { PROJECT_ROOT } from '../harness/harness.js';
+import { headingAnchors } from './doc-links.js';
 
 const run = promisify(execFile);
 let output = '';
@@ -46,10 +49,16 @@ describe('npm run demo', () => {
     expect(answer).toMatch(/^Hello/);
   });
 
-  it('ends with the next step: a real gateway, by the guide', () => {
-    const end = output.trimEnd().split('\n').slice(-3).join(' ');
-    expect(end).toMatch(/^Next: a real gateway\. docs\/gateway\.md starts 9router/);
-    expect(end).toContain('gateway-tools-mcp doctor');
+  it('ends with the next step: the gateway guide and the README section on the web, and doctor as npx runs it', () => {
+    const end = output.slice(output.lastIndexOf('\nNext: ') + 1);
+    expect(end).toMatch(/^Next: a real gateway\. The gateway guide starts 9router/);
+    expect(end).toContain(GATEWAY_GUIDE_URL);
+    expect(end).toContain(`${REPOSITORY_URL}#add-it-to-your-client`);
+    expect(end).toContain('`npx -y gateway-tools-mcp doctor`');
+    // Every heading it points to is one the README has (test/process/doc-links.test.ts checks the rule).
+    expect(headingAnchors(readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8'))).toContain(
+      'add-it-to-your-client',
+    );
   });
 
   it('shows a page heading once, not again on the page that continues it', () => {

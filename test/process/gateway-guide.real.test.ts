@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, connectStdio, PROJECT_ROOT, structuredOf, tempDir } from '../harness/harness.js';
@@ -18,7 +18,7 @@ const PROVIDER_KEY = 'fake-tavily-key-from-the-guide';
 
 describe('docs/gateway.md, followed step by step against a new 9router', () => {
   let gateway: TestGateway;
-  let run: { status: number | null; stdout: string; stderr: string; apiKey: string };
+  let run: { status: number | null; stdout: string; stderr: string; apiKey: string; cwd: string };
 
   /**
    * Runs guide steps in one shell, in a folder of their own: strict (the first failing command
@@ -54,7 +54,7 @@ describe('docs/gateway.md, followed step by step against a new 9router', () => {
     try {
       apiKey = readFileSync(join(cwd, 'gateway-api-key'), 'utf8');
     } catch {}
-    run = { status: result.status, stdout: result.stdout, stderr: result.stderr, apiKey };
+    run = { status: result.status, stdout: result.stdout, stderr: result.stderr, apiKey, cwd };
   }, 300_000);
 
   afterAll(async () => {
@@ -71,6 +71,13 @@ describe('docs/gateway.md, followed step by step against a new 9router', () => {
       'api/providers',
       'doctor',
     ]);
+  });
+
+  it('writes the two files that hold secrets readable by the user alone (mode 600)', () => {
+    for (const file of ['9router.cookies', 'gateway-key.json']) {
+      expect(statSync(join(run.cwd, file)).mode & 0o777, file).toBe(0o600);
+    }
+    expect(GUIDE).toContain('rm 9router.cookies gateway-key.json');
   });
 
   it("says 9router's own answer when a step is refused, and that no key was made", () => {

@@ -90,5 +90,6 @@ window.showView = async ({ viewUrl, tool, args, result }) => {
   iframe.src = viewUrl;
   await initialized;
   await bridge.sendToolInput({ arguments: args });
-  await bridge.sendToolResult(result);
+  // A call still running (or cancelled before it answered) has no result yet.
+  if (result !== undefined) await bridge.sendToolResult(result);
 };

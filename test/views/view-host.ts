@@ -115,8 +115,11 @@ export class ViewHost {
     await new Promise((resolve) => this.server?.close(resolve));
   }
 
-  /** Shows `tool`'s view for a call and its result, as a host does after the call. */
-  async show(tool: Tool, args: Record<string, unknown>, result: CallToolResult): Promise<void> {
+  /**
+   * Shows `tool`'s view for a call and its result, as a host does after the call; without a
+   * result, as a host does while the call still runs.
+   */
+  async show(tool: Tool, args: Record<string, unknown>, result?: CallToolResult): Promise<void> {
     const uri = (tool._meta?.ui as { resourceUri?: string } | undefined)?.resourceUri ?? '';
     const [content] = (await this.client.readResource({ uri })).contents;
     const csp = (content?._meta?.ui as { csp?: { resourceDomains?: string[] } } | undefined)?.csp;

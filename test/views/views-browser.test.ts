@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FIXED_DEFAULT_MODELS } from '../../src/config/model-ids.js';
 import { useReferenceService } from '../harness/gateway.js';
 import { type Connected, connectInMemory, tempDir } from '../harness/harness.js';
 import { CHROMIUM, CLIP_SECONDS, HAS_CHROMIUM, ViewHost, viewHostClient } from './view-host.js';
@@ -185,7 +186,9 @@ describe.skipIf(!HAS_CHROMIUM)('the views in Chromium', () => {
   it('follows a job through a gateway that stops answering for a while, to done, without a click', async () => {
     host.forwarded.length = 0;
     ref.service.setVideoTiming({ pollsUntilDone: 4, redirectVideoTo: host.url });
-    const args = { prompt: 'A lighthouse through fog', wait_seconds: 0 };
+    // The model named, so the view looks up none (a listing of recent jobs polls the running ones):
+    // each poll the faults below meet is one of the view's checks of this job.
+    const args = { prompt: 'A lighthouse through fog', wait_seconds: 0, model: FIXED_DEFAULT_MODELS.video };
     const result = await call('video_generate', args);
     // The gateway answers the next six polls 503: more than the server's own retries of one check.
     ref.service.inject('videos.poll', { status: 503, times: 6 });
@@ -231,6 +234,75 @@ describe.skipIf(!HAS_CHROMIUM)('the views in Chromium', () => {
     await host.page.waitForTimeout(4_000);
     expect(checks()).toBe(torn);
   }, 90_000);
+
+  /** The text the view shows beside a term of its facts (Model, Job). */
+  const fact = (term: string) => host.frame.locator(`dt:text-is("${term}") + dd`).innerText();
+  const calls = () => host.forwarded.filter((f) => f.method === 'tools/call');
+
+  it('cancelled before its first result: says it stopped, and Check again finds the job the call started and follows it', async () => {
+    host.forwarded.length = 0;
+    ref.service.setVideoTiming({ pollsUntilDone: 10_000 });
+    const args = { prompt: 'A kettle left on before the answer came', wait_seconds: 0 };
+    // The call reaches the server and starts a job; the host cancels it before its result comes.
+    const started = await call('video_generate', args);
+    const jobId = (started.structuredContent as { job_id: string }).job_id;
+    await host.show(tool('video_generate'), args);
+    const status = host.frame.locator('.status');
+    expect(await status.innerText()).toBe('Waiting for the job…');
+    await host.cancelTool('the user pressed Esc');
+    await host.frame.locator('.status[data-state="stopped"]').waitFor({ timeout: 10_000 });
+    expect(await status.innerText()).toBe(
+      'The call was cancelled before it named its job, so the view stopped waiting for it.',
+    );
+    expect(calls()).toEqual([]);
+    await host.screenshot('video-cancelled-early');
+
+    await host.frame.getByRole('button', { name: 'Check again' }).click();
+    for (let i = 0; i < 100 && !calls().some((c) => c.params.arguments?.job_id === jobId); i++)
+      await host.page.waitForTimeout(100);
+    // Found among the recent jobs (video_follow without job_id), then followed by its id.
+    expect(calls()[0]?.params).toMatchObject({ name: 'video_follow', arguments: {} });
+    expect(calls().some((c) => c.params.arguments?.job_id === jobId)).toBe(true);
+    await host.frame.locator('.status[data-state="running"]').waitFor({ timeout: 10_000 });
+    expect(await fact('Job')).toBe(jobId);
+    expect(await fact('Model')).toBe(FIXED_DEFAULT_MODELS.video);
+    await host.tearDown();
+    await host.frame.locator('.status[data-state="stopped"]').waitFor({ timeout: 10_000 });
+    expect(ref.service.counters['videos.generations']).toBeGreaterThanOrEqual(1);
+  }, 90_000);
+
+  it('cancelled before the call started anything: Check again says no job was started', async () => {
+    host.forwarded.length = 0;
+    await host.show(tool('video_generate'), { prompt: 'A submit that never left the host', wait_seconds: 0 });
+    await host.cancelTool('the user pressed Esc');
+    await host.frame.getByRole('button', { name: 'Check again' }).click();
+    const status = host.frame.locator('.status');
+    for (let i = 0; i < 100 && !/not started/.test(await status.innerText()); i++)
+      await host.page.waitForTimeout(100);
+    expect(await status.innerText()).toBe(
+      'No job from this call is among your recent jobs: it was not started.',
+    );
+    expect(await status.getAttribute('data-state')).toBe('stopped');
+    expect(await host.frame.getByRole('button', { name: 'Check again' }).count()).toBe(1);
+  }, 60_000);
+
+  it('torn down before its first result: says it stopped, and offers Check again', async () => {
+    host.forwarded.length = 0;
+    await host.show(tool('video_generate'), { prompt: 'A view closed while its call ran', wait_seconds: 0 });
+    await host.tearDown();
+    const status = host.frame.locator('.status[data-state="stopped"]');
+    await status.waitFor({ timeout: 10_000 });
+    expect(await status.innerText()).toBe('Stopped.');
+    expect(await host.frame.getByRole('button', { name: 'Check again' }).count()).toBe(1);
+  }, 60_000);
+
+  it('shows the model the server used when the call named none, not "the default"', async () => {
+    await showVideoJob({ pollsUntilDone: 10_000 }, 'A model nobody named');
+    for (let i = 0; i < 100 && (await fact('Model')) !== FIXED_DEFAULT_MODELS.video; i++)
+      await host.page.waitForTimeout(100);
+    expect(await fact('Model')).toBe(FIXED_DEFAULT_MODELS.video);
+    await host.cancelTool('done looking');
+  }, 60_000);
 
   it('walks the finished video from the keyboard: the player, the display modes, Download and Open, each pressed with Enter or Space', async () => {
     const status = await showVideoJob(

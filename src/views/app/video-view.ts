@@ -6,7 +6,12 @@
 // Following outlasts a gateway that stops answering for a while: a failed check is tried again
 // after a growing pause, said to the person with a countdown, for as long as RETRY_SECONDS lasts;
 // then, or when the host cancels the call or tears the view down, the view stops and offers to
-// check the job again.
+// check the job again. Cancelled before the call answered (the person pressed Esc while it was
+// being submitted), the view has no job id: Check again looks the job up among the user's recent
+// jobs (video_follow without job_id, the ledger's list), and follows it if it was started.
+//
+// The model shown is the one the call named, else the one the server used, from that same list:
+// the server's default is known to the server, not to the view.
 
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import type { HostBridge } from './host-bridge.js';
@@ -47,6 +52,8 @@ root.append(title, about, status, bar, stage, actions, saved, note);
 
 let input: Data = {};
 let jobId: string | undefined;
+/** The model the server used, as its list of recent jobs names it (when the call named none). */
+let modelUsed: string | undefined;
 /** The following under way; aborted to stop it. */
 let following: AbortController | undefined;
 const shownAt = Date.now();
@@ -57,7 +64,12 @@ const host = await connectView('gateway-tools video view', {
     showJob();
   },
   toolResult: (result) => void show(result),
-  toolCancelled: () => stopFollowing('The call was cancelled, so the view stopped following the job.'),
+  toolCancelled: () =>
+    stopFollowing(
+      jobId
+        ? 'The call was cancelled, so the view stopped following the job.'
+        : 'The call was cancelled before it named its job, so the view stopped waiting for it.',
+    ),
   teardown: () => stopFollowing('Stopped.'),
 });
 
@@ -68,7 +80,9 @@ function showJob(): void {
     facts([
       [
         'Model',
-        typeof input.model === 'string' ? input.model : prompt ? 'the default video model' : undefined,
+        typeof input.model === 'string'
+          ? input.model
+          : (modelUsed ?? (prompt ? "the server's default" : undefined)),
       ],
       ['Job', jobId],
     ]),
@@ -81,8 +95,10 @@ async function show(result: CallToolResult): Promise<void> {
     setStatus('failed', resultText(result) || 'The call failed.');
     return;
   }
+  const first = jobId === undefined;
   jobId = String(data.job_id);
   showJob();
+  if (first && typeof input.model !== 'string') void showModelUsed();
   if (data.status === 'running') {
     actions.replaceChildren();
     setStatus('running', 'Running');
@@ -160,26 +176,72 @@ async function countdown(total: number, signal: AbortSignal): Promise<void> {
   }
 }
 
+/** Stops at any moment, the first result not yet come included; a job shown finished stays shown. */
 function stopFollowing(why: string): void {
-  if (!following) return;
-  following.abort();
+  following?.abort();
   following = undefined;
+  const state = status.dataset.state;
+  if (state === 'done' || state === 'failed' || state === 'stopped') return;
   offerCheckAgain(why);
 }
 
-/** The view no longer follows the job: it says why, and a button follows it again. */
+/** The view no longer follows the job: it says why, and a button checks it again. */
 function offerCheckAgain(why: string): void {
   bar.hidden = true;
   setStatus('stopped', why);
-  if (!jobId) return;
   const again = el('button', { type: 'button', text: 'Check again' });
   again.addEventListener('click', () => {
     actions.replaceChildren();
     say(note, '');
     setStatus('running', 'Checking the job…');
-    void follow(host);
+    void (jobId ? follow(host) : findJob());
   });
   actions.replaceChildren(again);
+}
+
+/** This view's call among the user's recent jobs, newest first: by job id, else by its prompt. */
+async function recentJob(): Promise<Data | undefined> {
+  const result = await host.callServerTool({
+    name: toolName(host, 'video_follow', VIDEO_TOOLS),
+    arguments: {},
+  });
+  const jobs = resultData(result)?.jobs;
+  if (result.isError || !Array.isArray(jobs))
+    throw new Error(resultText(result) || 'the jobs could not be listed');
+  const prompt = typeof input.prompt === 'string' ? input.prompt.replace(/\s+/g, ' ').trim() : '';
+  return (jobs as Data[]).find((job) =>
+    jobId
+      ? job.job_id === jobId
+      : prompt.startsWith(String(job.prompt ?? '').replace(/…$/, '')) &&
+        Date.parse(String(job.submitted_at)) >= shownAt - 60_000,
+  );
+}
+
+/** The model the server used for this job, from its list of recent jobs, shown once known. */
+async function showModelUsed(): Promise<void> {
+  const job = await recentJob().catch(() => undefined);
+  if (typeof job?.model !== 'string') return;
+  modelUsed = job.model;
+  showJob();
+}
+
+/** After a call cancelled before it answered: the job it started, if it started one, followed. */
+async function findJob(): Promise<void> {
+  try {
+    const job = await recentJob();
+    if (typeof job?.job_id === 'string') {
+      jobId = job.job_id;
+      if (typeof job.model === 'string') modelUsed = job.model;
+      showJob();
+      await follow(host);
+    } else if (job) {
+      offerCheckAgain('The job was sent, but whether it started is not known yet: check again in a moment.');
+    } else {
+      offerCheckAgain('No job from this call is among your recent jobs: it was not started.');
+    }
+  } catch (error) {
+    offerCheckAgain(`The recent jobs could not be listed: ${firstSentence(message(error))}`);
+  }
 }
 
 /**

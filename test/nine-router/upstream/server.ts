@@ -120,6 +120,10 @@ export async function startUpstream(): Promise<Upstream> {
       entry.status = res.statusCode;
     });
     const faults = faultsOf(req.text);
+    if (faults.unreachable) {
+      incoming.socket.destroy();
+      return;
+    }
     if (faults.delayMs) await new Promise((r) => setTimeout(r, faults.delayMs));
     try {
       for (const route of routes) if (await route(req, res, ctx)) return;
