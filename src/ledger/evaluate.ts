@@ -6,7 +6,8 @@ import { type BilledKind, PERIOD_MS } from '../config/billed-kinds.js';
 import type { Limit } from '../config/limits.js';
 import type { Price } from '../config/prices.js';
 import { costOf, groupCost, priceFor } from './costs.js';
-import type { LedgerReads, Outcome, TallyRow, Window } from './store.js';
+import type { Statements } from './database.js';
+import { countedCalls, type Outcome, type TallyRow, tallies, type Window } from './sql.js';
 
 /** A call's state: its outcome, or `pending` while its process may still be sending it. */
 export type CallState = Outcome | 'pending';
@@ -18,7 +19,7 @@ export function counts(state: CallState): boolean {
 
 /** What evaluating needs besides the calls. */
 export interface View {
-  reads: LedgerReads;
+  db: Statements;
   sessionId: string;
   prices: readonly Price[];
   now: number;
@@ -100,7 +101,7 @@ function used(view: View, limit: Limit, rows: readonly TallyRow[]): { used: numb
 }
 
 export async function limitUse(view: View, limit: Limit): Promise<LimitUse> {
-  const [rows = []] = await view.reads.tallies([windowOf(view, limit)]);
+  const [rows = []] = await tallies(view.db, [windowOf(view, limit)]);
   const tally = used(view, limit, rows);
   // The next call as the limit sees it: one more call, or for a cost limit one of unknown cost.
   const held =
@@ -126,9 +127,12 @@ export async function refusal(
   let worst: LimitRefusal | null = null;
   let worstAt = -Infinity;
   const applying = limits.filter((limit) => limit.subject === 'cost' || limit.subject === call.kind);
-  const tallies = await view.reads.tallies(applying.map((limit) => windowOf(view, limit)));
+  const rows = await tallies(
+    view.db,
+    applying.map((limit) => windowOf(view, limit)),
+  );
   for (const [i, limit] of applying.entries()) {
-    const tally = used(view, limit, tallies[i] ?? []);
+    const tally = used(view, limit, rows[i] ?? []);
     let found: LimitRefusal | null;
     if (limit.subject === 'cost') {
       const unknown = unknownCost(view.prices, call);
@@ -161,7 +165,7 @@ async function countRefusal(view: View, limit: Limit, used: number): Promise<Lim
   // The call fits once enough of the oldest counted calls have left the window.
   let nextAt: string | null = null;
   if (limit.period !== 'session' && limit.max > 0) {
-    const calls = await view.reads.counted(windowOf(view, limit));
+    const calls = await countedCalls(view.db, windowOf(view, limit));
     const leaving = calls[used - limit.max];
     if (leaving) nextAt = new Date(leaving.beganAt + PERIOD_MS[limit.period]).toISOString();
   }
@@ -180,7 +184,7 @@ async function costRefusal(
   let nextAt: string | null = null;
   if (limit.period !== 'session' && thisCost <= limit.max + EPSILON) {
     let spent = used;
-    for (const call of await view.reads.counted(windowOf(view, limit))) {
+    for (const call of await countedCalls(view.db, windowOf(view, limit))) {
       spent -= costOf(view.prices, call.kind, call.model, call.amount ?? undefined) ?? 0;
       if (fits(spent)) {
         nextAt = new Date(call.beganAt + PERIOD_MS[limit.period]).toISOString();

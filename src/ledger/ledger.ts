@@ -24,6 +24,7 @@ import type { Limit } from '../config/limits.js';
 import type { Price } from '../config/prices.js';
 import type { Logger } from '../lib/log.js';
 import { withoutCredentials } from '../lib/urls.js';
+import { codeOf, type Database, LedgerUnavailable, type Statements } from './database.js';
 import {
   type CallState,
   type LimitRefusal,
@@ -43,16 +44,23 @@ import {
   type UsageReport,
   usageOf,
 } from './reports.js';
-import type { SqlStore } from './sql-store.js';
-import { openSqliteStore } from './sqlite-store.js';
 import {
   type CallEndRow,
   type CallRow,
-  codeOf,
-  LedgerUnavailable,
+  duplicateOf,
+  endCall,
+  exportPages,
+  insertCall,
+  jobStatuses,
+  latestCalls,
   type NewCall,
+  noteStatus,
   type Outcome,
-} from './store.js';
+  openCalls,
+  removeOld,
+  usageRows,
+} from './sql.js';
+import { openSqlite } from './sqlite.js';
 
 export type { CallState, LedgerCall, LimitRefusal, RecentJob, UsageReport };
 export { LedgerUnavailable };
@@ -119,9 +127,7 @@ export type BeginResult =
   | { status: 'duplicate'; earlier: LedgerCall };
 
 /** What check() found: the call may be asked for and begun, or a limit refuses it now. */
-export type CheckResult =
-  | { status: 'ok' }
-  | { status: 'limited'; refusal: LimitRefusal; sentence: string };
+export type CheckResult = { status: 'ok' } | { status: 'limited'; refusal: LimitRefusal; sentence: string };
 
 /** What became of a begun call. */
 export interface CallEnd {
@@ -151,7 +157,7 @@ export class Ledger {
   private readonly inFlight = new Map<string, number>();
   /** The last status this process noted per job, so a poll that saw nothing new writes nothing. */
   private readonly noted = new Map<string, string>();
-  private opened: Promise<SqlStore> | undefined;
+  private opened: Promise<Database> | undefined;
   private closed = false;
   private sweptAt = Number.NEGATIVE_INFINITY;
   /** A removal of old calls under way (close() waits for it). */
@@ -209,23 +215,19 @@ export class Ledger {
    * transaction no other begin interleaves with. Throws LedgerUnavailable when it cannot record it.
    */
   async begin(call: BillableCall): Promise<BeginResult> {
-    const store = await this.store();
+    const db = await this.store();
     const hash = callHash(call);
     const row = this.newCall(call, hash);
     const windowMs = this.settings.duplicateWindowSeconds * 1000;
-    const result = await store.beginTransaction(async (tx): Promise<BeginResult> => {
+    const result = await db.transaction(async (tx): Promise<BeginResult> => {
       const now = await tx.now();
-      const ctx = this.reportContext(now);
       if (!call.allowDuplicate && windowMs > 0) {
-        const earlier = await tx.duplicate(hash, now - windowMs, row.key);
-        if (earlier) return { status: 'duplicate', earlier: callOf(earlier, ctx) };
+        const earlier = await duplicateOf(tx, hash, now - windowMs, row.key);
+        if (earlier) return { status: 'duplicate', earlier: callOf(earlier, this.reportContext(now)) };
       }
-      const held = await refusal(this.view(tx, now), this.limits, proposed(call));
-      if (held) {
-        await tx.insertEnded(row, { ...NO_END, outcome: 'declined', reason: `limit ${held.limit.text}` });
-        return { status: 'limited', refusal: held, sentence: refusalSentence(held, now) };
-      }
-      this.inFlight.set(row.id, await tx.insert(row));
+      const held = await this.limited(tx, now, call, row);
+      if (held) return held;
+      this.inFlight.set(row.id, await insertCall(tx, row));
       return { status: 'go', id: row.id, hash };
     });
     this.sweepSoon();
@@ -238,22 +240,26 @@ export class Ledger {
    * refused here is recorded as declined by its limit, as begin() records it.
    */
   async check(call: BillableCall): Promise<CheckResult> {
-    const store = await this.store();
     const row = this.newCall(call, callHash(call));
-    return store.beginTransaction(async (tx): Promise<CheckResult> => {
-      const now = await tx.now();
-      const held = await refusal(this.view(tx, now), this.limits, proposed(call));
-      if (!held) return { status: 'ok' };
-      await tx.insertEnded(row, { ...NO_END, outcome: 'declined', reason: `limit ${held.limit.text}` });
-      return { status: 'limited', refusal: held, sentence: refusalSentence(held, now) };
-    });
+    return (await this.store()).transaction(
+      async (tx) => (await this.limited(tx, await tx.now(), call, row)) ?? { status: 'ok' },
+    );
+  }
+
+  /** The refusal of a limit the call would pass, recorded as a call declined by it; else null. */
+  private async limited(tx: Statements, now: number, call: BillableCall, row: NewCall) {
+    const held = await refusal(this.view(tx, now), this.limits, proposed(call));
+    if (!held) return null;
+    await insertCall(tx, row, { ...NO_END, reason: `limit ${held.limit.text}` });
+    return { status: 'limited' as const, refusal: held, sentence: refusalSentence(held, now) };
   }
 
   /** Records a call that was never begun as declined (the user said no): nothing was sent. */
   async decline(call: BillableCall, reason: string): Promise<void> {
-    const store = await this.store();
     const row = this.newCall(call, callHash(call));
-    await store.beginTransaction((tx) => tx.insertEnded(row, { ...NO_END, reason: reason.slice(0, 200) }));
+    await (await this.store()).transaction((tx) =>
+      insertCall(tx, row, { ...NO_END, reason: reason.slice(0, 200) }),
+    );
   }
 
   /**
@@ -281,7 +287,7 @@ export class Ledger {
     const seq = this.inFlight.get(id);
     if (seq === undefined) return;
     try {
-      await (await this.store()).end(seq, end);
+      await endCall(await this.store(), seq, end);
     } catch (error) {
       this.options.log.warn(
         `ledger: could not record the end of call ${id} (${codeOf(error)}); it is listed as unknown`,
@@ -296,7 +302,7 @@ export class Ledger {
     const state = status.slice(0, 64);
     if (this.noted.get(jobId) === state || Buffer.byteLength(jobId) > MAX_JOB_ID_BYTES) return;
     try {
-      await (await this.store()).noteJobStatus(jobId, state);
+      await noteStatus(await this.store(), jobId, state);
       if (this.noted.size > 1_000) this.noted.clear();
       this.noted.set(jobId, state);
     } catch (error) {
@@ -306,23 +312,25 @@ export class Ledger {
 
   /** Video submits of every process, newest first. */
   async recentJobs(limit = 20): Promise<RecentJob[]> {
-    const store = await this.store();
-    const now = await store.reads().now();
-    const rows = await store.recentVideoCalls(limit);
-    const statuses = await store.jobStatuses(rows.flatMap((row) => (row.job ? [row.job] : [])));
+    const db = await this.store();
+    const now = await db.now();
+    const rows = await latestCalls(db, limit, true);
+    const statuses = await jobStatuses(
+      db,
+      rows.flatMap((row) => (row.job ? [row.job] : [])),
+    );
     return recentJobsOf(rows, statuses, this.reportContext(now));
   }
 
   /** Calls per kind in the last hour, day and this session; the limits; the latest calls. */
   async usage(latest = 10): Promise<UsageReport> {
-    const store = await this.store();
-    const reads = store.reads();
-    const now = await reads.now();
+    const db = await this.store();
+    const now = await db.now();
     const ctx = this.reportContext(now);
-    const view = this.view(reads, now);
+    const view = this.view(db, now);
     const unknownOpen: Record<Period, number> = { hour: 0, day: 0, session: 0 };
     const since = Math.min(now - PERIOD_MS.day, this.sessionStartedAt);
-    for (const open of await store.openCalls(since, OPEN_CALLS_READ)) {
+    for (const open of await openCalls(db, since, OPEN_CALLS_READ)) {
       if (ctx.stateOf(open) !== 'unknown') continue;
       for (const period of PERIODS) {
         const within =
@@ -332,9 +340,9 @@ export class Ledger {
     }
     return usageOf(
       {
-        rows: await store.usageRows(now, this.sessionId),
+        rows: await usageRows(db, now, this.sessionId),
         unknownOpen,
-        latest: await store.latest(latest),
+        latest: await latestCalls(db, latest),
         limits: await Promise.all(this.limits.map((limit) => limitUse(view, limit))),
       },
       {
@@ -349,21 +357,20 @@ export class Ledger {
 
   /** Every call begun at or after `since`, oldest first, a page at a time, as reports show them. */
   async exportCalls(since: number, onPage: (calls: LedgerCall[]) => Promise<void> | void): Promise<void> {
-    const store = await this.store();
-    const ctx = this.reportContext(await store.reads().now());
-    await store.exportCalls(since, (rows) => onPage(rows.map((row) => callOf(row, ctx))));
+    const db = await this.store();
+    const ctx = this.reportContext(await db.now());
+    await exportPages(db, since, (rows) => onPage(rows.map((row) => callOf(row, ctx))));
   }
 
   /** Waits for writes under way, and closes the database. Later calls are refused. */
   async close(): Promise<void> {
     this.closed = true;
     await this.sweeping;
-    const store = await this.opened?.catch(() => undefined);
-    await store?.close();
+    await (await this.opened?.catch(() => undefined))?.close();
   }
 
   /** The store, opened on first use; a failed opening is tried again by the next call. */
-  private store(): Promise<SqlStore> {
+  private store(): Promise<Database> {
     if (this.closed)
       return Promise.reject(
         new LedgerUnavailable('The ledger of billed calls is closed: the server is stopping.'),
@@ -378,27 +385,16 @@ export class Ledger {
     return this.opened;
   }
 
-  private async openStore(): Promise<SqlStore> {
-    const { url, dir, log } = this.options;
-    if (url) {
-      const { openPostgresStore } = await import('./postgres-store.js');
-      const store = await openPostgresStore({
-        url,
-        waitMs: this.settings.waitMs,
-        log,
-        readOnly: this.readOnly,
-      });
-      // The session's own period is timed by the database's clock, as its calls are.
-      this.startedAt = await store.reads().now();
-      return store;
-    }
-    return openSqliteStore({
-      dir,
-      log,
-      waitMs: this.settings.waitMs,
-      readOnly: this.readOnly,
-      ...(this.options.now ? { now: this.options.now } : {}),
-    });
+  /** The database: PostgreSQL when GATEWAY_LEDGER_URL names one, else SQLite's file. */
+  private async openStore(): Promise<Database> {
+    const { url, dir, log, now } = this.options;
+    const common = { log, waitMs: this.settings.waitMs, readOnly: this.readOnly };
+    const db = url
+      ? await (await import('./postgres.js')).openPostgres({ url, ...common })
+      : await openSqlite({ dir, ...common, ...(now ? { now } : {}) });
+    // The session's own period is timed by the ledger's clock, as its calls are.
+    this.startedAt = await db.now();
+    return db;
   }
 
   /** Removes calls past their retention, at most once an hour, after the call that asked. */
@@ -409,9 +405,8 @@ export class Ledger {
     this.sweeping = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
       if (this.closed) return;
       try {
-        const store = await this.store();
         const retention = this.settings.retentionDays * PERIOD_MS.day;
-        const removed = await store.removeOld(retention, this.settings.keptCalls);
+        const removed = await removeOld(await this.store(), retention, this.settings.keptCalls);
         if (removed) this.options.log.debug(`ledger: removed ${removed} calls older than the retention`);
       } catch (error) {
         this.options.log.warn(`ledger: could not remove old calls (${codeOf(error)})`);
@@ -450,8 +445,8 @@ export class Ledger {
     return 'pending';
   }
 
-  private view(reads: View['reads'], now: number): View {
-    return { reads, sessionId: this.sessionId, prices: this.prices, now };
+  private view(db: Statements, now: number): View {
+    return { db, sessionId: this.sessionId, prices: this.prices, now };
   }
 
   private reportContext(now: number): ReportContext {

@@ -14,7 +14,7 @@ import type { Price } from '../config/prices.js';
 import { costOf, groupCost } from './costs.js';
 import type { CallState, LimitUse } from './evaluate.js';
 import { counts } from './evaluate.js';
-import type { CallRow, UsageRow } from './store.js';
+import type { CallRow, UsageRow } from './sql.js';
 
 /** One billed call, as reports show it. */
 export interface LedgerCall {

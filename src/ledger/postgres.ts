@@ -1,14 +1,13 @@
 // The ledger in a PostgreSQL database (GATEWAY_LEDGER_URL), shared by every server process on
-// every host that names it: a team's one set of limits, one budget and one duplicate guard. The
-// SQL is sql-store.ts's; this is how PostgreSQL runs it, locks a begin and reads the clock.
+// every host that names it: a team's one set of limits, one budget and one duplicate guard.
 //
-// Begins take turns through one transaction-scoped advisory lock, the same on every host. Waiting
-// for it is a query like any other (the event loop serves everything else), bounded by
+// Transactions take turns through one transaction-scoped advisory lock, the same on every host.
+// Waiting for it is a query like any other (the event loop serves everything else), bounded by
 // lock_timeout. A process stopped (SIGSTOP) or cut off while holding it keeps it only until the
-// database ends its idle transaction (idle_in_transaction_session_timeout). Every time is the
-// database server's clock, so hosts whose clocks differ agree on the last hour and day.
+// database ends its idle transaction (idle_in_transaction_session_timeout). Every time, retention's
+// too, is the database server's clock, so hosts whose clocks differ agree on the hour and day.
 //
-// pg is imported when the store is opened (a server without GATEWAY_LEDGER_URL never loads it),
+// pg is imported when the ledger is opened (a server without GATEWAY_LEDGER_URL never loads it),
 // without its native binding. The password appears in no message: `where` masks it, and every
 // text from pg is scrubbed of it; pg's errors are not kept as causes (they carry the client).
 
@@ -16,25 +15,25 @@ import type { Pool, PoolClient } from 'pg';
 import type { Logger } from '../lib/log.js';
 import { withoutCredentials } from '../lib/urls.js';
 import {
-  type SqlDatabase,
-  type SqlParams,
-  type SqlRow,
-  type SqlRunner,
-  SqlStore,
-  schemaSql,
-} from './sql-store.js';
-import { LedgerUnavailable, waitText } from './store.js';
+  type Database,
+  LedgerUnavailable,
+  type Params,
+  type Row,
+  type Statements,
+  waitText,
+} from './database.js';
+import { schemaSql } from './sql.js';
 
-export interface PostgresStoreOptions {
+export interface PostgresOptions {
   url: string;
-  /** How long a begin waits for another process's transaction (or a connection) before the call is refused. */
+  /** How long a transaction waits for another's (or for a connection) before the call is refused. */
   waitMs: number;
   log: Logger;
   /** Opened only to report: nothing is made, and a ledger not made yet reads as empty. */
   readOnly?: boolean;
 }
 
-/** The advisory lock every begin (and the making of the tables) takes, on every host. */
+/** The advisory lock every transaction (and the making of the tables) takes, on every host. */
 export const LEDGER_LOCK_KEY = '7455546890867139954';
 const SCHEMA_VERSION = '3';
 const META = 'gateway_ledger_meta';
@@ -49,19 +48,33 @@ const IDLE_IN_TRANSACTION_MS = 5_000;
 /** The database's clock in ms: what `$now` reads. */
 const DB_NOW = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
 
-export async function openPostgresStore(options: PostgresStoreOptions): Promise<SqlStore> {
+type Query = (statement: { text: string; values?: unknown[]; name?: string }) => Promise<{
+  rows: Row[];
+  rowCount: number | null;
+}>;
+
+export async function openPostgres(options: PostgresOptions): Promise<Database> {
   const place = placeOf(options);
   const pool = await newPool(options, place);
-  const database = new PostgresDatabase(pool, place);
+  const database = new Postgres(pool, place);
   try {
-    const version = await database.schemaVersion();
-    if (version === undefined && options.readOnly) return new SqlStore(database.asEmpty());
-    if (version === undefined) await database.makeSchema();
+    const [made] = await database.query(MADE);
+    const [row] = made?.made
+      ? await database.query(`SELECT value FROM ${META} WHERE name = 'schema_version'`)
+      : [];
+    const version = made?.made ? String(row?.value ?? 'none') : undefined;
+    if (version === undefined && options.readOnly)
+      return Object.assign(database, { query: async () => [], run: async () => 0 });
+    if (version === undefined)
+      await database.transaction(async (tx) => {
+        const [again] = await tx.query(MADE);
+        if (!again?.made) await tx.run(SCHEMA);
+      });
     else if (version !== SCHEMA_VERSION)
       throw new LedgerUnavailable(
         `The ledger of billed calls (${place.where}) was made by another version of gateway-tools-mcp (ledger version ${version}, this one reads ${SCHEMA_VERSION}): run the same version on every host that shares it, or name another database in GATEWAY_LEDGER_URL.`,
       );
-    return new SqlStore(database);
+    return database;
   } catch (error) {
     await pool.end().catch(() => undefined);
     throw failure(error, place);
@@ -75,7 +88,7 @@ interface Place {
   scrub(text: string): string;
 }
 
-function placeOf({ url, waitMs }: PostgresStoreOptions): Place {
+function placeOf({ url, waitMs }: PostgresOptions): Place {
   const passwords = [process.env.PGPASSWORD ?? ''];
   try {
     const { password } = new URL(url);
@@ -97,7 +110,6 @@ function failure(error: unknown, place: Place): LedgerUnavailable {
   const { code, message } = plainError(error);
   const said = place.scrub(message);
   const waited = waitText(place.waitMs);
-  const lead = `The ledger of billed calls (${place.where})`;
   const text = (() => {
     if (code === '55P03')
       return `is busy: other server processes held it for all of ${waited} (many calls at once, or one process stuck). Try again shortly; if it stays busy, look for a stuck gateway-tools-mcp session in pg_stat_activity.`;
@@ -111,11 +123,13 @@ function failure(error: unknown, place: Place): LedgerUnavailable {
       return `was refused (${said}): the user in GATEWAY_LEDGER_URL must be allowed to create the ledger's tables on first use, and to read and write them.`;
     if (code === '25P03')
       return `ended this process's transaction, which stood idle too long (${said}; was the process stopped?): nothing of it was recorded. Try again.`;
+    if (code === '53100')
+      return `is on a full disk (${said}): free space on the database server's disk; until then no billed call is sent.`;
     if (typeof code === 'string' && /^(08|57P|E[A-Z]+$)/.test(code))
       return `cannot be reached (${said}): check that the PostgreSQL server is running, and the host and port in GATEWAY_LEDGER_URL.`;
     return `failed (${said}): check the database GATEWAY_LEDGER_URL names.`;
   })();
-  return new LedgerUnavailable(`${lead} ${text}`);
+  return new LedgerUnavailable(`The ledger of billed calls (${place.where}) ${text}`);
 }
 
 /** A code and message; a refused connection to several addresses comes as an AggregateError without one. */
@@ -130,7 +144,7 @@ function plainError(error: unknown): { code: unknown; message: string } {
   return { code, message: String(error) };
 }
 
-async function newPool(options: PostgresStoreOptions, place: Place): Promise<Pool> {
+async function newPool(options: PostgresOptions, place: Place): Promise<Pool> {
   // NODE_PG_FORCE_NATIVE would make pg require pg-native as it loads.
   const forced = process.env.NODE_PG_FORCE_NATIVE;
   delete process.env.NODE_PG_FORCE_NATIVE;
@@ -163,29 +177,11 @@ async function newPool(options: PostgresStoreOptions, place: Place): Promise<Poo
   return pool;
 }
 
-/** A statement as pg takes it: named once it has parameters, so each connection plans it once. */
-interface Statement {
-  text: string;
-  values?: unknown[];
-  name?: string;
-}
-
-type Query = (statement: Statement) => Promise<{ rows: SqlRow[]; rowCount: number | null }>;
-
-/** Runs the SQL store's statements with pg: named parameters as $1…, `$now` as the database's clock. */
-function runnerOver(query: Query): SqlRunner {
-  return {
-    all: async (sql, params) => (await query(positional(sql, params))).rows,
-    run: async (sql, params) => (await query(positional(sql, params))).rowCount ?? 0,
-    now: async () => Number((await query({ text: `SELECT ${DB_NOW} AS now` })).rows[0]?.now),
-  };
-}
-
-class PostgresDatabase implements SqlDatabase {
+class Postgres implements Database {
   readonly where: string;
-  private readonly runner: SqlRunner;
-  /** This process's begins one at a time: one connection waits for the lock, the others stay free. */
-  private begins: Promise<unknown> = Promise.resolve();
+  private readonly statements: Statements;
+  /** This process's transactions one at a time: one connection waits for the lock, the others stay free. */
+  private turns: Promise<unknown> = Promise.resolve();
   /** Operations under way, which close() lets finish. */
   private readonly underWay = new Set<Promise<unknown>>();
 
@@ -194,32 +190,32 @@ class PostgresDatabase implements SqlDatabase {
     private readonly place: Place,
   ) {
     this.where = place.where;
-    this.runner = runnerOver(async (statement) => {
+    this.statements = statementsOver(async (statement) => {
       try {
-        return (await pool.query(statement)) as { rows: SqlRow[]; rowCount: number | null };
+        return (await pool.query(statement)) as Awaited<ReturnType<Query>>;
       } catch (error) {
         throw failure(error, place);
       }
     });
   }
 
-  all(sql: string, params?: SqlParams): Promise<SqlRow[]> {
-    return this.tracked(this.runner.all(sql, params));
+  query(sql: string, params?: Params): Promise<Row[]> {
+    return this.tracked(this.statements.query(sql, params));
   }
 
-  run(sql: string, params?: SqlParams): Promise<number> {
-    return this.tracked(this.runner.run(sql, params));
+  run(sql: string, params?: Params): Promise<number> {
+    return this.tracked(this.statements.run(sql, params));
   }
 
   now(): Promise<number> {
-    return this.tracked(this.runner.now());
+    return this.tracked(this.statements.now());
   }
 
-  /** The wait bound counts from the call: a turn behind this process's other begins is part of it. */
-  transaction<T>(work: (tx: SqlRunner) => Promise<T>): Promise<T> {
+  /** The wait bound counts from the call: a turn behind this process's other transactions is part of it. */
+  transaction<T>(work: (tx: Statements) => Promise<T>): Promise<T> {
     const deadline = performance.now() + this.place.waitMs;
-    const turn = this.begins.then(() => this.locked(deadline, work));
-    this.begins = turn.catch(() => undefined);
+    const turn = this.turns.then(() => this.locked(deadline, work));
+    this.turns = turn.catch(() => undefined);
     return this.tracked(turn);
   }
 
@@ -228,39 +224,11 @@ class PostgresDatabase implements SqlDatabase {
     await this.pool.end().catch(() => undefined);
   }
 
-  async schemaVersion(): Promise<string | undefined> {
-    const [table] = await this.runner.all(MADE);
-    if (!table?.made) return undefined;
-    const [row] = await this.runner.all(`SELECT value FROM ${META} WHERE name = 'schema_version'`);
-    return row ? String(row.value) : 'none';
-  }
-
-  /** Made in one transaction under the lock, unless the process before it in the lock made them. */
-  makeSchema(): Promise<void> {
-    return this.locked(performance.now() + this.place.waitMs, async (tx) => {
-      const [made] = await tx.all(MADE);
-      if (!made?.made) await tx.run(SCHEMA);
-    });
-  }
-
-  /** The same ledger read as one with no calls (its tables not made yet), nothing written. */
-  asEmpty(): SqlDatabase {
-    return {
-      where: this.where,
-      all: async () => [],
-      run: async () => 0,
-      now: () => this.now(),
-      transaction: () =>
-        Promise.reject(new LedgerUnavailable(`The ledger (${this.where}) is open only to read.`)),
-      close: () => this.close(),
-    };
-  }
-
   /**
    * A transaction holding the ledger's lock, READ COMMITTED whatever the database's default (each
-   * statement after the lock sees every begin committed before it), the wait bounded by the time left.
+   * statement after the lock sees every transaction committed before it).
    */
-  private async locked<T>(deadline: number, work: (tx: SqlRunner) => Promise<T>): Promise<T> {
+  private async locked<T>(deadline: number, work: (tx: Statements) => Promise<T>): Promise<T> {
     let client: PoolClient;
     try {
       client = await this.pool.connect();
@@ -272,15 +240,12 @@ class PostgresDatabase implements SqlDatabase {
       broken ??= error;
     };
     client.on('error', onError);
-    const query = async (statement: Statement) => {
+    const query: Query = async (statement) => {
       try {
-        return (await client.query(statement)) as { rows: SqlRow[]; rowCount: number | null };
+        return (await client.query(statement)) as Awaited<ReturnType<Query>>;
       } catch (error) {
-        if (
-          (error as { severity?: string }).severity === undefined ||
-          (error as { severity?: string }).severity === 'FATAL'
-        )
-          broken ??= error as Error;
+        const severity = (error as { severity?: string }).severity;
+        if (severity === undefined || severity === 'FATAL') broken ??= error as Error;
         throw failure(broken ?? error, this.place);
       }
     };
@@ -290,9 +255,9 @@ class PostgresDatabase implements SqlDatabase {
       // One round trip: the transaction, its wait bound, the lock, and the clock once it is held.
       const opened = (await query({
         text: `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = ${left}; SELECT pg_advisory_xact_lock(${LEDGER_LOCK_KEY}); SELECT ${DB_NOW} AS now`,
-      })) as unknown as { rows: SqlRow[] }[];
+      })) as unknown as { rows: Row[] }[];
       const lockedAt = Number(opened.at(-1)?.rows[0]?.now);
-      const result = await work({ ...runnerOver(query), now: async () => lockedAt });
+      const result = await work({ ...statementsOver(query), now: async () => lockedAt });
       await query({ text: 'COMMIT' });
       return result;
     } catch (error) {
@@ -313,10 +278,20 @@ class PostgresDatabase implements SqlDatabase {
   }
 }
 
+/** The ledger's statements through pg: named parameters as $1…, `$now` as the database's clock. */
+function statementsOver(query: Query): Statements {
+  return {
+    query: async (sql, params) => (await query(positional(sql, params))).rows,
+    run: async (sql, params) => (await query(positional(sql, params))).rowCount ?? 0,
+    now: async () => Number((await query({ text: `SELECT ${DB_NOW} AS now` })).rows[0]?.now),
+  };
+}
+
 /** Each statement's text for pg, its parameters' names in order and its name, made once. */
 const POSITIONAL = new Map<string, { text: string; names: string[]; name: string }>();
 
-function positional(sql: string, params: SqlParams = {}): Statement {
+/** A statement as pg takes it: named once it has parameters, so each connection plans it once. */
+function positional(sql: string, params: Params = {}): Parameters<Query>[0] {
   let made = POSITIONAL.get(sql);
   if (!made) {
     const names: string[] = [];
@@ -329,7 +304,7 @@ function positional(sql: string, params: SqlParams = {}): Statement {
     POSITIONAL.set(sql, made);
   }
   // A time before or after any (±Infinity, as SQLite compares it) as the farthest a bigint holds.
-  const value = (v: SqlParams[string] | undefined) =>
+  const value = (v: Params[string] | undefined) =>
     typeof v === 'number' && !Number.isFinite(v) ? Math.sign(v) * Number.MAX_SAFE_INTEGER : (v ?? null);
   const values = made.names.map((name) => value(params[`$${name}`]));
   // A statement without parameters may be several (the schema): those are not named.

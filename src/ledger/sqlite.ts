@@ -1,0 +1,316 @@
+// The ledger in one SQLite file (GATEWAY_LEDGER_DIR/ledger.sqlite), shared by every server process
+// of the user on this machine through SQLite's own locks, which the kernel releases when a process
+// dies. WAL mode with synchronous=FULL: every commit is synced to disk before it returns, so a
+// begin recorded is a begin kept.
+//
+// node:sqlite is synchronous, so the adapter never waits inside it: a lock held by another process
+// is answered at once (busy_timeout 0) and tried again on a timer, up to the wait bound, while the
+// event loop serves everything else. A transaction is BEGIN IMMEDIATE: the writer's lock is taken
+// before the limits are read, so no two processes both see room for one more call.
+//
+// The ledger's clock is the kernel's, read from the time the file system stamps on a write to
+// `ledger.sqlite-clock`, not the process's own. Processes on one machine may see different
+// clocks (libfaketime makes one process's clock what it is told): had each stamped and reckoned
+// by its own, one a day behind would count none of today's calls and a day's limit would let twice
+// through, and one 40 days ahead would remove, as past their retention, calls the others still
+// count. The kernel's clock is the one thing every process on the machine shares and none moves
+// for itself: every stamp, window and retention is judged by it, as PostgreSQL's are by the
+// database server's. It is read once per transaction, under the writer's lock, so stamps follow
+// the order of commits. A ledger opened only to report writes nothing, and reads its own clock.
+
+import { closeSync, fstatSync, openSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pathToFileURL } from 'node:url';
+import type { Logger } from '../lib/log.js';
+import {
+  type Database,
+  LedgerUnavailable,
+  type Params,
+  type Row,
+  type Statements,
+  waitText,
+} from './database.js';
+import { schemaSql } from './sql.js';
+import {
+  CLOCK_FILE,
+  checkLedgerPlace,
+  DATABASE_FILE,
+  fullDisk,
+  placeError,
+  readOnlyFolder,
+} from './sqlite-place.js';
+
+export interface SqliteOptions {
+  dir: string;
+  waitMs: number;
+  /** Opened only to report: nothing is made or written, and a missing ledger reads as empty. */
+  readOnly?: boolean;
+  /** The clock instead of the kernel's (ms since the epoch); tests move it. */
+  now?: () => number;
+  log: Logger;
+}
+
+/** SQLite's primary result codes (the low byte of an extended code), by what they mean here. */
+const BUSY = [5, 6];
+const [READONLY, IOERR, CORRUPT, FULL, CANTOPEN, NOTADB] = [8, 10, 11, 13, 14, 26];
+/** The schema's version, in SQLite's user_version: a ledger of another version is not written to. */
+const SCHEMA_VERSION = 3;
+
+export async function openSqlite(options: SqliteOptions): Promise<Database> {
+  const { dir, readOnly = false } = options;
+  const { exists, warning } = await checkLedgerPlace(dir, !readOnly);
+  if (warning) options.log.warn(`ledger: ${warning.problem}: ${warning.fix}`);
+  const file = join(dir, DATABASE_FILE);
+  const { DatabaseSync } = await loadSqlite();
+  // A report on a ledger not made yet reads an empty one. A report on one that exists reads through
+  // a connection that may write where this user can (SQLite then tidies its WAL files on closing);
+  // on a read-only file system SQLite reads a WAL database only as immutable.
+  const ways: (() => DatabaseSync)[] = !readOnly
+    ? [() => new DatabaseSync(file)]
+    : !exists
+      ? [() => new DatabaseSync(':memory:')]
+      : [() => new DatabaseSync(file), () => new DatabaseSync(new URL(`${pathToFileURL(file)}?immutable=1`))];
+  let failure: unknown;
+  for (const open of ways) {
+    let db: DatabaseSync | undefined;
+    try {
+      db = open();
+      const clock = options.now ?? (readOnly ? Date.now : kernelClock(join(dir, CLOCK_FILE)));
+      const database = new Sqlite(db, file, options.waitMs, clock);
+      await database.prepare(readOnly && exists);
+      return database;
+    } catch (error) {
+      db?.close();
+      failure ??= error;
+    }
+  }
+  throw sqliteError(file, failure);
+}
+
+/** The kernel's clock: the time the file system stamps on a one-byte write (see the top). */
+function kernelClock(path: string): (() => number) & { close?: () => void } {
+  let fd: number;
+  try {
+    fd = openSync(path, 'a+', 0o600);
+  } catch (error) {
+    throw placeError(path, error);
+  }
+  const byte = Buffer.from('t');
+  return Object.assign(
+    () => {
+      writeSync(fd, byte, 0, 1, 0);
+      return Math.floor(fstatSync(fd).mtimeMs);
+    },
+    { close: () => closeSync(fd) },
+  );
+}
+
+class Sqlite implements Database {
+  /** One transaction at a time from this process: a transaction spans awaits. */
+  private writing: Promise<unknown> = Promise.resolve();
+  private readonly statements = new Map<string, StatementSync>();
+
+  constructor(
+    private readonly db: DatabaseSync,
+    readonly where: string,
+    private readonly waitMs: number,
+    private readonly clock: (() => number) & { close?: () => void },
+  ) {}
+
+  async prepare(readOnlyExisting: boolean): Promise<void> {
+    this.guard(() => this.db.exec('PRAGMA busy_timeout = 0'));
+    if (!readOnlyExisting) {
+      // Another process may be making the file at this moment: every first statement waits its turn.
+      await this.whenFree(() => this.db.exec('PRAGMA journal_mode = WAL'));
+      await this.whenFree(() => this.db.exec('PRAGMA synchronous = FULL'));
+    }
+    await this.whenFree(() => {
+      if (readOnlyExisting) return this.checkVersion();
+      this.db.exec('BEGIN IMMEDIATE');
+      try {
+        if (this.checkVersion() === 0) {
+          for (const statement of schemaSql('sqlite')) this.db.exec(statement);
+          this.db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+        }
+        // Statistics for the query planner, bounded in cost: a large ledger's tallies then read the
+        // window's calls by time rather than every call of a kind.
+        this.db.exec('PRAGMA analysis_limit = 400; PRAGMA optimize = 0x10002; COMMIT');
+      } catch (error) {
+        this.rollback();
+        throw error;
+      }
+    });
+  }
+
+  private checkVersion(): number {
+    const version = Number(this.db.prepare('PRAGMA user_version').get()?.user_version ?? 0);
+    if (version === 0 || version === SCHEMA_VERSION) return version;
+    throw new LedgerUnavailable(
+      `The ledger of billed calls (${this.where}) was written by another version of gateway-tools-mcp (ledger version ${version}, this one reads ${SCHEMA_VERSION}): run the same version in every server process, or move the file aside to start a new ledger.`,
+    );
+  }
+
+  async now(): Promise<number> {
+    return this.guard(this.clock);
+  }
+
+  query(sql: string, params: Params = {}): Promise<Row[]> {
+    return this.whenFree(() => this.statement(sql).all(this.bind(sql, params)) as Row[]);
+  }
+
+  run(sql: string, params: Params = {}): Promise<number> {
+    return this.serially(() => this.whenFree(() => this.changes(sql, this.bind(sql, params))));
+  }
+
+  transaction<T>(work: (tx: Statements) => Promise<T>): Promise<T> {
+    return this.serially(async () => {
+      await this.whenFree(() => this.db.exec('BEGIN IMMEDIATE'));
+      try {
+        const now = this.guard(this.clock);
+        const bind = (sql: string, params: Params = {}) =>
+          sql.includes('$now') ? { ...params, $now: now } : params;
+        const result = await work({
+          now: async () => now,
+          query: async (sql, params) => this.guard(() => this.statement(sql).all(bind(sql, params)) as Row[]),
+          run: async (sql, params) => this.guard(() => this.changes(sql, bind(sql, params))),
+        });
+        this.guard(() => this.db.exec('COMMIT'));
+        return result;
+      } catch (error) {
+        this.rollback();
+        throw error;
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.writing;
+    this.clock.close?.();
+    try {
+      this.db.close();
+    } catch {
+      // closed already
+    }
+  }
+
+  private changes(sql: string, params: Params): number {
+    return Number(this.statement(sql).run(params).changes);
+  }
+
+  private bind(sql: string, params: Params): Params {
+    return sql.includes('$now') ? { ...params, $now: this.guard(this.clock) } : params;
+  }
+
+  private statement(sql: string): StatementSync {
+    let found = this.statements.get(sql);
+    if (!found) {
+      found = this.guard(() => this.db.prepare(sql));
+      this.statements.set(sql, found);
+    }
+    return found;
+  }
+
+  private serially<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.writing.then(work, work);
+    this.writing = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Runs `op`, trying again on a timer while another process holds the lock, up to the wait bound. */
+  private async whenFree<T>(op: () => T): Promise<T> {
+    const deadline = Date.now() + this.waitMs;
+    for (;;) {
+      try {
+        return this.guard(op, true);
+      } catch (error) {
+        if (!BUSY.includes(resultCode(error) ?? 0)) throw error;
+        if (Date.now() >= deadline)
+          throw new LedgerUnavailable(
+            `The ledger of billed calls (${this.where}) is held by another server process that has not let go for ${waitText(this.waitMs)} (stopped, or stuck): try again shortly; if it stays busy, end the stuck gateway-tools-mcp process.`,
+          );
+        // The shortest pause a timer gives: a waiter that slept longer would lose the lock again
+        // to the next begins (each holds it for well under a millisecond).
+        await sleep(1);
+      }
+    }
+  }
+
+  /** Runs `op`, saying SQLite's failures as LedgerUnavailable (a busy one left as it is when asked). */
+  private guard<T>(op: () => T, keepBusy = false): T {
+    try {
+      return op();
+    } catch (error) {
+      if (keepBusy && BUSY.includes(resultCode(error) ?? 0)) throw error;
+      throw sqliteError(this.where, error);
+    }
+  }
+
+  private rollback(): void {
+    try {
+      this.db.exec('ROLLBACK');
+    } catch {
+      // no transaction was open (BEGIN failed), or SQLite rolled it back already
+    }
+  }
+}
+
+function resultCode(error: unknown): number | undefined {
+  const code = (error as { errcode?: unknown }).errcode;
+  return typeof code === 'number' ? code & 0xff : undefined;
+}
+
+/**
+ * SQLite's failure in words: what it means for billed calls, and what to do. SQLite says a full
+ * disk as SQLITE_FULL only where a write of its own failed; growing the WAL index fails as an I/O
+ * error, so any failure to write is first checked against the disk's free space.
+ */
+function sqliteError(file: string, error: unknown): Error {
+  if (error instanceof LedgerUnavailable) return error;
+  const code = resultCode(error);
+  const said = (error as { errstr?: string }).errstr ?? (error as Error).message;
+  const dir = file.slice(0, -DATABASE_FILE.length - 1);
+  const place =
+    ([FULL, IOERR, CANTOPEN].includes(code ?? 0) ? fullDisk(dir) : undefined) ??
+    ([READONLY, CANTOPEN].includes(code ?? 0) ? readOnlyFolder(dir) : undefined);
+  const unavailable = place
+    ? place
+    : code === CORRUPT || code === NOTADB
+      ? new LedgerUnavailable(
+          `The ledger of billed calls (${file}) is damaged (${said}), so no billed call is sent: move it aside (mv ${file} ${file}.damaged) and the next call starts a new, empty ledger.`,
+        )
+      : code === READONLY
+        ? placeError(file, error, 'EROFS')
+        : code === IOERR || code === CANTOPEN
+          ? new LedgerUnavailable(
+              `The ledger of billed calls (${file}) cannot be opened or written (${said}): check the disk and that GATEWAY_LEDGER_DIR is a folder of this user's.`,
+            )
+          : code !== undefined
+            ? new LedgerUnavailable(`The ledger of billed calls (${file}) failed (${said}).`)
+            : error instanceof Error
+              ? error
+              : new Error(String(error));
+  if (unavailable !== error) unavailable.cause = error;
+  return unavailable;
+}
+
+// Node 22 announces node:sqlite with an ExperimentalWarning on stderr, which a user's terminal or
+// client log would show at every start: that one warning is held back while the module loads
+// (on first use of the ledger; start-up does not pay for it).
+let loading: Promise<typeof import('node:sqlite')> | undefined;
+
+function loadSqlite(): Promise<typeof import('node:sqlite')> {
+  const emitWarning = process.emitWarning;
+  loading ??= (async () => {
+    process.emitWarning = function (this: unknown, warning: string | Error, ...rest: unknown[]) {
+      const text = typeof warning === 'string' ? warning : warning.message;
+      if (text.startsWith('SQLite')) return;
+      return (emitWarning as (...args: unknown[]) => void).call(process, warning, ...rest);
+    } as typeof process.emitWarning;
+    return import('node:sqlite').finally(() => {
+      process.emitWarning = emitWarning;
+    });
+  })();
+  return loading;
+}
