@@ -29,7 +29,6 @@ import {
   type CallState,
   type LimitRefusal,
   limitUse,
-  type Proposed,
   refusal,
   refusalSentence,
   type View,
@@ -87,13 +86,13 @@ export interface LedgerOptions {
   now?: () => number;
 }
 
-const LEDGER_DEFAULTS = {
+const DEFAULTS = {
   duplicateWindowSeconds: DEFAULT_DUPLICATE_WINDOW_SECONDS,
   retentionDays: RETENTION_DAYS,
   keptCalls: 10_000,
   pendingBoundMs: 2 * 3_600_000,
   waitMs: 5_000,
-} as const;
+};
 
 /** How often old calls are removed, at most. */
 const SWEEP_EVERY_MS = 3_600_000;
@@ -129,18 +128,17 @@ export type BeginResult =
 /** What check() found: the call may be asked for and begun, or a limit refuses it now. */
 export type CheckResult = { status: 'ok' } | { status: 'limited'; refusal: LimitRefusal; sentence: string };
 
-/** What became of a begun call. */
+/**
+ * What became of a begun call: the job id of an accepted video submit, the amount as the gateway
+ * reported it (video seconds, characters, audio seconds, tokens), why it was refused or declined,
+ * the job's status when accepted, the file it saved (speech: a duplicate is answered with it).
+ */
 export interface CallEnd {
   outcome: Outcome;
-  /** The job id of an accepted video submit. */
   jobId?: string;
-  /** As the gateway reported it: video seconds, characters, audio seconds, tokens. */
   amount?: number;
-  /** Why it was refused or declined, in a few words. */
   reason?: string;
-  /** The job's status when accepted (queued, in_progress…). */
   status?: string;
-  /** The file the call saved (speech), so a duplicate can be answered with it. */
   file?: string;
 }
 
@@ -152,7 +150,7 @@ export class Ledger {
   private readonly host = hostname().slice(0, 255);
   private readonly limits: readonly Limit[];
   private readonly prices: readonly Price[];
-  private readonly settings: { [K in keyof typeof LEDGER_DEFAULTS]: number };
+  private readonly settings: typeof DEFAULTS;
   /** This process's begun calls not yet ended: their row numbers, by id. */
   private readonly inFlight = new Map<string, number>();
   /** The last status this process noted per job, so a poll that saw nothing new writes nothing. */
@@ -162,7 +160,7 @@ export class Ledger {
   private sweptAt = Number.NEGATIVE_INFINITY;
   /** A removal of old calls under way (close() waits for it). */
   private sweeping: Promise<void> = Promise.resolve();
-  private startedAt: number;
+  private startedAt = Date.now();
   /** Calls begun, for their ids. */
   private calls = 0;
 
@@ -183,24 +181,19 @@ export class Ledger {
     private readonly options: LedgerOptions,
     private readonly readOnly: boolean,
   ) {
-    this.startedAt = (options.now ?? Date.now)();
     this.limits = options.limits ?? [];
     this.prices = options.prices ?? [];
-    this.settings = {
-      duplicateWindowSeconds: options.duplicateWindowSeconds ?? LEDGER_DEFAULTS.duplicateWindowSeconds,
-      retentionDays: options.retentionDays ?? LEDGER_DEFAULTS.retentionDays,
-      keptCalls: options.keptCalls ?? LEDGER_DEFAULTS.keptCalls,
-      pendingBoundMs: options.pendingBoundMs ?? LEDGER_DEFAULTS.pendingBoundMs,
-      waitMs: options.waitMs ?? LEDGER_DEFAULTS.waitMs,
-    };
-    if (!readOnly && this.limits.some((l) => l.subject === 'cost') && this.prices.length === 0) {
+    const given = (name: keyof typeof DEFAULTS) => [name, options[name] ?? DEFAULTS[name]];
+    this.settings = Object.fromEntries(
+      Object.keys(DEFAULTS).map((name) => given(name as keyof typeof DEFAULTS)),
+    );
+    if (!readOnly && this.limits.some((l) => l.subject === 'cost') && this.prices.length === 0)
       options.log.warn(
         'GATEWAY_LIMITS has a cost limit but GATEWAY_PRICES is empty: no call has a cost, so it never stops one',
       );
-    }
   }
 
-  /** When this session began, by the store's clock (the database's, for PostgreSQL, once opened). */
+  /** When this session began, by the ledger's clock once it is opened. */
   get sessionStartedAt(): number {
     return this.startedAt;
   }
@@ -215,16 +208,14 @@ export class Ledger {
    * transaction no other begin interleaves with. Throws LedgerUnavailable when it cannot record it.
    */
   async begin(call: BillableCall): Promise<BeginResult> {
-    const db = await this.store();
     const hash = callHash(call);
     const row = this.newCall(call, hash);
     const windowMs = this.settings.duplicateWindowSeconds * 1000;
-    const result = await db.transaction(async (tx): Promise<BeginResult> => {
+    const result = await (await this.store()).transaction(async (tx): Promise<BeginResult> => {
       const now = await tx.now();
-      if (!call.allowDuplicate && windowMs > 0) {
-        const earlier = await duplicateOf(tx, hash, now - windowMs, row.key);
-        if (earlier) return { status: 'duplicate', earlier: callOf(earlier, this.reportContext(now)) };
-      }
+      const earlier =
+        !call.allowDuplicate && windowMs > 0 ? await duplicateOf(tx, hash, now - windowMs, row.key) : null;
+      if (earlier) return { status: 'duplicate', earlier: callOf(earlier, this.reportContext(now)) };
       const held = await this.limited(tx, now, call, row);
       if (held) return held;
       this.inFlight.set(row.id, await insertCall(tx, row));
@@ -248,7 +239,7 @@ export class Ledger {
 
   /** The refusal of a limit the call would pass, recorded as a call declined by it; else null. */
   private async limited(tx: Statements, now: number, call: BillableCall, row: NewCall) {
-    const held = await refusal(this.view(tx, now), this.limits, proposed(call));
+    const held = await refusal(this.view(tx, now), this.limits, call);
     if (!held) return null;
     await insertCall(tx, row, { ...NO_END, reason: `limit ${held.limit.text}` });
     return { status: 'limited' as const, refusal: held, sentence: refusalSentence(held, now) };
@@ -257,9 +248,8 @@ export class Ledger {
   /** Records a call that was never begun as declined (the user said no): nothing was sent. */
   async decline(call: BillableCall, reason: string): Promise<void> {
     const row = this.newCall(call, callHash(call));
-    await (await this.store()).transaction((tx) =>
-      insertCall(tx, row, { ...NO_END, reason: reason.slice(0, 200) }),
-    );
+    const end = { ...NO_END, reason: reason.slice(0, 200) };
+    await (await this.store()).transaction((tx) => insertCall(tx, row, end));
   }
 
   /**
@@ -267,25 +257,19 @@ export class Ledger {
    * record it leaves its begin, which reads as unknown and still counts.
    */
   async end(id: string, result: CallEnd): Promise<void> {
-    let job = result.jobId ?? null;
-    if (job !== null && Buffer.byteLength(job) > MAX_JOB_ID_BYTES) {
+    const seq = this.inFlight.get(id);
+    if (seq === undefined) return;
+    const job = result.jobId && Buffer.byteLength(result.jobId) <= MAX_JOB_ID_BYTES ? result.jobId : null;
+    if (result.jobId && !job)
       this.options.log.warn(`ledger: job id of call ${id} is too long to record; it is listed without it`);
-      job = null;
-    }
-    const amount =
-      result.amount !== undefined && Number.isFinite(result.amount) && result.amount >= 0
-        ? result.amount
-        : null;
     const end: CallEndRow = {
       outcome: result.outcome,
       job,
-      amount,
+      amount: amountOrNull(result.amount),
       reason: result.reason?.slice(0, 200) ?? null,
       status: result.status?.slice(0, 64) ?? null,
       file: result.file !== undefined && Buffer.byteLength(result.file) <= 1024 ? result.file : null,
     };
-    const seq = this.inFlight.get(id);
-    if (seq === undefined) return;
     try {
       await endCall(await this.store(), seq, end);
     } catch (error) {
@@ -327,32 +311,23 @@ export class Ledger {
     const db = await this.store();
     const now = await db.now();
     const ctx = this.reportContext(now);
-    const view = this.view(db, now);
+    // Calls not ended are counted as billed; those no longer being sent are also unknown.
     const unknownOpen: Record<Period, number> = { hour: 0, day: 0, session: 0 };
-    const since = Math.min(now - PERIOD_MS.day, this.sessionStartedAt);
-    for (const open of await openCalls(db, since, OPEN_CALLS_READ)) {
+    for (const open of await openCalls(db, Math.min(now - PERIOD_MS.day, this.startedAt), OPEN_CALLS_READ)) {
       if (ctx.stateOf(open) !== 'unknown') continue;
-      for (const period of PERIODS) {
-        const within =
-          period === 'session' ? open.session === this.sessionId : open.beganAt > now - PERIOD_MS[period];
-        if (within) unknownOpen[period]++;
-      }
+      for (const period of PERIODS)
+        if (period === 'session' ? open.session === this.sessionId : open.beganAt > now - PERIOD_MS[period])
+          unknownOpen[period]++;
     }
-    return usageOf(
-      {
-        rows: await usageRows(db, now, this.sessionId),
-        unknownOpen,
-        latest: await latestCalls(db, latest),
-        limits: await Promise.all(this.limits.map((limit) => limitUse(view, limit))),
-      },
-      {
-        ...ctx,
-        now,
-        dir: this.where,
-        sessionStartedAt: this.sessionStartedAt,
-        pricesSet: this.prices.length > 0,
-      },
-    );
+    const view = this.view(db, now);
+    const inputs = {
+      rows: await usageRows(db, now, this.sessionId),
+      unknownOpen,
+      latest: await latestCalls(db, latest),
+      limits: await Promise.all(this.limits.map((limit) => limitUse(view, limit))),
+    };
+    const pricesSet = this.prices.length > 0;
+    return usageOf(inputs, { ...ctx, now, dir: this.where, sessionStartedAt: this.startedAt, pricesSet });
   }
 
   /** Every call begun at or after `since`, oldest first, a page at a time, as reports show them. */
@@ -369,39 +344,37 @@ export class Ledger {
     await (await this.opened?.catch(() => undefined))?.close();
   }
 
-  /** The store, opened on first use; a failed opening is tried again by the next call. */
+  /**
+   * The database, opened on first use (a failed opening is tried again by the next call):
+   * PostgreSQL when GATEWAY_LEDGER_URL names one, else SQLite's file in GATEWAY_LEDGER_DIR.
+   */
   private store(): Promise<Database> {
     if (this.closed)
       return Promise.reject(
         new LedgerUnavailable('The ledger of billed calls is closed: the server is stopping.'),
       );
-    if (!this.opened) {
-      const opening = this.openStore();
-      this.opened = opening;
-      opening.catch(() => {
-        if (this.opened === opening) this.opened = undefined;
-      });
-    }
-    return this.opened;
-  }
-
-  /** The database: PostgreSQL when GATEWAY_LEDGER_URL names one, else SQLite's file. */
-  private async openStore(): Promise<Database> {
+    if (this.opened) return this.opened;
     const { url, dir, log, now } = this.options;
     const common = { log, waitMs: this.settings.waitMs, readOnly: this.readOnly };
-    const db = url
-      ? await (await import('./postgres.js')).openPostgres({ url, ...common })
-      : await openSqlite({ dir, ...common, ...(now ? { now } : {}) });
-    // The session's own period is timed by the ledger's clock, as its calls are.
-    this.startedAt = await db.now();
-    return db;
+    const opening = (async () => {
+      const db = url
+        ? await (await import('./postgres.js')).openPostgres({ url, ...common })
+        : await openSqlite({ dir, ...common, ...(now ? { now } : {}) });
+      // The session's own period is timed by the ledger's clock, as its calls are.
+      this.startedAt = await db.now();
+      return db;
+    })();
+    this.opened = opening;
+    opening.catch(() => {
+      if (this.opened === opening) this.opened = undefined;
+    });
+    return opening;
   }
 
   /** Removes calls past their retention, at most once an hour, after the call that asked. */
   private sweepSoon(): void {
-    const now = Date.now();
-    if (this.readOnly || this.closed || now - this.sweptAt < SWEEP_EVERY_MS) return;
-    this.sweptAt = now;
+    if (this.readOnly || this.closed || Date.now() - this.sweptAt < SWEEP_EVERY_MS) return;
+    this.sweptAt = Date.now();
     this.sweeping = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
       if (this.closed) return;
       try {
@@ -416,24 +389,19 @@ export class Ledger {
 
   /** A call's id: this ledger's random prefix and a count, unique across processes and restarts. */
   private newCall(call: BillableCall, hash: string): NewCall {
-    this.calls++;
-    const key = call.idempotencyKey && call.idempotencyKey.length <= 256 ? call.idempotencyKey : null;
-    const expected =
-      call.expected !== undefined && Number.isFinite(call.expected) && call.expected >= 0
-        ? call.expected
-        : null;
+    const { kind, idempotencyKey: key } = call;
     return {
-      id: `${this.sessionId}${this.calls.toString(36)}`,
+      id: `${this.sessionId}${(++this.calls).toString(36)}`,
       session: this.sessionId,
       pid: process.pid,
       host: this.host,
-      kind: call.kind,
+      kind,
       tool: call.tool.slice(0, 64),
       model: call.model.slice(0, 256),
       hash,
       words: firstWords(call.text),
-      key,
-      expected,
+      key: key && key.length <= 256 ? key : null,
+      expected: amountOrNull(call.expected),
     };
   }
 
@@ -441,8 +409,7 @@ export class Ledger {
     if (row.outcome) return row.outcome;
     if (row.session === this.sessionId) return this.inFlight.has(row.id) ? 'pending' : 'unknown';
     if (now - row.beganAt > this.settings.pendingBoundMs) return 'unknown';
-    if (row.host === this.host && !processAlive(row.pid)) return 'unknown';
-    return 'pending';
+    return row.host === this.host && !processAlive(row.pid) ? 'unknown' : 'pending';
   }
 
   private view(db: Statements, now: number): View {
@@ -456,23 +423,14 @@ export class Ledger {
 
 /** The ledger's options from the settings. */
 export function ledgerOptions(
-  config: {
+  config: Pick<Required<LedgerOptions>, 'limits' | 'prices' | 'duplicateWindowSeconds'> & {
     ledgerDir: string;
     ledgerUrl?: string | undefined;
-    limits: readonly Limit[];
-    prices: readonly Price[];
-    duplicateWindowSeconds: number;
   },
   log: Logger,
 ): LedgerOptions {
-  return {
-    dir: config.ledgerDir,
-    ...(config.ledgerUrl ? { url: config.ledgerUrl } : {}),
-    limits: config.limits,
-    prices: config.prices,
-    duplicateWindowSeconds: config.duplicateWindowSeconds,
-    log,
-  };
+  const { ledgerDir: dir, ledgerUrl: url, limits, prices, duplicateWindowSeconds } = config;
+  return { dir, ...(url ? { url } : {}), limits, prices, duplicateWindowSeconds, log };
 }
 
 const NO_END: CallEndRow = {
@@ -484,14 +442,7 @@ const NO_END: CallEndRow = {
   file: null,
 };
 
-function proposed(call: BillableCall): Proposed {
-  return {
-    kind: call.kind,
-    model: call.model,
-    ...(call.expected !== undefined ? { expected: call.expected } : {}),
-    ...(call.amountArgument !== undefined ? { amountArgument: call.amountArgument } : {}),
-  };
-}
+const amountOrNull = (n: number | undefined) => (n !== undefined && Number.isFinite(n) && n >= 0 ? n : null);
 
 /** Whether a process of this host still runs (EPERM: it does, as another user's). */
 function processAlive(pid: number): boolean {

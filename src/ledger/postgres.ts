@@ -1,15 +1,15 @@
 // The ledger in a PostgreSQL database (GATEWAY_LEDGER_URL), shared by every server process on
 // every host that names it: a team's one set of limits, one budget and one duplicate guard.
 //
-// Transactions take turns through one transaction-scoped advisory lock, the same on every host.
-// Waiting for it is a query like any other (the event loop serves everything else), bounded by
+// Transactions take turns through one transaction-scoped advisory lock, the same on every host,
+// waited for as a query like any other (the event loop serves everything else), bounded by
 // lock_timeout. A process stopped (SIGSTOP) or cut off while holding it keeps it only until the
-// database ends its idle transaction (idle_in_transaction_session_timeout). Every time, retention's
-// too, is the database server's clock, so hosts whose clocks differ agree on the hour and day.
+// database ends its idle transaction. Every time, retention's too, is the database server's clock,
+// so hosts whose clocks differ agree on the hour and day.
 //
-// pg is imported when the ledger is opened (a server without GATEWAY_LEDGER_URL never loads it),
-// without its native binding. The password appears in no message: `where` masks it, and every
-// text from pg is scrubbed of it; pg's errors are not kept as causes (they carry the client).
+// pg is imported when the ledger is opened, without its native binding. The password appears in
+// no message: `where` masks it, every text from pg is scrubbed of it, and pg's errors (which carry
+// the client) are not kept as causes.
 
 import type { Pool, PoolClient } from 'pg';
 import type { Logger } from '../lib/log.js';
@@ -37,58 +37,51 @@ export interface PostgresOptions {
 export const LEDGER_LOCK_KEY = '7455546890867139954';
 const SCHEMA_VERSION = '3';
 const META = 'gateway_ledger_meta';
-const SCHEMA = [
-  `CREATE TABLE IF NOT EXISTS ${META} (name text PRIMARY KEY, value text NOT NULL)`,
-  ...schemaSql('postgres'),
-  `INSERT INTO ${META} (name, value) VALUES ('schema_version', '${SCHEMA_VERSION}') ON CONFLICT (name) DO NOTHING`,
-].join(';\n');
 const MADE = `SELECT to_regclass('${META}') IS NOT NULL AS made`;
-/** How long a stopped process holding the lock blocks the others: a healthy begin is never idle this long. */
-const IDLE_IN_TRANSACTION_MS = 5_000;
 /** The database's clock in ms: what `$now` reads. */
 const DB_NOW = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
-
 type Query = (statement: { text: string; values?: unknown[]; name?: string }) => Promise<{
   rows: Row[];
   rowCount: number | null;
 }>;
+type Scrub = (text: string) => string;
 
 export async function openPostgres(options: PostgresOptions): Promise<Database> {
-  const place = placeOf(options);
-  const pool = await newPool(options, place);
-  const database = new Postgres(pool, place);
+  const scrub = scrubber(options.url);
+  const where = withoutCredentials(options.url);
+  const fail = (error: unknown) => failure(error, where, options.waitMs, scrub);
+  const pool = await newPool(options, where, scrub);
+  const db = new Postgres(pool, where, options.waitMs, fail);
   try {
-    const [made] = await database.query(MADE);
-    const [row] = made?.made
-      ? await database.query(`SELECT value FROM ${META} WHERE name = 'schema_version'`)
-      : [];
+    const [made] = await db.query(MADE);
+    const [row] = made?.made ? await db.query(`SELECT value FROM ${META} WHERE name = 'schema_version'`) : [];
     const version = made?.made ? String(row?.value ?? 'none') : undefined;
     if (version === undefined && options.readOnly)
-      return Object.assign(database, { query: async () => [], run: async () => 0 });
+      return Object.assign(db, { query: async () => [], run: async () => 0 });
     if (version === undefined)
-      await database.transaction(async (tx) => {
-        const [again] = await tx.query(MADE);
-        if (!again?.made) await tx.run(SCHEMA);
+      await db.transaction(async (tx) => {
+        if ((await tx.query(MADE))[0]?.made) return; // made by the process before this one in the lock
+        const schema = [
+          `CREATE TABLE ${META} (name text PRIMARY KEY, value text NOT NULL)`,
+          ...schemaSql('postgres'),
+        ];
+        await tx.run(
+          `${schema.join(';\n')}; INSERT INTO ${META} VALUES ('schema_version', '${SCHEMA_VERSION}')`,
+        );
       });
     else if (version !== SCHEMA_VERSION)
       throw new LedgerUnavailable(
-        `The ledger of billed calls (${place.where}) was made by another version of gateway-tools-mcp (ledger version ${version}, this one reads ${SCHEMA_VERSION}): run the same version on every host that shares it, or name another database in GATEWAY_LEDGER_URL.`,
+        `The ledger of billed calls (${where}) was made by another version of gateway-tools-mcp (ledger version ${version}, this one reads ${SCHEMA_VERSION}): run the same version on every host that shares it, or name another database in GATEWAY_LEDGER_URL.`,
       );
-    return database;
+    return db;
   } catch (error) {
     await pool.end().catch(() => undefined);
-    throw failure(error, place);
+    throw fail(error);
   }
 }
 
-/** Where the ledger is (password masked), the wait bound, and the scrub of the password. */
-interface Place {
-  where: string;
-  waitMs: number;
-  scrub(text: string): string;
-}
-
-function placeOf({ url, waitMs }: PostgresOptions): Place {
+/** Takes the password (the URL's, PGPASSWORD) and the URL's credentials out of a text. */
+function scrubber(url: string): Scrub {
   const passwords = [process.env.PGPASSWORD ?? ''];
   try {
     const { password } = new URL(url);
@@ -97,39 +90,34 @@ function placeOf({ url, waitMs }: PostgresOptions): Place {
     // not a URL pg can read either: the message says so
   }
   const secrets = [...new Set(passwords.filter(Boolean))].sort((a, b) => b.length - a.length);
-  return {
-    where: withoutCredentials(url),
-    waitMs,
-    scrub: (text) => secrets.reduce((out, secret) => out.split(secret).join('***'), withoutCredentials(text)),
-  };
+  return (text) => secrets.reduce((out, secret) => out.split(secret).join('***'), withoutCredentials(text));
 }
 
 /** A failure of pg or of the database, in one sentence that says where and what to check. */
-function failure(error: unknown, place: Place): LedgerUnavailable {
+function failure(error: unknown, where: string, waitMs: number, scrub: Scrub): LedgerUnavailable {
   if (error instanceof LedgerUnavailable) return error;
   const { code, message } = plainError(error);
-  const said = place.scrub(message);
-  const waited = waitText(place.waitMs);
-  const text = (() => {
-    if (code === '55P03')
-      return `is busy: other server processes held it for all of ${waited} (many calls at once, or one process stuck). Try again shortly; if it stays busy, look for a stuck gateway-tools-mcp session in pg_stat_activity.`;
-    if (code === '53300' || /timeout exceeded when trying to connect|connection timeout/i.test(said))
-      return `is busy or not answering: no connection to the database within ${waited} (${said}). Try again shortly; if it goes on, check the PostgreSQL server at the host and port in GATEWAY_LEDGER_URL.`;
-    if (code === '28P01' || code === '28000' || /password/i.test(said))
-      return `refused the password or the user (${said}): check the user and password in GATEWAY_LEDGER_URL, and the server's pg_hba.conf.`;
-    if (code === '3D000')
-      return `cannot be opened (${said}): create the database (createdb), or name an existing one in GATEWAY_LEDGER_URL.`;
-    if (code === '42501')
-      return `was refused (${said}): the user in GATEWAY_LEDGER_URL must be allowed to create the ledger's tables on first use, and to read and write them.`;
-    if (code === '25P03')
-      return `ended this process's transaction, which stood idle too long (${said}; was the process stopped?): nothing of it was recorded. Try again.`;
-    if (code === '53100')
-      return `is on a full disk (${said}): free space on the database server's disk; until then no billed call is sent.`;
-    if (typeof code === 'string' && /^(08|57P|E[A-Z]+$)/.test(code))
-      return `cannot be reached (${said}): check that the PostgreSQL server is running, and the host and port in GATEWAY_LEDGER_URL.`;
-    return `failed (${said}): check the database GATEWAY_LEDGER_URL names.`;
-  })();
-  return new LedgerUnavailable(`The ledger of billed calls (${place.where}) ${text}`);
+  const said = scrub(message);
+  const waited = waitText(waitMs);
+  const text =
+    code === '55P03'
+      ? `is busy: other server processes held it for all of ${waited} (many calls at once, or one process stuck). Try again shortly; if it stays busy, look for a stuck gateway-tools-mcp session in pg_stat_activity.`
+      : code === '53300' || /timeout exceeded when trying to connect|connection timeout/i.test(said)
+        ? `is busy or not answering: no connection to the database within ${waited} (${said}). Try again shortly; if it goes on, check the PostgreSQL server at the host and port in GATEWAY_LEDGER_URL.`
+        : code === '28P01' || code === '28000' || /password/i.test(said)
+          ? `refused the password or the user (${said}): check the user and password in GATEWAY_LEDGER_URL, and the server's pg_hba.conf.`
+          : code === '3D000'
+            ? `cannot be opened (${said}): create the database (createdb), or name an existing one in GATEWAY_LEDGER_URL.`
+            : code === '42501'
+              ? `was refused (${said}): the user in GATEWAY_LEDGER_URL must be allowed to create the ledger's tables on first use, and to read and write them.`
+              : code === '25P03'
+                ? `ended this process's transaction, which stood idle too long (${said}; was the process stopped?): nothing of it was recorded. Try again.`
+                : code === '53100'
+                  ? `is on a full disk (${said}): free space on the database server's disk; until then no billed call is sent.`
+                  : typeof code === 'string' && /^(08|57P|E[A-Z]+$)/.test(code)
+                    ? `cannot be reached (${said}): check that the PostgreSQL server is running, and the host and port in GATEWAY_LEDGER_URL.`
+                    : `failed (${said}): check the database GATEWAY_LEDGER_URL names.`;
+  return new LedgerUnavailable(`The ledger of billed calls (${where}) ${text}`);
 }
 
 /** A code and message; a refused connection to several addresses comes as an AggregateError without one. */
@@ -144,7 +132,7 @@ function plainError(error: unknown): { code: unknown; message: string } {
   return { code, message: String(error) };
 }
 
-async function newPool(options: PostgresOptions, place: Place): Promise<Pool> {
+async function newPool({ url, waitMs, log }: PostgresOptions, where: string, scrub: Scrub): Promise<Pool> {
   // NODE_PG_FORCE_NATIVE would make pg require pg-native as it loads.
   const forced = process.env.NODE_PG_FORCE_NATIVE;
   delete process.env.NODE_PG_FORCE_NATIVE;
@@ -154,31 +142,31 @@ async function newPool(options: PostgresOptions, place: Place): Promise<Pool> {
   // bigint columns (times, counts) as numbers, for this pool only; ms times stay far below 2^53.
   const types = new pg.TypeOverrides();
   types.setTypeParser(pg.types.builtins.INT8, Number);
-  const statementMs = Math.max(30_000, options.waitMs + 5_000);
+  const statementMs = Math.max(30_000, waitMs + 5_000);
   const pool = new pg.Pool({
-    connectionString: options.url,
+    connectionString: url,
     types,
     max: 4,
     idleTimeoutMillis: 30_000,
-    connectionTimeoutMillis: Math.max(1, options.waitMs),
+    connectionTimeoutMillis: Math.max(1, waitMs),
     allowExitOnIdle: true,
     keepAlive: true,
     application_name: 'gateway-tools-mcp',
-    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
+    // How long a stopped process holding the lock blocks the others: a healthy begin is never idle this long.
+    idle_in_transaction_session_timeout: 5_000,
     statement_timeout: statementMs,
     query_timeout: statementMs + 5_000,
   });
   // A connection that breaks while idle is dropped and replaced; unhandled, this would end the process.
   pool.on('error', (error) =>
-    options.log.warn(
-      `ledger: a connection to ${place.where} failed while idle (${place.scrub(error.message)}); the next query opens another`,
+    log.warn(
+      `ledger: a connection to ${where} failed while idle (${scrub(error.message)}); the next query opens another`,
     ),
   );
   return pool;
 }
 
 class Postgres implements Database {
-  readonly where: string;
   private readonly statements: Statements;
   /** This process's transactions one at a time: one connection waits for the lock, the others stay free. */
   private turns: Promise<unknown> = Promise.resolve();
@@ -187,16 +175,13 @@ class Postgres implements Database {
 
   constructor(
     private readonly pool: Pool,
-    private readonly place: Place,
+    readonly where: string,
+    private readonly waitMs: number,
+    private readonly fail: (error: unknown) => LedgerUnavailable,
   ) {
-    this.where = place.where;
-    this.statements = statementsOver(async (statement) => {
-      try {
-        return (await pool.query(statement)) as Awaited<ReturnType<Query>>;
-      } catch (error) {
-        throw failure(error, place);
-      }
-    });
+    this.statements = statementsOver((statement) =>
+      pool.query(statement).catch((e) => Promise.reject(fail(e))),
+    );
   }
 
   query(sql: string, params?: Params): Promise<Row[]> {
@@ -213,7 +198,7 @@ class Postgres implements Database {
 
   /** The wait bound counts from the call: a turn behind this process's other transactions is part of it. */
   transaction<T>(work: (tx: Statements) => Promise<T>): Promise<T> {
-    const deadline = performance.now() + this.place.waitMs;
+    const deadline = performance.now() + this.waitMs;
     const turn = this.turns.then(() => this.locked(deadline, work));
     this.turns = turn.catch(() => undefined);
     return this.tracked(turn);
@@ -224,34 +209,23 @@ class Postgres implements Database {
     await this.pool.end().catch(() => undefined);
   }
 
-  /**
-   * A transaction holding the ledger's lock, READ COMMITTED whatever the database's default (each
-   * statement after the lock sees every transaction committed before it).
-   */
+  /** A transaction holding the ledger's lock, READ COMMITTED whatever the database's default. */
   private async locked<T>(deadline: number, work: (tx: Statements) => Promise<T>): Promise<T> {
-    let client: PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (error) {
-      throw failure(error, this.place);
-    }
+    const client: PoolClient = await this.pool.connect().catch((error) => Promise.reject(this.fail(error)));
     let broken: Error | undefined;
     const onError = (error: Error) => {
       broken ??= error;
     };
     client.on('error', onError);
-    const query: Query = async (statement) => {
-      try {
-        return (await client.query(statement)) as Awaited<ReturnType<Query>>;
-      } catch (error) {
+    const query: Query = (statement) =>
+      client.query(statement).catch((error) => {
         const severity = (error as { severity?: string }).severity;
         if (severity === undefined || severity === 'FATAL') broken ??= error as Error;
-        throw failure(broken ?? error, this.place);
-      }
-    };
+        throw this.fail(broken ?? error);
+      });
     try {
       const left = Math.floor(deadline - performance.now());
-      if (left <= 0) throw failure({ code: '55P03' }, this.place);
+      if (left <= 0) throw this.fail({ code: '55P03' });
       // One round trip: the transaction, its wait bound, the lock, and the clock once it is held.
       const opened = (await query({
         text: `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = ${left}; SELECT pg_advisory_xact_lock(${LEDGER_LOCK_KEY}); SELECT ${DB_NOW} AS now`,
@@ -265,8 +239,7 @@ class Postgres implements Database {
       throw error;
     } finally {
       client.removeListener('error', onError);
-      // A connection given back with an error is closed rather than used again.
-      client.release(broken ?? false);
+      client.release(broken ?? false); // a connection given back with an error is closed
     }
   }
 

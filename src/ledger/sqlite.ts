@@ -19,7 +19,7 @@
 // the order of commits. A ledger opened only to report writes nothing, and reads its own clock.
 
 import { closeSync, fstatSync, openSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
@@ -100,8 +100,12 @@ function kernelClock(path: string): (() => number) & { close?: () => void } {
   const byte = Buffer.from('t');
   return Object.assign(
     () => {
-      writeSync(fd, byte, 0, 1, 0);
-      return Math.floor(fstatSync(fd).mtimeMs);
+      try {
+        writeSync(fd, byte, 0, 1, 0);
+        return Math.floor(fstatSync(fd).mtimeMs);
+      } catch (error) {
+        throw fullDisk(dirname(path)) ?? placeError(path, error);
+      }
     },
     { close: () => closeSync(fd) },
   );
