@@ -21,10 +21,8 @@ export class LedgerPlaceProblem extends LedgerUnavailable {
 }
 
 export const DATABASE_FILE = 'ledger.sqlite';
-/** Written to read the kernel's clock (sqlite.ts). */
-export const CLOCK_FILE = 'ledger.sqlite-clock';
-/** SQLite's own files beside the database in WAL mode, and the clock's. */
-const COMPANIONS = ['-wal', '-shm', '-journal', '-clock'];
+/** SQLite's own files beside the database in WAL mode. */
+const COMPANIONS = ['-wal', '-shm', '-journal'];
 /** Less free space than this is a full disk: a few commits, or the WAL's next growth, fail. */
 const FULL_BELOW_BYTES = 1 << 20;
 

@@ -8,8 +8,8 @@
 // event loop serves everything else. A transaction is BEGIN IMMEDIATE: the writer's lock is taken
 // before the limits are read, so no two processes both see room for one more call.
 //
-// The ledger's clock is the kernel's, read from the time the file system stamps on a write to
-// `ledger.sqlite-clock`, not the process's own. Processes on one machine may see different
+// The ledger's clock is the kernel's, read from the time the file system stamps on a write, not
+// the process's own. Processes on one machine may see different
 // clocks (libfaketime makes one process's clock what it is told): had each stamped and reckoned
 // by its own, one a day behind would count none of today's calls and a day's limit would let twice
 // through, and one 40 days ahead would remove, as past their retention, calls the others still
@@ -18,8 +18,9 @@
 // database server's. It is read once per transaction, under the writer's lock, so stamps follow
 // the order of commits. A ledger opened only to report writes nothing, and reads its own clock.
 
-import { closeSync, fstatSync, openSync, writeSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { closeSync, fstatSync, openSync, unlinkSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
@@ -33,14 +34,7 @@ import {
   waitText,
 } from './database.js';
 import { schemaSql } from './sql.js';
-import {
-  CLOCK_FILE,
-  checkLedgerPlace,
-  DATABASE_FILE,
-  fullDisk,
-  placeError,
-  readOnlyFolder,
-} from './sqlite-place.js';
+import { checkLedgerPlace, DATABASE_FILE, fullDisk, placeError, readOnlyFolder } from './sqlite-place.js';
 
 export interface SqliteOptions {
   dir: string;
@@ -77,7 +71,7 @@ export async function openSqlite(options: SqliteOptions): Promise<Database> {
     let db: DatabaseSync | undefined;
     try {
       db = open();
-      const clock = options.now ?? (readOnly ? Date.now : kernelClock(join(dir, CLOCK_FILE)));
+      const clock = options.now ?? (readOnly ? Date.now : kernelClock(dir));
       const database = new Sqlite(db, file, options.waitMs, clock);
       await database.prepare(readOnly && exists);
       return database;
@@ -89,26 +83,29 @@ export async function openSqlite(options: SqliteOptions): Promise<Database> {
   throw sqliteError(file, failure);
 }
 
-/** The kernel's clock: the time the file system stamps on a one-byte write (see the top). */
-function kernelClock(path: string): (() => number) & { close?: () => void } {
+/**
+ * The kernel's clock: the time the file system stamps on a one-byte write (see the top), to a file
+ * of this process's own beside the database, unlinked at once: nothing is left in the folder.
+ */
+function kernelClock(dir: string): (() => number) & { close?: () => void } {
+  const path = join(dir, `${DATABASE_FILE}-clock-${process.pid}-${randomBytes(4).toString('hex')}`);
   let fd: number;
   try {
-    fd = openSync(path, 'a+', 0o600);
+    fd = openSync(path, 'wx+', 0o600);
+    unlinkSync(path);
   } catch (error) {
-    throw placeError(path, error);
+    throw fullDisk(dir) ?? placeError(path, error);
   }
   const byte = Buffer.from('t');
-  return Object.assign(
-    () => {
-      try {
-        writeSync(fd, byte, 0, 1, 0);
-        return Math.floor(fstatSync(fd).mtimeMs);
-      } catch (error) {
-        throw fullDisk(dirname(path)) ?? placeError(path, error);
-      }
-    },
-    { close: () => closeSync(fd) },
-  );
+  const clock = () => {
+    try {
+      writeSync(fd, byte, 0, 1, 0);
+      return Math.floor(fstatSync(fd).mtimeMs);
+    } catch (error) {
+      throw fullDisk(dir) ?? placeError(dir, error);
+    }
+  };
+  return Object.assign(clock, { close: () => closeSync(fd) });
 }
 
 class Sqlite implements Database {
