@@ -66,12 +66,12 @@ export async function openSqlite(options: SqliteOptions): Promise<Database> {
     : !exists
       ? [() => new DatabaseSync(':memory:')]
       : [() => new DatabaseSync(file), () => new DatabaseSync(new URL(`${pathToFileURL(file)}?immutable=1`))];
+  const clock = options.now ?? (readOnly ? Date.now : kernelClock(dir));
   let failure: unknown;
   for (const open of ways) {
     let db: DatabaseSync | undefined;
     try {
       db = open();
-      const clock = options.now ?? (readOnly ? Date.now : kernelClock(dir));
       const database = new Sqlite(db, file, options.waitMs, clock);
       await database.prepare(readOnly && exists);
       return database;
@@ -80,6 +80,7 @@ export async function openSqlite(options: SqliteOptions): Promise<Database> {
       failure ??= error;
     }
   }
+  (clock as { close?: () => void }).close?.();
   throw sqliteError(file, failure);
 }
 
@@ -111,7 +112,7 @@ function kernelClock(dir: string): (() => number) & { close?: () => void } {
 class Sqlite implements Database {
   /** One transaction at a time from this process: a transaction spans awaits. */
   private writing: Promise<unknown> = Promise.resolve();
-  private readonly statements = new Map<string, StatementSync>();
+  private readonly prepared = new Map<string, StatementSync>();
 
   constructor(
     private readonly db: DatabaseSync,
@@ -157,25 +158,25 @@ class Sqlite implements Database {
     return this.guard(this.clock);
   }
 
-  query(sql: string, params: Params = {}): Promise<Row[]> {
-    return this.whenFree(() => this.statement(sql).all(this.bind(sql, params)) as Row[]);
+  query(sql: string, params?: Params): Promise<Row[]> {
+    return this.whenFree(() => this.statements().query(sql, params));
   }
 
-  run(sql: string, params: Params = {}): Promise<number> {
-    return this.serially(() => this.whenFree(() => this.changes(sql, this.bind(sql, params))));
+  run(sql: string, params?: Params): Promise<number> {
+    return this.serially(() => this.whenFree(() => this.statements().run(sql, params)));
   }
 
+  /** BEGIN IMMEDIATE: the writer's lock, taken before the work reads anything; the clock read under it. */
   transaction<T>(work: (tx: Statements) => Promise<T>): Promise<T> {
     return this.serially(async () => {
       await this.whenFree(() => this.db.exec('BEGIN IMMEDIATE'));
       try {
         const now = this.guard(this.clock);
-        const bind = (sql: string, params: Params = {}) =>
-          sql.includes('$now') ? { ...params, $now: now } : params;
+        const { query, run } = this.statements(now);
         const result = await work({
           now: async () => now,
-          query: async (sql, params) => this.guard(() => this.statement(sql).all(bind(sql, params)) as Row[]),
-          run: async (sql, params) => this.guard(() => this.changes(sql, bind(sql, params))),
+          query: async (sql, params) => this.guard(() => query(sql, params)),
+          run: async (sql, params) => this.guard(() => run(sql, params)),
         });
         this.guard(() => this.db.exec('COMMIT'));
         return result;
@@ -196,19 +197,21 @@ class Sqlite implements Database {
     }
   }
 
-  private changes(sql: string, params: Params): number {
-    return Number(this.statement(sql).run(params).changes);
-  }
-
-  private bind(sql: string, params: Params): Params {
-    return sql.includes('$now') ? { ...params, $now: this.guard(this.clock) } : params;
+  /** Statements run at once, `$now` the time given (a transaction's) or read as each runs. */
+  private statements(now?: number) {
+    const bound = (sql: string, params: Params = {}) =>
+      sql.includes('$now') ? { ...params, $now: now ?? this.clock() } : params;
+    return {
+      query: (sql: string, params?: Params) => this.statement(sql).all(bound(sql, params)) as Row[],
+      run: (sql: string, params?: Params) => Number(this.statement(sql).run(bound(sql, params)).changes),
+    };
   }
 
   private statement(sql: string): StatementSync {
-    let found = this.statements.get(sql);
+    let found = this.prepared.get(sql);
     if (!found) {
-      found = this.guard(() => this.db.prepare(sql));
-      this.statements.set(sql, found);
+      found = this.db.prepare(sql);
+      this.prepared.set(sql, found);
     }
     return found;
   }
