@@ -43,22 +43,7 @@ import {
   type UsageReport,
   usageOf,
 } from './reports.js';
-import {
-  type CallEndRow,
-  type CallRow,
-  duplicateOf,
-  endCall,
-  exportPages,
-  insertCall,
-  jobStatuses,
-  latestCalls,
-  type NewCall,
-  noteStatus,
-  type Outcome,
-  openCalls,
-  removeOld,
-  usageRows,
-} from './sql.js';
+import * as sql from './sql.js';
 import { openSqlite } from './sqlite.js';
 
 export type { CallState, LedgerCall, LimitRefusal, RecentJob, UsageReport };
@@ -134,7 +119,7 @@ export type CheckResult = { status: 'ok' } | { status: 'limited'; refusal: Limit
  * the job's status when accepted, the file it saved (speech: a duplicate is answered with it).
  */
 export interface CallEnd {
-  outcome: Outcome;
+  outcome: sql.Outcome;
   jobId?: string;
   amount?: number;
   reason?: string;
@@ -214,11 +199,13 @@ export class Ledger {
     const result = await (await this.store()).transaction(async (tx): Promise<BeginResult> => {
       const now = await tx.now();
       const earlier =
-        !call.allowDuplicate && windowMs > 0 ? await duplicateOf(tx, hash, now - windowMs, row.key) : null;
+        !call.allowDuplicate && windowMs > 0
+          ? await sql.duplicateOf(tx, hash, now - windowMs, row.key)
+          : null;
       if (earlier) return { status: 'duplicate', earlier: callOf(earlier, this.reportContext(now)) };
       const held = await this.limited(tx, now, call, row);
       if (held) return held;
-      this.inFlight.set(row.id, await insertCall(tx, row));
+      this.inFlight.set(row.id, await sql.insertCall(tx, row));
       return { status: 'go', id: row.id, hash };
     });
     this.sweepSoon();
@@ -238,10 +225,10 @@ export class Ledger {
   }
 
   /** The refusal of a limit the call would pass, recorded as a call declined by it; else null. */
-  private async limited(tx: Statements, now: number, call: BillableCall, row: NewCall) {
+  private async limited(tx: Statements, now: number, call: BillableCall, row: sql.NewCall) {
     const held = await refusal(this.view(tx, now), this.limits, call);
     if (!held) return null;
-    await insertCall(tx, row, { ...NO_END, reason: `limit ${held.limit.text}` });
+    await sql.insertCall(tx, row, { ...NO_END, reason: `limit ${held.limit.text}` });
     return { status: 'limited' as const, refusal: held, sentence: refusalSentence(held, now) };
   }
 
@@ -249,7 +236,7 @@ export class Ledger {
   async decline(call: BillableCall, reason: string): Promise<void> {
     const row = this.newCall(call, callHash(call));
     const end = { ...NO_END, reason: reason.slice(0, 200) };
-    await (await this.store()).transaction((tx) => insertCall(tx, row, end));
+    await (await this.store()).transaction((tx) => sql.insertCall(tx, row, end));
   }
 
   /**
@@ -262,7 +249,7 @@ export class Ledger {
     const job = result.jobId && Buffer.byteLength(result.jobId) <= MAX_JOB_ID_BYTES ? result.jobId : null;
     if (result.jobId && !job)
       this.options.log.warn(`ledger: job id of call ${id} is too long to record; it is listed without it`);
-    const end: CallEndRow = {
+    const end: sql.CallEndRow = {
       outcome: result.outcome,
       job,
       amount: amountOrNull(result.amount),
@@ -271,7 +258,7 @@ export class Ledger {
       file: result.file !== undefined && Buffer.byteLength(result.file) <= 1024 ? result.file : null,
     };
     try {
-      await endCall(await this.store(), seq, end);
+      await sql.endCall(await this.store(), seq, end);
     } catch (error) {
       this.options.log.warn(
         `ledger: could not record the end of call ${id} (${codeOf(error)}); it is listed as unknown`,
@@ -286,7 +273,7 @@ export class Ledger {
     const state = status.slice(0, 64);
     if (this.noted.get(jobId) === state || Buffer.byteLength(jobId) > MAX_JOB_ID_BYTES) return;
     try {
-      await noteStatus(await this.store(), jobId, state);
+      await sql.noteStatus(await this.store(), jobId, state);
       if (this.noted.size > 1_000) this.noted.clear();
       this.noted.set(jobId, state);
     } catch (error) {
@@ -298,8 +285,8 @@ export class Ledger {
   async recentJobs(limit = 20): Promise<RecentJob[]> {
     const db = await this.store();
     const now = await db.now();
-    const rows = await latestCalls(db, limit, true);
-    const statuses = await jobStatuses(
+    const rows = await sql.latestCalls(db, limit, true);
+    const statuses = await sql.jobStatuses(
       db,
       rows.flatMap((row) => (row.job ? [row.job] : [])),
     );
@@ -313,7 +300,11 @@ export class Ledger {
     const ctx = this.reportContext(now);
     // Calls not ended are counted as billed; those no longer being sent are also unknown.
     const unknownOpen: Record<Period, number> = { hour: 0, day: 0, session: 0 };
-    for (const open of await openCalls(db, Math.min(now - PERIOD_MS.day, this.startedAt), OPEN_CALLS_READ)) {
+    for (const open of await sql.openCalls(
+      db,
+      Math.min(now - PERIOD_MS.day, this.startedAt),
+      OPEN_CALLS_READ,
+    )) {
       if (ctx.stateOf(open) !== 'unknown') continue;
       for (const period of PERIODS)
         if (period === 'session' ? open.session === this.sessionId : open.beganAt > now - PERIOD_MS[period])
@@ -321,9 +312,9 @@ export class Ledger {
     }
     const view = this.view(db, now);
     const inputs = {
-      rows: await usageRows(db, now, this.sessionId),
+      rows: await sql.usageRows(db, now, this.sessionId),
       unknownOpen,
-      latest: await latestCalls(db, latest),
+      latest: await sql.latestCalls(db, latest),
       limits: await Promise.all(this.limits.map((limit) => limitUse(view, limit))),
     };
     const pricesSet = this.prices.length > 0;
@@ -334,7 +325,7 @@ export class Ledger {
   async exportCalls(since: number, onPage: (calls: LedgerCall[]) => Promise<void> | void): Promise<void> {
     const db = await this.store();
     const ctx = this.reportContext(await db.now());
-    await exportPages(db, since, (rows) => onPage(rows.map((row) => callOf(row, ctx))));
+    await sql.exportPages(db, since, (rows) => onPage(rows.map((row) => callOf(row, ctx))));
   }
 
   /** Waits for writes under way, and closes the database. Later calls are refused. */
@@ -379,7 +370,7 @@ export class Ledger {
       if (this.closed) return;
       try {
         const retention = this.settings.retentionDays * PERIOD_MS.day;
-        const removed = await removeOld(await this.store(), retention, this.settings.keptCalls);
+        const removed = await sql.removeOld(await this.store(), retention, this.settings.keptCalls);
         if (removed) this.options.log.debug(`ledger: removed ${removed} calls older than the retention`);
       } catch (error) {
         this.options.log.warn(`ledger: could not remove old calls (${codeOf(error)})`);
@@ -388,7 +379,7 @@ export class Ledger {
   }
 
   /** A call's id: this ledger's random prefix and a count, unique across processes and restarts. */
-  private newCall(call: BillableCall, hash: string): NewCall {
+  private newCall(call: BillableCall, hash: string): sql.NewCall {
     const { kind, idempotencyKey: key } = call;
     return {
       id: `${this.sessionId}${(++this.calls).toString(36)}`,
@@ -405,7 +396,7 @@ export class Ledger {
     };
   }
 
-  private stateOf(row: CallRow, now: number): CallState {
+  private stateOf(row: sql.CallRow, now: number): CallState {
     if (row.outcome) return row.outcome;
     if (row.session === this.sessionId) return this.inFlight.has(row.id) ? 'pending' : 'unknown';
     if (now - row.beganAt > this.settings.pendingBoundMs) return 'unknown';
@@ -433,7 +424,7 @@ export function ledgerOptions(
   return { dir, ...(url ? { url } : {}), limits, prices, duplicateWindowSeconds, log };
 }
 
-const NO_END: CallEndRow = {
+const NO_END: sql.CallEndRow = {
   outcome: 'declined',
   job: null,
   amount: null,

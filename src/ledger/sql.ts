@@ -16,33 +16,32 @@ const QUARTER_MS = 900_000;
 
 export type Outcome = 'accepted' | 'refused' | 'unknown' | 'declined';
 
-/** A billed call as the ledger keeps it: its begin, and its end once recorded (else nulls). */
+/**
+ * A billed call as the ledger keeps it: its begin, and its end once recorded (else nulls). The
+ * session is the server process's (pids are reused); the hash is callHash() of the purchase, how a
+ * duplicate is recognised; the words are the prompt's or text's first; the key is a video
+ * submit's Idempotency-Key; the amount is as the gateway reported it; the status is the job's
+ * when accepted; the file is the one the call saved (speech).
+ */
 export interface CallRow {
   id: string;
   beganAt: number;
-  /** The server process's session id (pids are reused). */
   session: string;
   pid: number;
   host: string;
   kind: BilledKind;
   tool: string;
   model: string;
-  /** callHash() of the purchase: how a duplicate is recognised. */
   hash: string;
-  /** The prompt's or text's first words. */
   words: string;
-  /** The Idempotency-Key of a video submit. */
   key: string | null;
   expected: number | null;
   outcome: Outcome | null;
   endedAt: number | null;
   job: string | null;
-  /** As the gateway reported it. */
   amount: number | null;
   reason: string | null;
-  /** The job's status when accepted (running…). */
   status: string | null;
-  /** The file the call saved (speech). */
   file: string | null;
 }
 
@@ -83,25 +82,13 @@ export interface UsageRow extends TallyRow {
 export function schemaSql(dialect: 'sqlite' | 'postgres'): string[] {
   const [serial, integer, real] =
     dialect === 'sqlite' ? ['INTEGER', 'INTEGER', 'REAL'] : ['bigserial', 'bigint', 'double precision'];
-  const text = (names: string) => names.split(' ').map((name) => `${name} TEXT`);
-  const columns = [
-    `seq ${serial} PRIMARY KEY`,
-    'id TEXT NOT NULL',
-    `began_at ${integer} NOT NULL`,
-    ...text('session').map((c) => `${c} NOT NULL`),
-    `pid ${integer} NOT NULL`,
-    ...text('host kind tool model hash words').map((c) => `${c} NOT NULL`),
-    'key TEXT',
-    `expected ${real}`,
-    'outcome TEXT',
-    `ended_at ${integer}`,
-    'job TEXT',
-    `amount ${real}`,
-    ...text('reason status file'),
-  ];
+  const columns = `seq ${serial} PRIMARY KEY, id TEXT NOT NULL, began_at ${integer} NOT NULL,
+    session TEXT NOT NULL, pid ${integer} NOT NULL, host TEXT NOT NULL, kind TEXT NOT NULL, tool TEXT NOT NULL,
+    model TEXT NOT NULL, hash TEXT NOT NULL, words TEXT NOT NULL, key TEXT, expected ${real}, outcome TEXT,
+    ended_at ${integer}, job TEXT, amount ${real}, reason TEXT, status TEXT, file TEXT`;
   const change = (row: 'NEW' | 'OLD', sign: '+' | '-') => tallyChange(row, sign);
   return [
-    `CREATE TABLE IF NOT EXISTS ${CALLS} (${columns.join(', ')})`,
+    `CREATE TABLE IF NOT EXISTS ${CALLS} (${columns})`,
     `CREATE INDEX IF NOT EXISTS ${CALLS}_began_at ON ${CALLS} (began_at)`,
     `CREATE INDEX IF NOT EXISTS ${CALLS}_hash ON ${CALLS} (hash, began_at)`,
     `CREATE INDEX IF NOT EXISTS ${CALLS}_session ON ${CALLS} (session, began_at)`,
