@@ -9,14 +9,18 @@
 // before the limits are read, so no two processes both see room for one more call.
 //
 // The ledger's clock is the kernel's, read from the time the file system stamps on a write, not
-// the process's own. Processes on one machine may see different
-// clocks (libfaketime makes one process's clock what it is told): had each stamped and reckoned
-// by its own, one a day behind would count none of today's calls and a day's limit would let twice
-// through, and one 40 days ahead would remove, as past their retention, calls the others still
-// count. The kernel's clock is the one thing every process on the machine shares and none moves
-// for itself: every stamp, window and retention is judged by it, as PostgreSQL's are by the
-// database server's. It is read once per transaction, under the writer's lock, so stamps follow
-// the order of commits. A ledger opened only to report writes nothing, and reads its own clock.
+// the process's own. Processes on one machine may see different clocks (libfaketime makes one
+// process's clock what it is told): had each stamped and reckoned by its own, one a day behind
+// would count none of today's calls, so a day's limit would let twice through, and one 40 days
+// ahead would remove, as past their retention, calls the others still count. A clock kept in the
+// database that never goes back would mend the first but not the second: one process ahead would
+// carry it forward for every process. The kernel's clock is the one every process on the machine
+// shares and none moves for itself (libfaketime changes what the C library answers, not the times
+// the kernel stamps), so every stamp, window and retention is judged by it, as PostgreSQL's are by
+// the database server's. Each writer's window then ends at that clock, and retention removes only
+// calls older than 30 days by it: older than any window (a day at most) of any writer. It is read
+// once per transaction, under the writer's lock, so stamps follow the order of commits. A ledger
+// opened only to report writes nothing, and reads the process's clock.
 
 import { randomBytes } from 'node:crypto';
 import { closeSync, fstatSync, openSync, unlinkSync, writeSync } from 'node:fs';
