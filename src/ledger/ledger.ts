@@ -67,7 +67,7 @@ export interface LedgerOptions {
   pendingBoundMs?: number;
   /** How long a begin waits for another process's transaction before the call is refused. */
   waitMs?: number;
-  /** The clock of the SQLite ledger (ms since the epoch); tests move it. */
+  /** The SQLite ledger's clock instead of the kernel's (ms since the epoch); tests move it. */
   now?: () => number;
 }
 
