@@ -60,7 +60,7 @@ import { parseLimits } from '../src/config/limits.js';
 import { parsePrices } from '../src/config/prices.js';
 import { checkLedger } from '../src/doctor/ledger-checks.js';
 import { type BillableCall, Ledger } from '../src/ledger/ledger.js';
-import { CALLS, STATUSES } from '../src/ledger/sql-store.js';
+import { CALLS, STATUSES } from '../src/ledger/sql.js';
 import type { Logger } from '../src/lib/log.js';
 import { HAS_POSTGRES, startPostgres } from '../test/harness/postgres.js';
 import { type BenchService, median, ROOT, ratio, startReferenceProcess } from './lib.js';

@@ -6,7 +6,7 @@
 import type { Config } from '../config/config.js';
 import { money } from '../ledger/evaluate.js';
 import { LedgerUnavailable, type UsageReport } from '../ledger/ledger.js';
-import { checkLedgerPlace, type LedgerPlace, LedgerPlaceProblem } from '../ledger/sqlite-place.js';
+import { checkLedgerPlace, fullDisk, type LedgerPlace, LedgerPlaceProblem } from '../ledger/sqlite-place.js';
 import type { Logger } from '../lib/log.js';
 import { withoutCredentials } from '../lib/urls.js';
 import { ledgerReader } from '../tools/usage/read-usage.js';
@@ -43,6 +43,9 @@ async function folderCheck(config: Config, read: Read): Promise<Check> {
   let warning: LedgerPlace['warning'];
   try {
     ({ warning } = await checkLedgerPlace(config.ledgerDir, false));
+    // A full disk still reads, but refuses every begin: said as the refusal says it.
+    const full = fullDisk(config.ledgerDir);
+    if (full) throw full;
   } catch (error) {
     if (!(error instanceof LedgerPlaceProblem)) throw error;
     return fail('ledger', true, error.problem, `${capitalized(error.fix)}: ${NOT_SENT}.`);

@@ -3,7 +3,7 @@
 
 import { type BilledKind, MEASURE } from '../config/billed-kinds.js';
 import type { Price } from '../config/prices.js';
-import type { TallyRow } from './store.js';
+import type { TallyRow } from './sql.js';
 
 /**
  * The prices found per price list, by kind and model: every record read costs a lookup, and a

@@ -1,12 +1,12 @@
 // What the calls in the ledger mean for the next one: whether a call counts against the limits,
-// whether a new call fits every limit — and if not, when it would. The store reads the calls;
-// the decision is made here, once, for every store.
+// whether a new call fits every limit — and if not, when it would. Decided once, for every database.
 
 import { type BilledKind, PERIOD_MS } from '../config/billed-kinds.js';
 import type { Limit } from '../config/limits.js';
 import type { Price } from '../config/prices.js';
 import { costOf, groupCost, priceFor } from './costs.js';
-import type { LedgerReads, Outcome, TallyRow, Window } from './store.js';
+import type { Statements } from './database.js';
+import { countedCalls, type Outcome, type TallyRow, tallies, type Window } from './sql.js';
 
 /** A call's state: its outcome, or `pending` while its process may still be sending it. */
 export type CallState = Outcome | 'pending';
@@ -18,59 +18,53 @@ export function counts(state: CallState): boolean {
 
 /** What evaluating needs besides the calls. */
 export interface View {
-  reads: LedgerReads;
+  db: Statements;
   sessionId: string;
   prices: readonly Price[];
   now: number;
 }
 
-/** A call about to be sent, as the limits see it. */
+/**
+ * A call about to be sent, as the limits see it: the amount expected (video seconds,
+ * characters…) when known before sending, and the argument that gives it (`duration`) for a call
+ * whose amount the gateway does not report on acceptance: without it, its cost cannot be known,
+ * and a cost limit does not let it through as free.
+ */
 export interface Proposed {
   kind: BilledKind;
   model: string;
-  /** The amount expected (video seconds, characters…), when known before sending. */
   expected?: number;
-  /**
-   * The argument that gives the amount (`duration`), for a call whose amount the gateway does not
-   * report on acceptance: without it, its cost cannot be known, and a cost limit does not let it
-   * through as free.
-   */
   amountArgument?: string;
 }
 
-/** A limit and how far it is used. */
+/**
+ * A limit and how far it is used: calls, or for `cost` the estimated cost, within its period; the
+ * calls counted whose cost is unknown; whether no further call fits (for `cost`: not even one of
+ * unknown cost); and when a used-up limit lets the next call through (ISO), as the oldest counted
+ * calls leave the window (null while it has room, or when it never frees up).
+ */
 export interface LimitUse {
   limit: Limit;
-  /** Calls, or for `cost` the estimated cost, within the limit's period. */
   used: number;
   left: number;
-  /** Calls counted whose cost is unknown (no price applies, or no amount); for `cost` limits. */
   unpriced: number;
-  /** No further call fits (for a `cost` limit: not even one of unknown cost). */
   usedUp: boolean;
-  /**
-   * When a used-up limit lets the next call through (ISO): the oldest counted calls leaving the
-   * window. Null while it has room, and for one that never frees up (a session limit, a limit of 0).
-   */
   nextAt: string | null;
 }
 
-/** Why a call is not sent: everything the sentence that says so needs. */
+/**
+ * Why a call is not sent: everything the sentence that says so needs. `used` leaves this call
+ * out; `thisCost` is its estimated cost under a `cost` limit (0 when unknown); `needs` names the
+ * argument without which its cost cannot be known before sending; `nextAt` is when a call like it
+ * fits again (null for a session limit, or never). Nothing of it was sent, nor billed.
+ */
 export interface LimitRefusal {
   setting: 'GATEWAY_LIMITS';
   limit: Limit;
-  /** Calls, or for `cost` the estimated cost, within the limit's period (this call not included). */
   used: number;
-  /** This call's estimated cost, for a `cost` limit (0 when unknown). */
   thisCost?: number;
-  /** For a `cost` limit: this call's cost cannot be known before sending without this argument. */
   needs?: { argument: string; price: string };
-  /**
-   * When a call like this one fits again (ISO time): the oldest counted calls leaving the window.
-   * Null for a session limit (not before the server restarts) or when it never will.
-   */
   nextAt: string | null;
-  /** Nothing of this call was sent, so nothing of it was billed. */
   sent: false;
 }
 
@@ -85,22 +79,17 @@ function windowOf(view: View, limit: Limit): Window {
 
 /** Calls, or for a cost limit their estimated cost, and the calls whose cost is unknown. */
 function used(view: View, limit: Limit, rows: readonly TallyRow[]): { used: number; unpriced: number } {
-  let total = 0;
-  let unpriced = 0;
-  for (const row of rows) {
-    if (limit.subject !== 'cost') {
-      total += row.calls;
-      continue;
-    }
-    const group = groupCost(view.prices, row);
-    total += group.cost;
-    unpriced += group.unpriced;
-  }
-  return { used: total, unpriced };
+  const groups = rows.map((row) =>
+    limit.subject === 'cost' ? groupCost(view.prices, row) : { cost: row.calls, unpriced: 0 },
+  );
+  return groups.reduce((sum, g) => ({ used: sum.used + g.cost, unpriced: sum.unpriced + g.unpriced }), {
+    used: 0,
+    unpriced: 0,
+  });
 }
 
 export async function limitUse(view: View, limit: Limit): Promise<LimitUse> {
-  const [rows = []] = await view.reads.tallies([windowOf(view, limit)]);
+  const [rows = []] = await tallies(view.db, [windowOf(view, limit)]);
   const tally = used(view, limit, rows);
   // The next call as the limit sees it: one more call, or for a cost limit one of unknown cost.
   const held =
@@ -126,9 +115,12 @@ export async function refusal(
   let worst: LimitRefusal | null = null;
   let worstAt = -Infinity;
   const applying = limits.filter((limit) => limit.subject === 'cost' || limit.subject === call.kind);
-  const tallies = await view.reads.tallies(applying.map((limit) => windowOf(view, limit)));
+  const rows = await tallies(
+    view.db,
+    applying.map((limit) => windowOf(view, limit)),
+  );
   for (const [i, limit] of applying.entries()) {
-    const tally = used(view, limit, tallies[i] ?? []);
+    const tally = used(view, limit, rows[i] ?? []);
     let found: LimitRefusal | null;
     if (limit.subject === 'cost') {
       const unknown = unknownCost(view.prices, call);
@@ -161,7 +153,7 @@ async function countRefusal(view: View, limit: Limit, used: number): Promise<Lim
   // The call fits once enough of the oldest counted calls have left the window.
   let nextAt: string | null = null;
   if (limit.period !== 'session' && limit.max > 0) {
-    const calls = await view.reads.counted(windowOf(view, limit));
+    const calls = await countedCalls(view.db, windowOf(view, limit));
     const leaving = calls[used - limit.max];
     if (leaving) nextAt = new Date(leaving.beganAt + PERIOD_MS[limit.period]).toISOString();
   }
@@ -180,7 +172,7 @@ async function costRefusal(
   let nextAt: string | null = null;
   if (limit.period !== 'session' && thisCost <= limit.max + EPSILON) {
     let spent = used;
-    for (const call of await view.reads.counted(windowOf(view, limit))) {
+    for (const call of await countedCalls(view.db, windowOf(view, limit))) {
       spent -= costOf(view.prices, call.kind, call.model, call.amount ?? undefined) ?? 0;
       if (fits(spent)) {
         nextAt = new Date(call.beganAt + PERIOD_MS[limit.period]).toISOString();

@@ -24,11 +24,11 @@ import type { Limit } from '../config/limits.js';
 import type { Price } from '../config/prices.js';
 import type { Logger } from '../lib/log.js';
 import { withoutCredentials } from '../lib/urls.js';
+import { codeOf, type Database, LedgerUnavailable, type Statements } from './database.js';
 import {
   type CallState,
   type LimitRefusal,
   limitUse,
-  type Proposed,
   refusal,
   refusalSentence,
   type View,
@@ -43,16 +43,8 @@ import {
   type UsageReport,
   usageOf,
 } from './reports.js';
-import type { SqlStore } from './sql-store.js';
-import { openSqliteStore } from './sqlite-store.js';
-import {
-  type CallEndRow,
-  type CallRow,
-  codeOf,
-  LedgerUnavailable,
-  type NewCall,
-  type Outcome,
-} from './store.js';
+import * as sql from './sql.js';
+import { openSqlite } from './sqlite.js';
 
 export type { CallState, LedgerCall, LimitRefusal, RecentJob, UsageReport };
 export { LedgerUnavailable };
@@ -75,17 +67,17 @@ export interface LedgerOptions {
   pendingBoundMs?: number;
   /** How long a begin waits for another process's transaction before the call is refused. */
   waitMs?: number;
-  /** The clock of the SQLite ledger (ms since the epoch); tests move it. */
+  /** The SQLite ledger's clock instead of the kernel's (ms since the epoch); tests move it. */
   now?: () => number;
 }
 
-const LEDGER_DEFAULTS = {
+const DEFAULTS = {
   duplicateWindowSeconds: DEFAULT_DUPLICATE_WINDOW_SECONDS,
   retentionDays: RETENTION_DAYS,
   keptCalls: 10_000,
   pendingBoundMs: 2 * 3_600_000,
   waitMs: 5_000,
-} as const;
+};
 
 /** How often old calls are removed, at most. */
 const SWEEP_EVERY_MS = 3_600_000;
@@ -121,18 +113,17 @@ export type BeginResult =
 /** What check() found: the call may be asked for and begun, or a limit refuses it now. */
 export type CheckResult = { status: 'ok' } | { status: 'limited'; refusal: LimitRefusal; sentence: string };
 
-/** What became of a begun call. */
+/**
+ * What became of a begun call: the job id of an accepted video submit, the amount as the gateway
+ * reported it (video seconds, characters, audio seconds, tokens), why it was refused or declined,
+ * the job's status when accepted, the file it saved (speech: a duplicate is answered with it).
+ */
 export interface CallEnd {
-  outcome: Outcome;
-  /** The job id of an accepted video submit. */
+  outcome: sql.Outcome;
   jobId?: string;
-  /** As the gateway reported it: video seconds, characters, audio seconds, tokens. */
   amount?: number;
-  /** Why it was refused or declined, in a few words. */
   reason?: string;
-  /** The job's status when accepted (queued, in_progress…). */
   status?: string;
-  /** The file the call saved (speech), so a duplicate can be answered with it. */
   file?: string;
 }
 
@@ -144,17 +135,17 @@ export class Ledger {
   private readonly host = hostname().slice(0, 255);
   private readonly limits: readonly Limit[];
   private readonly prices: readonly Price[];
-  private readonly settings: { [K in keyof typeof LEDGER_DEFAULTS]: number };
+  private readonly settings: typeof DEFAULTS;
   /** This process's begun calls not yet ended: their row numbers, by id. */
   private readonly inFlight = new Map<string, number>();
   /** The last status this process noted per job, so a poll that saw nothing new writes nothing. */
   private readonly noted = new Map<string, string>();
-  private opened: Promise<SqlStore> | undefined;
+  private opened: Promise<Database> | undefined;
   private closed = false;
   private sweptAt = Number.NEGATIVE_INFINITY;
   /** A removal of old calls under way (close() waits for it). */
   private sweeping: Promise<void> = Promise.resolve();
-  private startedAt: number;
+  private startedAt = Date.now();
   /** Calls begun, for their ids. */
   private calls = 0;
 
@@ -175,24 +166,19 @@ export class Ledger {
     private readonly options: LedgerOptions,
     private readonly readOnly: boolean,
   ) {
-    this.startedAt = (options.now ?? Date.now)();
     this.limits = options.limits ?? [];
     this.prices = options.prices ?? [];
-    this.settings = {
-      duplicateWindowSeconds: options.duplicateWindowSeconds ?? LEDGER_DEFAULTS.duplicateWindowSeconds,
-      retentionDays: options.retentionDays ?? LEDGER_DEFAULTS.retentionDays,
-      keptCalls: options.keptCalls ?? LEDGER_DEFAULTS.keptCalls,
-      pendingBoundMs: options.pendingBoundMs ?? LEDGER_DEFAULTS.pendingBoundMs,
-      waitMs: options.waitMs ?? LEDGER_DEFAULTS.waitMs,
-    };
-    if (!readOnly && this.limits.some((l) => l.subject === 'cost') && this.prices.length === 0) {
+    const given = (name: keyof typeof DEFAULTS) => [name, options[name] ?? DEFAULTS[name]];
+    this.settings = Object.fromEntries(
+      Object.keys(DEFAULTS).map((name) => given(name as keyof typeof DEFAULTS)),
+    );
+    if (!readOnly && this.limits.some((l) => l.subject === 'cost') && this.prices.length === 0)
       options.log.warn(
         'GATEWAY_LIMITS has a cost limit but GATEWAY_PRICES is empty: no call has a cost, so it never stops one',
       );
-    }
   }
 
-  /** When this session began, by the store's clock (the database's, for PostgreSQL, once opened). */
+  /** When this session began, by the ledger's clock once it is opened. */
   get sessionStartedAt(): number {
     return this.startedAt;
   }
@@ -207,23 +193,19 @@ export class Ledger {
    * transaction no other begin interleaves with. Throws LedgerUnavailable when it cannot record it.
    */
   async begin(call: BillableCall): Promise<BeginResult> {
-    const store = await this.store();
     const hash = callHash(call);
     const row = this.newCall(call, hash);
     const windowMs = this.settings.duplicateWindowSeconds * 1000;
-    const result = await store.beginTransaction(async (tx): Promise<BeginResult> => {
+    const result = await (await this.store()).transaction(async (tx): Promise<BeginResult> => {
       const now = await tx.now();
-      const ctx = this.reportContext(now);
-      if (!call.allowDuplicate && windowMs > 0) {
-        const earlier = await tx.duplicate(hash, now - windowMs, row.key);
-        if (earlier) return { status: 'duplicate', earlier: callOf(earlier, ctx) };
-      }
-      const held = await refusal(this.view(tx, now), this.limits, proposed(call));
-      if (held) {
-        await tx.insertEnded(row, { ...NO_END, outcome: 'declined', reason: `limit ${held.limit.text}` });
-        return { status: 'limited', refusal: held, sentence: refusalSentence(held, now) };
-      }
-      this.inFlight.set(row.id, await tx.insert(row));
+      const earlier =
+        !call.allowDuplicate && windowMs > 0
+          ? await sql.duplicateOf(tx, hash, now - windowMs, row.key)
+          : null;
+      if (earlier) return { status: 'duplicate', earlier: callOf(earlier, this.reportContext(now)) };
+      const held = await this.limited(tx, now, call, row);
+      if (held) return held;
+      this.inFlight.set(row.id, await sql.insertCall(tx, row));
       return { status: 'go', id: row.id, hash };
     });
     this.sweepSoon();
@@ -236,22 +218,25 @@ export class Ledger {
    * refused here is recorded as declined by its limit, as begin() records it.
    */
   async check(call: BillableCall): Promise<CheckResult> {
-    const store = await this.store();
     const row = this.newCall(call, callHash(call));
-    return store.beginTransaction(async (tx): Promise<CheckResult> => {
-      const now = await tx.now();
-      const held = await refusal(this.view(tx, now), this.limits, proposed(call));
-      if (!held) return { status: 'ok' };
-      await tx.insertEnded(row, { ...NO_END, outcome: 'declined', reason: `limit ${held.limit.text}` });
-      return { status: 'limited', refusal: held, sentence: refusalSentence(held, now) };
-    });
+    return (await this.store()).transaction(
+      async (tx) => (await this.limited(tx, await tx.now(), call, row)) ?? { status: 'ok' },
+    );
+  }
+
+  /** The refusal of a limit the call would pass, recorded as a call declined by it; else null. */
+  private async limited(tx: Statements, now: number, call: BillableCall, row: sql.NewCall) {
+    const held = await refusal(this.view(tx, now), this.limits, call);
+    if (!held) return null;
+    await sql.insertCall(tx, row, { ...NO_END, reason: `limit ${held.limit.text}` });
+    return { status: 'limited' as const, refusal: held, sentence: refusalSentence(held, now) };
   }
 
   /** Records a call that was never begun as declined (the user said no): nothing was sent. */
   async decline(call: BillableCall, reason: string): Promise<void> {
-    const store = await this.store();
     const row = this.newCall(call, callHash(call));
-    await store.beginTransaction((tx) => tx.insertEnded(row, { ...NO_END, reason: reason.slice(0, 200) }));
+    const end = { ...NO_END, reason: reason.slice(0, 200) };
+    await (await this.store()).transaction((tx) => sql.insertCall(tx, row, end));
   }
 
   /**
@@ -259,27 +244,21 @@ export class Ledger {
    * record it leaves its begin, which reads as unknown and still counts.
    */
   async end(id: string, result: CallEnd): Promise<void> {
-    let job = result.jobId ?? null;
-    if (job !== null && Buffer.byteLength(job) > MAX_JOB_ID_BYTES) {
+    const seq = this.inFlight.get(id);
+    if (seq === undefined) return;
+    const job = result.jobId && Buffer.byteLength(result.jobId) <= MAX_JOB_ID_BYTES ? result.jobId : null;
+    if (result.jobId && !job)
       this.options.log.warn(`ledger: job id of call ${id} is too long to record; it is listed without it`);
-      job = null;
-    }
-    const amount =
-      result.amount !== undefined && Number.isFinite(result.amount) && result.amount >= 0
-        ? result.amount
-        : null;
-    const end: CallEndRow = {
+    const end: sql.CallEndRow = {
       outcome: result.outcome,
       job,
-      amount,
+      amount: amountOrNull(result.amount),
       reason: result.reason?.slice(0, 200) ?? null,
       status: result.status?.slice(0, 64) ?? null,
       file: result.file !== undefined && Buffer.byteLength(result.file) <= 1024 ? result.file : null,
     };
-    const seq = this.inFlight.get(id);
-    if (seq === undefined) return;
     try {
-      await (await this.store()).end(seq, end);
+      await sql.endCall(await this.store(), seq, end);
     } catch (error) {
       this.options.log.warn(
         `ledger: could not record the end of call ${id} (${codeOf(error)}); it is listed as unknown`,
@@ -294,7 +273,7 @@ export class Ledger {
     const state = status.slice(0, 64);
     if (this.noted.get(jobId) === state || Buffer.byteLength(jobId) > MAX_JOB_ID_BYTES) return;
     try {
-      await (await this.store()).noteJobStatus(jobId, state);
+      await sql.noteStatus(await this.store(), jobId, state);
       if (this.noted.size > 1_000) this.noted.clear();
       this.noted.set(jobId, state);
     } catch (error) {
@@ -304,112 +283,94 @@ export class Ledger {
 
   /** Video submits of every process, newest first. */
   async recentJobs(limit = 20): Promise<RecentJob[]> {
-    const store = await this.store();
-    const now = await store.reads().now();
-    const rows = await store.recentVideoCalls(limit);
-    const statuses = await store.jobStatuses(rows.flatMap((row) => (row.job ? [row.job] : [])));
+    const db = await this.store();
+    const now = await db.now();
+    const rows = await sql.latestCalls(db, limit, true);
+    const statuses = await sql.jobStatuses(
+      db,
+      rows.flatMap((row) => (row.job ? [row.job] : [])),
+    );
     return recentJobsOf(rows, statuses, this.reportContext(now));
   }
 
   /** Calls per kind in the last hour, day and this session; the limits; the latest calls. */
   async usage(latest = 10): Promise<UsageReport> {
-    const store = await this.store();
-    const reads = store.reads();
-    const now = await reads.now();
+    const db = await this.store();
+    const now = await db.now();
     const ctx = this.reportContext(now);
-    const view = this.view(reads, now);
+    // Calls not ended are counted as billed; those no longer being sent are also unknown.
     const unknownOpen: Record<Period, number> = { hour: 0, day: 0, session: 0 };
-    const since = Math.min(now - PERIOD_MS.day, this.sessionStartedAt);
-    for (const open of await store.openCalls(since, OPEN_CALLS_READ)) {
+    for (const open of await sql.openCalls(
+      db,
+      Math.min(now - PERIOD_MS.day, this.startedAt),
+      OPEN_CALLS_READ,
+    )) {
       if (ctx.stateOf(open) !== 'unknown') continue;
-      for (const period of PERIODS) {
-        const within =
-          period === 'session' ? open.session === this.sessionId : open.beganAt > now - PERIOD_MS[period];
-        if (within) unknownOpen[period]++;
-      }
+      for (const period of PERIODS)
+        if (period === 'session' ? open.session === this.sessionId : open.beganAt > now - PERIOD_MS[period])
+          unknownOpen[period]++;
     }
-    return usageOf(
-      {
-        rows: await store.usageRows(now, this.sessionId),
-        unknownOpen,
-        latest: await store.latest(latest),
-        limits: await Promise.all(this.limits.map((limit) => limitUse(view, limit))),
-      },
-      {
-        ...ctx,
-        now,
-        dir: this.where,
-        sessionStartedAt: this.sessionStartedAt,
-        pricesSet: this.prices.length > 0,
-      },
-    );
+    const view = this.view(db, now);
+    const inputs = {
+      rows: await sql.usageRows(db, now, this.sessionId),
+      unknownOpen,
+      latest: await sql.latestCalls(db, latest),
+      limits: await Promise.all(this.limits.map((limit) => limitUse(view, limit))),
+    };
+    const pricesSet = this.prices.length > 0;
+    return usageOf(inputs, { ...ctx, now, dir: this.where, sessionStartedAt: this.startedAt, pricesSet });
   }
 
   /** Every call begun at or after `since`, oldest first, a page at a time, as reports show them. */
   async exportCalls(since: number, onPage: (calls: LedgerCall[]) => Promise<void> | void): Promise<void> {
-    const store = await this.store();
-    const ctx = this.reportContext(await store.reads().now());
-    await store.exportCalls(since, (rows) => onPage(rows.map((row) => callOf(row, ctx))));
+    const db = await this.store();
+    const ctx = this.reportContext(await db.now());
+    await sql.exportPages(db, since, (rows) => onPage(rows.map((row) => callOf(row, ctx))));
   }
 
   /** Waits for writes under way, and closes the database. Later calls are refused. */
   async close(): Promise<void> {
     this.closed = true;
     await this.sweeping;
-    const store = await this.opened?.catch(() => undefined);
-    await store?.close();
+    await (await this.opened?.catch(() => undefined))?.close();
   }
 
-  /** The store, opened on first use; a failed opening is tried again by the next call. */
-  private store(): Promise<SqlStore> {
+  /**
+   * The database, opened on first use (a failed opening is tried again by the next call):
+   * PostgreSQL when GATEWAY_LEDGER_URL names one, else SQLite's file in GATEWAY_LEDGER_DIR.
+   */
+  private store(): Promise<Database> {
     if (this.closed)
       return Promise.reject(
         new LedgerUnavailable('The ledger of billed calls is closed: the server is stopping.'),
       );
-    if (!this.opened) {
-      const opening = this.openStore();
-      this.opened = opening;
-      opening.catch(() => {
-        if (this.opened === opening) this.opened = undefined;
-      });
-    }
-    return this.opened;
-  }
-
-  private async openStore(): Promise<SqlStore> {
-    const { url, dir, log } = this.options;
-    if (url) {
-      const { openPostgresStore } = await import('./postgres-store.js');
-      const store = await openPostgresStore({
-        url,
-        waitMs: this.settings.waitMs,
-        log,
-        readOnly: this.readOnly,
-      });
-      // The session's own period is timed by the database's clock, as its calls are.
-      this.startedAt = await store.reads().now();
-      return store;
-    }
-    return openSqliteStore({
-      dir,
-      log,
-      waitMs: this.settings.waitMs,
-      readOnly: this.readOnly,
-      ...(this.options.now ? { now: this.options.now } : {}),
+    if (this.opened) return this.opened;
+    const { url, dir, log, now } = this.options;
+    const common = { log, waitMs: this.settings.waitMs, readOnly: this.readOnly };
+    const opening = (async () => {
+      const db = url
+        ? await (await import('./postgres.js')).openPostgres({ url, ...common })
+        : await openSqlite({ dir, ...common, ...(now ? { now } : {}) });
+      // The session's own period is timed by the ledger's clock, as its calls are.
+      this.startedAt = await db.now();
+      return db;
+    })();
+    this.opened = opening;
+    opening.catch(() => {
+      if (this.opened === opening) this.opened = undefined;
     });
+    return opening;
   }
 
   /** Removes calls past their retention, at most once an hour, after the call that asked. */
   private sweepSoon(): void {
-    const now = Date.now();
-    if (this.readOnly || this.closed || now - this.sweptAt < SWEEP_EVERY_MS) return;
-    this.sweptAt = now;
+    if (this.readOnly || this.closed || Date.now() - this.sweptAt < SWEEP_EVERY_MS) return;
+    this.sweptAt = Date.now();
     this.sweeping = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
       if (this.closed) return;
       try {
-        const store = await this.store();
         const retention = this.settings.retentionDays * PERIOD_MS.day;
-        const removed = await store.removeOld(retention, this.settings.keptCalls);
+        const removed = await sql.removeOld(await this.store(), retention, this.settings.keptCalls);
         if (removed) this.options.log.debug(`ledger: removed ${removed} calls older than the retention`);
       } catch (error) {
         this.options.log.warn(`ledger: could not remove old calls (${codeOf(error)})`);
@@ -418,38 +379,32 @@ export class Ledger {
   }
 
   /** A call's id: this ledger's random prefix and a count, unique across processes and restarts. */
-  private newCall(call: BillableCall, hash: string): NewCall {
-    this.calls++;
-    const key = call.idempotencyKey && call.idempotencyKey.length <= 256 ? call.idempotencyKey : null;
-    const expected =
-      call.expected !== undefined && Number.isFinite(call.expected) && call.expected >= 0
-        ? call.expected
-        : null;
+  private newCall(call: BillableCall, hash: string): sql.NewCall {
+    const { kind, idempotencyKey: key } = call;
     return {
-      id: `${this.sessionId}${this.calls.toString(36)}`,
+      id: `${this.sessionId}${(++this.calls).toString(36)}`,
       session: this.sessionId,
       pid: process.pid,
       host: this.host,
-      kind: call.kind,
+      kind,
       tool: call.tool.slice(0, 64),
       model: call.model.slice(0, 256),
       hash,
       words: firstWords(call.text),
-      key,
-      expected,
+      key: key && key.length <= 256 ? key : null,
+      expected: amountOrNull(call.expected),
     };
   }
 
-  private stateOf(row: CallRow, now: number): CallState {
+  private stateOf(row: sql.CallRow, now: number): CallState {
     if (row.outcome) return row.outcome;
     if (row.session === this.sessionId) return this.inFlight.has(row.id) ? 'pending' : 'unknown';
     if (now - row.beganAt > this.settings.pendingBoundMs) return 'unknown';
-    if (row.host === this.host && !processAlive(row.pid)) return 'unknown';
-    return 'pending';
+    return row.host === this.host && !processAlive(row.pid) ? 'unknown' : 'pending';
   }
 
-  private view(reads: View['reads'], now: number): View {
-    return { reads, sessionId: this.sessionId, prices: this.prices, now };
+  private view(db: Statements, now: number): View {
+    return { db, sessionId: this.sessionId, prices: this.prices, now };
   }
 
   private reportContext(now: number): ReportContext {
@@ -459,26 +414,17 @@ export class Ledger {
 
 /** The ledger's options from the settings. */
 export function ledgerOptions(
-  config: {
+  config: Pick<Required<LedgerOptions>, 'limits' | 'prices' | 'duplicateWindowSeconds'> & {
     ledgerDir: string;
     ledgerUrl?: string | undefined;
-    limits: readonly Limit[];
-    prices: readonly Price[];
-    duplicateWindowSeconds: number;
   },
   log: Logger,
 ): LedgerOptions {
-  return {
-    dir: config.ledgerDir,
-    ...(config.ledgerUrl ? { url: config.ledgerUrl } : {}),
-    limits: config.limits,
-    prices: config.prices,
-    duplicateWindowSeconds: config.duplicateWindowSeconds,
-    log,
-  };
+  const { ledgerDir: dir, ledgerUrl: url, limits, prices, duplicateWindowSeconds } = config;
+  return { dir, ...(url ? { url } : {}), limits, prices, duplicateWindowSeconds, log };
 }
 
-const NO_END: CallEndRow = {
+const NO_END: sql.CallEndRow = {
   outcome: 'declined',
   job: null,
   amount: null,
@@ -487,14 +433,7 @@ const NO_END: CallEndRow = {
   file: null,
 };
 
-function proposed(call: BillableCall): Proposed {
-  return {
-    kind: call.kind,
-    model: call.model,
-    ...(call.expected !== undefined ? { expected: call.expected } : {}),
-    ...(call.amountArgument !== undefined ? { amountArgument: call.amountArgument } : {}),
-  };
-}
+const amountOrNull = (n: number | undefined) => (n !== undefined && Number.isFinite(n) && n >= 0 ? n : null);
 
 /** Whether a process of this host still runs (EPERM: it does, as another user's). */
 function processAlive(pid: number): boolean {

@@ -14,34 +14,32 @@ import type { Price } from '../config/prices.js';
 import { costOf, groupCost } from './costs.js';
 import type { CallState, LimitUse } from './evaluate.js';
 import { counts } from './evaluate.js';
-import type { CallRow, UsageRow } from './store.js';
+import type { CallRow, UsageRow } from './sql.js';
 
-/** One billed call, as reports show it. */
+/**
+ * One billed call, as reports show it: when it was begun (ISO), the prompt's or text's first
+ * words, the amount the gateway reported (else the amount expected) in `unit`, its cost estimated
+ * from GATEWAY_PRICES (null without a price or an amount), the file it saved (speech), why it was
+ * declined or refused, and whether this server process began it.
+ */
 export interface LedgerCall {
   id: string;
-  /** When it was begun (ISO). */
   at: string;
   kind: BilledKind;
   tool: string;
   model: string;
-  /** The prompt's or text's first words. */
   words: string;
   hash: string;
   state: CallState;
   jobId: string | null;
   idempotencyKey: string | null;
-  /** The amount the gateway reported (else the amount expected), in `unit`. */
   amount: number | null;
   unit: Measure;
-  /** Estimated from GATEWAY_PRICES; null without a price or an amount. */
   cost: number | null;
-  /** A saved file (speech), when the call made one. */
   file: string | null;
-  /** Why it was declined or refused, when it says. */
   reason: string | null;
   endedAt: string | null;
   pid: number;
-  /** Begun by this server process. */
   thisSession: boolean;
 }
 
@@ -77,19 +75,20 @@ export function callOf(row: CallRow, ctx: ReportContext): LedgerCall {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** A video submit, as `video_status` without a job_id lists it. */
+/**
+ * A video submit, as `video_status` without a job_id lists it: its job id (null while pending or
+ * unknown), the job's last known status (queued, in_progress, completed, failed…) and when it was
+ * seen, and for a pending or unknown submit the key a retry must reuse.
+ */
 export interface RecentJob {
-  /** Null while the submit is pending or when its outcome is unknown. */
   jobId: string | null;
   words: string;
   model: string;
   tool: string;
   at: string;
   state: CallState;
-  /** The job's last known status (queued, in_progress, completed, failed…), and when it was seen. */
   status: string | null;
   statusAt: string | null;
-  /** For a pending or unknown submit: the key a retry must reuse, so the gateway can recognise it. */
   idempotencyKey: string | null;
   thisSession: boolean;
 }
@@ -121,55 +120,47 @@ export function recentJobsOf(
   return jobs;
 }
 
+/** Calls that were (or may have been) billed: accepted, unknown or pending; amounts as reported, else expected. */
 export interface KindUsage {
-  /** Calls that were (or may have been) billed: accepted, unknown or pending. */
   calls: number;
-  /** Their amounts as reported (else as expected), in `unit`. */
   amount: number;
   unit: Measure;
 }
 
+/**
+ * A period's use: of its billed calls, how many have an unknown outcome; calls refused by the
+ * gateway or declined (nothing billed); the estimated cost of the priced calls (null when
+ * GATEWAY_PRICES is not set) and the billed calls left out of it (no price, or no amount).
+ */
 export interface PeriodUsage {
   kinds: Record<BilledKind, KindUsage>;
-  /** Of `calls`, how many have an unknown outcome. */
   unknown: number;
-  /** Calls refused by the gateway or declined (by the user or a limit): nothing billed. */
   notBilled: number;
-  /** Estimated cost of the priced calls; null when GATEWAY_PRICES is not set. */
   cost: number | null;
-  /** Billed calls no price applies to (or whose amount is unknown), left out of `cost`. */
   unpriced: number;
 }
 
+/** Where the ledger is, each period's use, each limit's use (as LimitUse), the latest calls of every process. */
 export interface UsageReport {
-  /** Where the ledger is. */
   dir: string;
   at: string;
   session: { id: string; startedAt: string };
   periods: Record<Period, PeriodUsage>;
-  /** Each limit of GATEWAY_LIMITS, how much of it is used and what is left. */
-  limits: {
+  limits: (Omit<LimitUse, 'limit'> & {
     limit: string;
     subject: BilledKind | 'cost';
     period: Period;
     max: number;
-    used: number;
-    left: number;
-    unpriced: number;
-    /** No further call fits. */
-    usedUp: boolean;
-    /** When a used-up limit lets the next call through (ISO); null while it has room, or never. */
-    nextAt: string | null;
-  }[];
-  /** The latest calls of every process, newest first. */
+  })[];
   latest: LedgerCall[];
 }
 
-/** What a usage report is made of, read from the store. */
+/**
+ * What a usage report is made of: the calls of the last day and of this session, grouped; of the
+ * calls not ended, how many are no longer being sent, per period; the latest calls; the limits.
+ */
 export interface UsageInputs {
-  /** Calls of the last day and of this session, grouped. */
   rows: readonly UsageRow[];
-  /** Of the calls not ended, how many are no longer being sent, per period. */
   unknownOpen: Record<Period, number>;
   latest: readonly CallRow[];
   limits: readonly LimitUse[];

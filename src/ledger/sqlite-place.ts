@@ -3,12 +3,12 @@
 // can write: the folder and the database's files must be this user's and writable by no one
 // else; a FIFO, device or folder where the database file should be is refused at once (opening
 // one would hang or fail later); a network file system is refused, since SQLite's locks do not
-// hold there (GATEWAY_LEDGER_URL is the ledger for several hosts).
+// hold there (GATEWAY_LEDGER_URL is the ledger for several hosts); a full disk is said as full.
 
-import { constants, type Stats } from 'node:fs';
+import { accessSync, constants, type Stats, statfsSync } from 'node:fs';
 import { access, lstat, mkdir, stat, statfs } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { codeOf, LedgerUnavailable } from './store.js';
+import { codeOf, LedgerUnavailable } from './database.js';
 
 /** What is wrong with the ledger's place, and the fix, apart (doctor shows them on two lines). */
 export class LedgerPlaceProblem extends LedgerUnavailable {
@@ -23,11 +23,10 @@ export class LedgerPlaceProblem extends LedgerUnavailable {
 export const DATABASE_FILE = 'ledger.sqlite';
 /** SQLite's own files beside the database in WAL mode. */
 const COMPANIONS = ['-wal', '-shm', '-journal'];
+/** Less free space than this is a full disk: a few commits, or the WAL's next growth, fail. */
+const FULL_BELOW_BYTES = 1 << 20;
 
-/**
- * File systems on which SQLite's locking is not safe, by statfs magic number: the same database
- * reached from several machines, or through a layer that does not pass locks on.
- */
+/** File systems on which SQLite's locks do not hold, by statfs magic number. */
 const NETWORK_FILE_SYSTEMS: ReadonlyMap<number, string> = new Map([
   [0x6969, 'NFS'],
   [0x517b, 'SMB'],
@@ -41,12 +40,9 @@ const NETWORK_FILE_SYSTEMS: ReadonlyMap<number, string> = new Map([
   [0x01021997, '9P'],
   [0x47504653, 'GPFS'],
 ]);
-
 /** FUSE: local (an encrypted folder) or remote (sshfs) alike; SQLite is safe on some, not others. */
 const FUSE = 0x65735546;
-
-const ADVICE_URL =
-  'SQLite is not safe there; put GATEWAY_LEDGER_DIR on a local disk, or set GATEWAY_LEDGER_URL to a PostgreSQL database to share one ledger across hosts';
+const USE_POSTGRES = 'GATEWAY_LEDGER_URL to a PostgreSQL database';
 
 export interface LedgerPlace {
   /** The database file is there, and not empty (an empty one is a ledger being made). */
@@ -56,37 +52,38 @@ export interface LedgerPlace {
 }
 
 /**
- * Checks the ledger's folder and database file, making the folder (0700) when `make` and it is
+ * Checks the ledger's folder and database files, making the folder (0700) when `make` and it is
  * missing. Throws LedgerPlaceProblem with the fix.
  */
 export async function checkLedgerPlace(dir: string, make: boolean): Promise<LedgerPlace> {
-  let folder = await stat(dir).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return null;
-    throw placeError(dir, error);
-  });
-  if (!folder) {
-    if (!make) return { exists: false };
-    await mkdir(dir, { recursive: true, mode: 0o700 }).catch(async (error: NodeJS.ErrnoException) => {
-      throw placeError(dir, await whyNotMade(dir, error));
+  const folder = await stat(dir).catch(async (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT') throw placeError(dir, error);
+    if (!make) return null;
+    await mkdir(dir, { recursive: true, mode: 0o700 }).catch(async (why: NodeJS.ErrnoException) => {
+      throw placeError(dir, await whyNotMade(dir, why));
     });
-    folder = await stat(dir);
-  }
+    return stat(dir);
+  });
+  if (!folder) return { exists: false };
   if (!folder.isDirectory())
     throw new LedgerPlaceProblem(
       `The ledger's folder ${dir} is not a folder`,
       "set GATEWAY_LEDGER_DIR to a folder of this user's",
     );
-  assertOwnedAndPrivate(dir, folder, 'folder', `chmod go-w ${shellQuote(dir)}`);
-  const warning = await localWarning(dir);
-  if (make) {
-    await access(dir, constants.W_OK).catch((error: NodeJS.ErrnoException) => {
-      throw placeError(dir, error);
-    });
-  }
-  const database = join(dir, DATABASE_FILE);
+  ownedAndPrivate(dir, folder, 'folder');
+  const { type } = await statfs(dir).catch(() => ({ type: 0 }));
+  const network = NETWORK_FILE_SYSTEMS.get(type);
+  if (network)
+    throw new LedgerPlaceProblem(
+      `The ledger's folder ${dir} is on a ${network} file system`,
+      `SQLite is not safe there; put GATEWAY_LEDGER_DIR on a local disk, or set ${USE_POSTGRES} to share one ledger across hosts`,
+    );
+  const full = make ? fullDisk(dir) : undefined;
+  if (full) throw full;
+  if (make) await access(dir, constants.W_OK).catch((error) => Promise.reject(placeError(dir, error)));
   let exists = false;
   for (const suffix of ['', ...COMPANIONS]) {
-    const path = database + suffix;
+    const path = join(dir, DATABASE_FILE) + suffix;
     const found = await lstat(path).catch((error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') return null;
       throw placeError(path, error);
@@ -97,13 +94,18 @@ export async function checkLedgerPlace(dir: string, make: boolean): Promise<Ledg
         `The ledger's database file ${path} is ${kindOf(found)}, not a file`,
         `remove it (rm ${shellQuote(path)}) and the ledger is made anew`,
       );
-    assertOwnedAndPrivate(path, found, 'file', `chmod go-w ${shellQuote(path)}`);
+    ownedAndPrivate(path, found, 'file');
     if (suffix === '') exists = found.size > 0; // an empty file is a ledger being made
   }
-  return warning ? { exists, warning } : { exists };
+  if (type !== FUSE) return { exists };
+  const problem = `the ledger's folder ${dir} is on a FUSE file system, where SQLite's locks may not hold if it reaches another machine (sshfs, a cloud drive)`;
+  return {
+    exists,
+    warning: { problem, fix: `put GATEWAY_LEDGER_DIR on a local disk, or set ${USE_POSTGRES}` },
+  };
 }
 
-function assertOwnedAndPrivate(path: string, stats: Stats, what: 'folder' | 'file', chmod: string): void {
+function ownedAndPrivate(path: string, stats: Stats, what: 'folder' | 'file'): void {
   const uid = process.getuid?.();
   if (uid === undefined) return; // Windows: no owner or mode bits to check
   if (stats.uid !== uid)
@@ -114,24 +116,34 @@ function assertOwnedAndPrivate(path: string, stats: Stats, what: 'folder' | 'fil
   if ((stats.mode & 0o022) !== 0)
     throw new LedgerPlaceProblem(
       `The ledger's ${what} ${path} can be written by other users (mode ${(stats.mode & 0o777).toString(8)}), who could change what it records`,
-      chmod,
+      `chmod go-w ${shellQuote(path)}`,
     );
 }
 
-/** Refuses a network file system; a FUSE one is a warning. */
-async function localWarning(dir: string): Promise<LedgerPlace['warning']> {
-  const type = await statfs(dir).then(
-    (s) => s.type,
-    () => undefined,
+/** The problem when the ledger's folder is on a full disk. */
+export function fullDisk(dir: string): LedgerPlaceProblem | undefined {
+  const free = (() => {
+    try {
+      const { bavail, bsize } = statfsSync(dir);
+      return bavail * bsize;
+    } catch {
+      return Number.POSITIVE_INFINITY;
+    }
+  })();
+  if (free >= FULL_BELOW_BYTES) return undefined;
+  return new LedgerPlaceProblem(
+    `The ledger of billed calls at ${dir} is on a full disk (${Math.floor(free / 1024)} KiB free), so no billed call can be recorded or sent`,
+    `free space on that disk (df ${shellQuote(dir)} shows it), or set GATEWAY_LEDGER_DIR to a folder on another disk`,
   );
-  const name = type === undefined ? undefined : NETWORK_FILE_SYSTEMS.get(type);
-  if (name)
-    throw new LedgerPlaceProblem(`The ledger's folder ${dir} is on a ${name} file system`, ADVICE_URL);
-  if (type === FUSE)
-    return {
-      problem: `the ledger's folder ${dir} is on a FUSE file system, where SQLite's locks may not hold if it reaches another machine (sshfs, a cloud drive)`,
-      fix: 'put GATEWAY_LEDGER_DIR on a local disk, or set GATEWAY_LEDGER_URL to a PostgreSQL database',
-    };
+}
+
+/** The problem when the ledger's folder is on a read-only file system. */
+export function readOnlyFolder(dir: string): LedgerPlaceProblem | undefined {
+  try {
+    accessSync(dir, constants.W_OK);
+  } catch (error) {
+    if (codeOf(error) === 'EROFS') return placeError(dir, error);
+  }
   return undefined;
 }
 
@@ -142,12 +154,11 @@ async function localWarning(dir: string): Promise<LedgerPlace['warning']> {
 async function whyNotMade(dir: string, error: NodeJS.ErrnoException): Promise<unknown> {
   if (error.code !== 'ENOENT') return error;
   for (let parent = dirname(dir); parent !== dirname(parent); parent = dirname(parent)) {
-    const found = await stat(parent).catch(() => null);
-    if (!found) continue;
-    return access(parent, constants.W_OK).then(
-      () => error,
-      (denied: unknown) => denied,
-    );
+    if (await stat(parent).catch(() => null))
+      return access(parent, constants.W_OK).then(
+        () => error,
+        (denied: unknown) => denied,
+      );
   }
   return error;
 }
@@ -157,25 +168,20 @@ function kindOf(stats: Stats): string {
   if (stats.isDirectory()) return 'a folder';
   if (stats.isCharacterDevice() || stats.isBlockDevice()) return 'a device';
   if (stats.isSocket()) return 'a socket';
-  if (stats.isSymbolicLink()) return 'a symbolic link';
-  return 'not a regular file';
+  return stats.isSymbolicLink() ? 'a symbolic link' : 'not a regular file';
 }
 
+const WHY: Record<string, string> = {
+  EROFS: 'is on a read-only file system',
+  EACCES: 'cannot be written by this user',
+  EPERM: 'cannot be written by this user',
+  ENOTDIR: 'lies below a file, not a folder',
+};
+
 /** A file system error at the ledger's place, in words. */
-export function placeError(path: string, error: unknown): LedgerPlaceProblem {
-  const code = codeOf(error);
-  const why =
-    code === 'EROFS'
-      ? 'is on a read-only file system'
-      : code === 'EACCES' || code === 'EPERM'
-        ? 'cannot be written by this user'
-        : code === 'ENOTDIR'
-          ? 'lies below a file, not a folder'
-          : code === 'ENOSPC'
-            ? 'is on a full disk'
-            : `cannot be used (${code})`;
+export function placeError(path: string, error: unknown, code = codeOf(error)): LedgerPlaceProblem {
   return new LedgerPlaceProblem(
-    `The ledger of billed calls at ${path} ${why}`,
+    `The ledger of billed calls at ${path} ${WHY[code] ?? `cannot be used (${code})`}`,
     'set GATEWAY_LEDGER_DIR to a folder this user can write on a local disk',
   );
 }

@@ -5,7 +5,7 @@
 // refused at once with what to do, and nothing reaches the gateway; a FUSE file system is warned
 // about. The cases that need root (chown, mount) or bindfs run where they can and say so elsewhere.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, statfsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -21,7 +21,7 @@ const HAS_BINDFS = IS_ROOT && spawnSync('bindfs', ['--version']).status === 0;
 
 if (!IS_ROOT)
   console.warn(
-    'Not run: the ledger tests of folders owned by another user and of read-only file systems need root (chown, mount).',
+    'Not run: the ledger tests of folders owned by another user, of read-only file systems and of a full disk need root (chown, mount).',
   );
 if (IS_ROOT && !HAS_BINDFS)
   console.warn(
@@ -230,6 +230,57 @@ describe.skipIf(!CAN_MOUNT)('a ledger on a read-only file system', () => {
         `gateway-tools-mcp: The ledger of billed calls at ${dir} is on a read-only file system: set GATEWAY_LEDGER_DIR to a folder this user can write on a local disk.\n`,
       );
     }
+  });
+});
+
+describe.runIf(CAN_MOUNT || process.env.CI === 'true')('a ledger on a full disk', () => {
+  const mounts: string[] = [];
+  afterAll(() => {
+    for (const mount of mounts) spawnSync('umount', [mount]);
+  });
+
+  it('is said as full, with the folder and what to do, by the refusal and by doctor', async () => {
+    if (!CAN_MOUNT)
+      throw new Error('Cannot run under CI: the full-disk ledger test mounts a tmpfs, which needs root.');
+    const mount = tempDir('gtm-full-');
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m,mode=0700', 'tmpfs', mount]);
+    mounts.push(mount);
+    const dir = join(mount, 'ledger');
+    const conn = await server({ GATEWAY_LEDGER_DIR: dir });
+    try {
+      const search = (query: string) => call(conn, 'web_search', { query });
+      expect((await search('a search with room on the disk')).isError).toBeFalsy();
+      // Everything left taken by another file, as a disk fills up under a running server.
+      const { bavail, bsize } = statfsSync(mount);
+      try {
+        writeFileSync(join(mount, 'filler'), Buffer.alloc(bavail * bsize));
+      } catch {
+        // ENOSPC once the disk is full: the point
+      }
+      const sent = searchesSent();
+      const refused = await search('a search on a full disk');
+      expect(refused.isError).toBe(true);
+      expect(textOf(refused)).toMatch(
+        new RegExp(
+          `^Not sent, and nothing billed: the ledger of billed calls at ${dir} is on a full disk \\(\\d+ KiB free\\), so no billed call can be recorded or sent: free space on that disk \\(df ${dir} shows it\\), or set GATEWAY_LEDGER_DIR to a folder on another disk\\.$`,
+        ),
+      );
+      expect(searchesSent()).toBe(sent);
+    } finally {
+      await conn.close();
+    }
+    // A server started once the disk is full says the same.
+    const fresh = await searchOn(dir);
+    expect(fresh.text).toMatch(
+      new RegExp(`^Not sent, and nothing billed: the ledger of billed calls at ${dir} is on a full disk`),
+    );
+    expect(fresh.sent).toBe(0);
+    const doctor = await runCli(['doctor'], { ...reference.env, GATEWAY_LEDGER_DIR: dir });
+    expect(doctor.stdout).toMatch(
+      new RegExp(
+        `✗ The ledger of billed calls at ${dir} is on a full disk \\(\\d+ KiB free\\), so no billed call can be recorded or sent\\n    fix: Free space on that disk \\(df ${dir} shows it\\), or set GATEWAY_LEDGER_DIR to a folder on another disk: a billed call the ledger cannot record is not sent\\.`,
+      ),
+    );
   });
 });
 

@@ -9,10 +9,21 @@ import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { LEDGER_LOCK_KEY, openPostgresStore } from '../../src/ledger/postgres-store.js';
-import type { SqlStore } from '../../src/ledger/sql-store.js';
-import type { BeginTransaction, CallRow, NewCall } from '../../src/ledger/store.js';
-import { LedgerUnavailable } from '../../src/ledger/store.js';
+import { type Database, LedgerUnavailable, type Statements } from '../../src/ledger/database.js';
+import { LEDGER_LOCK_KEY, openPostgres } from '../../src/ledger/postgres.js';
+import {
+  type CallRow,
+  endCall,
+  exportPages,
+  insertCall,
+  jobStatuses,
+  latestCalls,
+  type NewCall,
+  noteStatus,
+  removeOld,
+  tallies,
+  usageRows,
+} from '../../src/ledger/sql.js';
 import type { Logger } from '../../src/lib/log.js';
 import { HAS_POSTGRES, POSTGRES_MISSING, startPostgres } from '../harness/postgres.js';
 
@@ -62,8 +73,8 @@ describe.skipIf(!HAS_POSTGRES)(
     }
 
     /** A store on `url`, closed after the test. */
-    async function open(url: string, waitMs = WAIT_MS, readOnly = false): Promise<SqlStore> {
-      const store = await openPostgresStore({ url, waitMs, log, readOnly });
+    async function open(url: string, waitMs = WAIT_MS, readOnly = false): Promise<Database> {
+      const store = await openPostgres({ url, waitMs, log, readOnly });
       opened.push({ end: () => store.close() });
       return store;
     }
@@ -97,13 +108,13 @@ describe.skipIf(!HAS_POSTGRES)(
     }
 
     /** The rule under test: at most three counted video calls begun within the last day. */
-    async function atMostThreeVideosADay(tx: BeginTransaction): Promise<boolean> {
+    async function atMostThreeVideosADay(tx: Statements): Promise<boolean> {
       const now = await tx.now();
-      const [[video] = []] = await tx.tallies([{ since: now - DAY, kind: 'video' }]);
+      const [[video] = []] = await tallies(tx, [{ since: now - DAY, kind: 'video' }]);
       // Long enough for the other store's begin to slip in, were begins not taking turns.
       await sleep(5);
       if ((video?.calls ?? 0) >= 3) return false;
-      await tx.insert(newCall());
+      await insertCall(tx, newCall());
       return true;
     }
 
@@ -118,12 +129,12 @@ describe.skipIf(!HAS_POSTGRES)(
     it('lets two stores (two hosts) racing ten begins each record exactly three calls under a limit of three', async () => {
       const url = await freshDatabase();
       const [hostA, hostB] = [await open(url, 20_000), await open(url, 20_000)];
-      const race = (store: SqlStore) =>
-        Array.from({ length: 10 }, () => store.beginTransaction(atMostThreeVideosADay));
+      const race = (store: Database) =>
+        Array.from({ length: 10 }, () => store.transaction(atMostThreeVideosADay));
       const outcomes = await Promise.all([...race(hostA), ...race(hostB)]);
       expect(outcomes.filter(Boolean)).toHaveLength(3);
-      expect(await hostA.latest(100)).toHaveLength(3);
-      const [[tally] = []] = await hostB.reads().tallies([{ kind: 'video' }]);
+      expect(await latestCalls(hostA, 100)).toHaveLength(3);
+      const [[tally] = []] = await tallies(hostB, [{ kind: 'video' }]);
       expect(tally).toMatchObject({ kind: 'video', model: 'sora-2', calls: 3, amount: 12, unmeasured: 0 });
     });
 
@@ -131,14 +142,14 @@ describe.skipIf(!HAS_POSTGRES)(
       const url = await freshDatabase();
       const store = await open(url);
       const client = await connect(url);
-      expect(Math.abs((await store.reads().now()) - Date.now())).toBeLessThan(1_000);
+      expect(Math.abs((await store.now()) - Date.now())).toBeLessThan(1_000);
       // A process clock far off changes nothing the store records.
       const off = vi.spyOn(Date, 'now').mockReturnValue(1_000);
       try {
         const before = await databaseNow(client);
         const call = newCall();
-        const seq = await store.beginTransaction((tx) => tx.insert(call));
-        await store.end(seq, {
+        const seq = await store.transaction((tx) => insertCall(tx, call));
+        await endCall(store, seq, {
           outcome: 'accepted',
           job: 'job-1',
           amount: 4,
@@ -146,16 +157,16 @@ describe.skipIf(!HAS_POSTGRES)(
           status: 'queued',
           file: null,
         });
-        await store.noteJobStatus('job-1', 'completed');
+        await noteStatus(store, 'job-1', 'completed');
         const after = await databaseNow(client);
-        const [row] = await store.latest(1);
+        const [row] = await latestCalls(store, 1);
         expect(row).toMatchObject({ id: call.id, outcome: 'accepted', job: 'job-1', amount: 4 });
         const began = row?.beganAt ?? 0;
         expect(began).toBeGreaterThanOrEqual(before);
         expect(began).toBeLessThanOrEqual(after);
         expect(row?.endedAt).toBeGreaterThanOrEqual(began);
         expect(row?.endedAt).toBeLessThanOrEqual(after);
-        const status = (await store.jobStatuses(['job-1', 'job-unknown'])).get('job-1');
+        const status = (await jobStatuses(store, ['job-1', 'job-unknown'])).get('job-1');
         expect(status?.status).toBe('completed');
         expect(status?.at).toBeGreaterThanOrEqual(began);
         expect(status?.at).toBeLessThanOrEqual(after);
@@ -175,7 +186,7 @@ describe.skipIf(!HAS_POSTGRES)(
       const started = performance.now();
       try {
         const refused = await store
-          .beginTransaction(async () => {
+          .transaction(async () => {
             worked = true;
           })
           .then(
@@ -196,8 +207,8 @@ describe.skipIf(!HAS_POSTGRES)(
         clearInterval(ticking);
       }
       await holder.query('ROLLBACK');
-      await store.beginTransaction((tx) => tx.insert(newCall()));
-      expect(await store.latest(10)).toHaveLength(1);
+      await store.transaction((tx) => insertCall(tx, newCall()));
+      expect(await latestCalls(store, 10)).toHaveLength(1);
     });
 
     it('is not blocked for long by a process that stopped while holding the lock: the database ends its transaction', async () => {
@@ -210,10 +221,10 @@ describe.skipIf(!HAS_POSTGRES)(
       });
       // The stopped process: it holds the lock and does nothing more for 8 s.
       const stalled = stopped
-        .beginTransaction(async (tx) => {
+        .transaction(async (tx) => {
           holding();
           await sleep(8_000);
-          await tx.insert({ ...newCall(), id: stoppedId });
+          await insertCall(tx, { ...newCall(), id: stoppedId });
         })
         .then(
           () => undefined,
@@ -221,22 +232,22 @@ describe.skipIf(!HAS_POSTGRES)(
         );
       await heldNow;
       const started = performance.now();
-      await other.beginTransaction((tx) => tx.insert(newCall()));
+      await other.transaction((tx) => insertCall(tx, newCall()));
       const waited = performance.now() - started;
       expect(waited).toBeGreaterThan(3_000);
       expect(waited).toBeLessThan(5_000 + MARGIN_MS);
       const error = await stalled;
       expect(error).toBeInstanceOf(LedgerUnavailable);
       expect((error as Error).message).toMatch(/^The ledger of billed calls .*stood idle too long/);
-      expect((await other.latest(10)).map((row) => row.id)).not.toContain(stoppedId);
-      await stopped.beginTransaction((tx) => tx.insert(newCall()));
-      expect(await stopped.latest(10)).toHaveLength(2);
+      expect((await latestCalls(other, 10)).map((row) => row.id)).not.toContain(stoppedId);
+      await stopped.transaction((tx) => insertCall(tx, newCall()));
+      expect(await latestCalls(stopped, 10)).toHaveLength(2);
     }, 30_000);
 
     it('says a wrong password without the password, nor the one in the URL', async () => {
       const url = new URL(server.url);
       url.password = 'not-the-password-42';
-      const error = await openPostgresStore({ url: url.toString(), waitMs: WAIT_MS, log }).then(
+      const error = await openPostgres({ url: url.toString(), waitMs: WAIT_MS, log }).then(
         () => undefined,
         (e: unknown) => e,
       );
@@ -253,7 +264,7 @@ describe.skipIf(!HAS_POSTGRES)(
     it('says a server that is not running, and which URL it tried, without the password', async () => {
       const url = new URL(server.url);
       url.port = '1';
-      const error = await openPostgresStore({ url: url.toString(), waitMs: WAIT_MS, log }).then(
+      const error = await openPostgres({ url: url.toString(), waitMs: WAIT_MS, log }).then(
         () => undefined,
         (e: unknown) => e,
       );
@@ -271,7 +282,7 @@ describe.skipIf(!HAS_POSTGRES)(
       try {
         const url = new URL(server.url);
         url.host = `127.0.0.1:${(silent.address() as AddressInfo).port}`;
-        const error = await openPostgresStore({ url: url.toString(), waitMs: WAIT_MS, log }).then(
+        const error = await openPostgres({ url: url.toString(), waitMs: WAIT_MS, log }).then(
           () => undefined,
           (e: unknown) => e,
         );
@@ -288,7 +299,7 @@ describe.skipIf(!HAS_POSTGRES)(
     it('outlives a connection the database ends while idle: logged, and the next query opens another', async () => {
       const url = await freshDatabase();
       const store = await open(url);
-      await store.beginTransaction((tx) => tx.insert(newCall()));
+      await store.transaction((tx) => insertCall(tx, newCall()));
       const admin = await connect(url);
       await admin.query(
         `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
@@ -296,16 +307,16 @@ describe.skipIf(!HAS_POSTGRES)(
       );
       await sleep(200);
       expect(logged.some((line) => line.includes('failed while idle'))).toBe(true);
-      expect(await store.latest(10)).toHaveLength(1);
+      expect(await latestCalls(store, 10)).toHaveLength(1);
     });
 
     it('removes calls and job statuses older than the retention by the database clock, but not the calls recorded last', async () => {
       const url = await freshDatabase();
       const store = await open(url);
       const ids = [newCall().id, newCall().id, newCall().id];
-      for (const id of ids) await store.beginTransaction((tx) => tx.insert({ ...newCall(), id }));
-      await store.noteJobStatus('job-old', 'completed');
-      await store.noteJobStatus('job-new', 'queued');
+      for (const id of ids) await store.transaction((tx) => insertCall(tx, { ...newCall(), id }));
+      await noteStatus(store, 'job-old', 'completed');
+      await noteStatus(store, 'job-new', 'queued');
       const admin = await connect(url);
       await admin.query('UPDATE gateway_ledger_calls SET began_at = began_at - $1 WHERE id = ANY($2)', [
         31 * DAY,
@@ -315,12 +326,12 @@ describe.skipIf(!HAS_POSTGRES)(
         31 * DAY,
       ]);
       // The calls recorded last are kept whatever their times.
-      expect(await store.removeOld(30 * DAY, 3)).toBe(0);
-      expect(await store.latest(10)).toHaveLength(3);
-      expect(await store.removeOld(30 * DAY, 1)).toBe(2);
-      expect((await store.latest(10)).map((row) => row.id)).toEqual([ids[2]]);
-      expect([...(await store.jobStatuses(['job-old', 'job-new'])).keys()]).toEqual(['job-new']);
-      expect(await store.removeOld(30 * DAY, 1)).toBe(0);
+      expect(await removeOld(store, 30 * DAY, 3)).toBe(0);
+      expect(await latestCalls(store, 10)).toHaveLength(3);
+      expect(await removeOld(store, 30 * DAY, 1)).toBe(2);
+      expect((await latestCalls(store, 10)).map((row) => row.id)).toEqual([ids[2]]);
+      expect([...(await jobStatuses(store, ['job-old', 'job-new'])).keys()]).toEqual(['job-new']);
+      expect(await removeOld(store, 30 * DAY, 1)).toBe(0);
     });
 
     it('exports the calls begun at or after a time, oldest first, in pages', async () => {
@@ -334,9 +345,9 @@ describe.skipIf(!HAS_POSTGRES)(
          's', 1, 'h', 'chat', 'chat', 'm', 'h' || n, 'w' FROM generate_series(1, 2500) AS n`,
         [2 * DAY],
       );
-      const now = await store.reads().now();
+      const now = await store.now();
       const pages: CallRow[][] = [];
-      await store.exportCalls(Number.NEGATIVE_INFINITY, (rows) => {
+      await exportPages(store, Number.NEGATIVE_INFINITY, (rows) => {
         pages.push(rows);
       });
       expect(pages.map((rows) => rows.length)).toEqual([1000, 1000, 500]);
@@ -344,14 +355,14 @@ describe.skipIf(!HAS_POSTGRES)(
         Array.from({ length: 2500 }, (_, i) => `bulk-${i + 1}`),
       );
       let sinceADay = 0;
-      await store.exportCalls(now - DAY, (rows) => {
+      await exportPages(store, now - DAY, (rows) => {
         sinceADay += rows.length;
       });
       expect(sinceADay).toBe(2400);
       // The time given is included.
       const firstRecent = pages.flat()[100] as CallRow;
       const fromIt: string[] = [];
-      await store.exportCalls(firstRecent.beganAt, (rows) => {
+      await exportPages(store, firstRecent.beganAt, (rows) => {
         fromIt.push(...rows.map((row) => row.id));
       });
       expect(fromIt[0]).toBe('bulk-101');
@@ -359,11 +370,11 @@ describe.skipIf(!HAS_POSTGRES)(
     });
 
     it('closes once the operations under way have finished', async () => {
-      const store = await openPostgresStore({ url: await freshDatabase(), waitMs: WAIT_MS, log });
-      const begun = store.beginTransaction((tx) => tx.insert(newCall()));
-      const removed = store.removeOld(DAY, 10_000);
+      const store = await openPostgres({ url: await freshDatabase(), waitMs: WAIT_MS, log });
+      const begun = store.transaction((tx) => insertCall(tx, newCall()));
+      const removed = removeOld(store, DAY, 10_000);
       // One that starts as another ends, as a sweep after a begin does.
-      const latest = begun.then(() => store.latest(10));
+      const latest = begun.then(() => latestCalls(store, 10));
       await store.close();
       await begun;
       expect(await removed).toBe(0);
@@ -373,8 +384,8 @@ describe.skipIf(!HAS_POSTGRES)(
     it('reads a ledger not made yet as empty when only reporting, and makes nothing', async () => {
       const url = await freshDatabase();
       const reader = await open(url, WAIT_MS, true);
-      expect(await reader.latest(10)).toEqual([]);
-      expect(await reader.usageRows(await reader.reads().now(), 'session-a')).toEqual([]);
+      expect(await latestCalls(reader, 10)).toEqual([]);
+      expect(await usageRows(reader, await reader.now(), 'session-a')).toEqual([]);
       const admin = await connect(url);
       const { rows } = await admin.query(`SELECT to_regclass('gateway_ledger_calls') IS NULL AS missing`);
       expect(rows[0].missing).toBe(true);

@@ -9,8 +9,9 @@
 
 import { createInterface } from 'node:readline';
 import { parseLimits } from '../../src/config/limits.js';
+import type { Database } from '../../src/ledger/database.js';
 import { Ledger } from '../../src/ledger/ledger.js';
-import type { SqlStore } from '../../src/ledger/sql-store.js';
+import { insertCall, tallies } from '../../src/ledger/sql.js';
 
 export interface WorkerTask {
   /** GATEWAY_LEDGER_DIR: shared by the SQLite workers, one of its own for each PostgreSQL one. */
@@ -77,10 +78,10 @@ if (task.action === 'hold') {
   const store = await openStore();
   say('ready');
   if ((await nextLine()) === 'go') {
-    await store.beginTransaction(async (tx) => {
+    await store.transaction(async (tx) => {
       // The transaction's first read, and a begin written: the writer's lock is really held.
-      await tx.tallies([{}]);
-      await tx.insert({
+      await tallies(tx, [{}]);
+      await insertCall(tx, {
         id: `hold-${name}`,
         session: `hold-${name}`,
         pid: process.pid,
@@ -217,12 +218,12 @@ async function act(round: number): Promise<unknown> {
   }
 }
 
-async function openStore(): Promise<SqlStore> {
+async function openStore(): Promise<Database> {
   const waitMs = task.waitMs ?? 5_000;
   if (task.url) {
-    const { openPostgresStore } = await import('../../src/ledger/postgres-store.js');
-    return openPostgresStore({ url: task.url, waitMs, log });
+    const { openPostgres } = await import('../../src/ledger/postgres.js');
+    return openPostgres({ url: task.url, waitMs, log });
   }
-  const { openSqliteStore } = await import('../../src/ledger/sqlite-store.js');
-  return openSqliteStore({ dir: task.dir, waitMs, log });
+  const { openSqlite } = await import('../../src/ledger/sqlite.js');
+  return openSqlite({ dir: task.dir, waitMs, log });
 }

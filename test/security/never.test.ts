@@ -75,7 +75,7 @@ describe('what the server never does', () => {
     expect(new Set(netValues)).toEqual(new Set(['isIP']));
     // The ledger's PostgreSQL client connects only to GATEWAY_LEDGER_URL, loaded only for it.
     expect(filesMatching(/import\(\s*'pg'\s*\)|^import\s+(?!type\b)[^;]*from\s+'pg'/m)).toEqual([
-      'ledger/postgres-store.ts',
+      'ledger/postgres.ts',
     ]);
   });
 
@@ -147,6 +147,7 @@ describe('what the server never does', () => {
       'files/exit-cleanup.ts', // removes this process's temporary files when it exits
       'files/output-files.ts', // the output directory
       'ledger/sqlite-place.ts', // the ledger's folder (GATEWAY_LEDGER_DIR), made when first needed
+      'ledger/sqlite.ts', // the clock's file of its own in the ledger's folder, unlinked as it is opened
       'tools/audio/audio-speech.ts', // removes an empty file it just saved in the output directory
     ]);
     // Files opened by name for writing: only the exclusive create of a new output file (the
