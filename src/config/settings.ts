@@ -402,7 +402,7 @@ const SETTING_TABLE = {
       env: 'GATEWAY_PUBLIC_URL',
       schema: httpUrl,
       help:
-        "this service's own base URL as clients reach it, e.g. https://mcp.example.com: tokens must be " +
+        "this service's own base URL as clients reach it (e.g. https://mcp.example.com); tokens must be " +
         'issued for <it>/mcp (RFC 8707), and its host name is accepted in the Host header',
     }),
     oauthAudience: setting({

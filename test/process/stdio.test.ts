@@ -201,7 +201,8 @@ describe('start-up weight', () => {
     );
     const pkg = JSON.parse(await readFile(join(PROJECT_ROOT, 'package.json'), 'utf8'));
     const external = [...imported].filter((name) => !name.startsWith('node:'));
-    // pg only in the chunk of the PostgreSQL ledger, imported when GATEWAY_LEDGER_URL is set.
+    // pg only in the chunk of the PostgreSQL ledger, imported when GATEWAY_LEDGER_URL is set. (jose
+    // is bundled into the chunk of the OAuth resource server, loaded when GATEWAY_OAUTH_ISSUER is.)
     expect(external.sort()).toEqual(['pg', 'undici']);
     expect(Object.keys(pkg.dependencies)).toEqual(['pg', 'undici']);
     const notices = await readFile(join(dirname(CLI), 'THIRD-PARTY-NOTICES.md'), 'utf8');
@@ -211,6 +212,7 @@ describe('start-up weight', () => {
       expect(section(name), name).toContain('Apache License');
     }
     expect(section('zod')).toMatch(/^zod \d+\.\d+\.\d+ \(MIT\)/);
+    expect(section('jose')).toMatch(/^jose \d+\.\d+\.\d+ \(MIT\)/);
     expect(section('zod')).toContain('Permission is hereby granted');
   });
 });

@@ -60,7 +60,9 @@ describe('what the server never does', () => {
     expect(filesMatching(/import\(\s*'undici'\s*\)|^import\s+(?!type\b)[^;]*from\s+'undici'/m)).toEqual([
       'gateway/client.ts',
     ]);
-    expect(filesMatching(/\bfetch\(|XMLHttpRequest|WebSocket/)).toEqual([]);
+    // The one exception: the OAuth resource server asks the issuer GATEWAY_OAUTH_ISSUER names for
+    // its metadata, keys and introspection, and nothing else.
+    expect(filesMatching(/\bfetch\(|XMLHttpRequest|WebSocket/)).toEqual(['transports/http/oauth/tokens.ts']);
     expect(filesMatching(/(from\s+|getBuiltinModule\()'node:(https|http2|tls|dgram)'/)).toEqual([]);
     // Built-ins taken lazily (not at start-up) are only these: address checks and DNS.
     const lazy = sources.flatMap((s) =>
@@ -93,8 +95,8 @@ describe('what the server never does', () => {
       }
     }
     // example.com: the page doctor --live asks the gateway's fetch provider for (the provider
-    // reaches it, not this server).
-    const allowed = /^(127\.0\.0\.1(:\d+)?|localhost|(app\.)?example\.com|user:pass@host)$/;
+    // reaches it, not this server); app. and mcp.example.com in the settings' examples.
+    const allowed = /^(127\.0\.0\.1(:\d+)?|localhost|((app|mcp)\.)?example\.com|user:pass@host)$/;
     expect([...hosts].filter((h) => !allowed.test(h))).toEqual([]);
   });
 

@@ -102,6 +102,7 @@ describe('log lines in memory', () => {
     stderr.length = 0;
     expect(await callProbe()).toEqual([]);
     expect(stderr).toEqual([
+      expect.stringMatching(/^debug: log_probe called by local:/),
       'debug: probe debug',
       'info: probe info',
       'warn: probe warn with the key ***',
