@@ -339,6 +339,14 @@ export class Ledger {
    * The database, opened on first use (a failed opening is tried again by the next call):
    * PostgreSQL when GATEWAY_LEDGER_URL names one, else SQLite's file in GATEWAY_LEDGER_DIR.
    */
+  /**
+   * The ledger's database, for what the server processes sharing it share besides billed calls
+   * (used confirmations, caches): one store, so that a fleet needs nothing more to run.
+   */
+  database(): Promise<Database> {
+    return this.store();
+  }
+
   private store(): Promise<Database> {
     if (this.closed)
       return Promise.reject(
