@@ -336,10 +336,6 @@ export class Ledger {
   }
 
   /**
-   * The database, opened on first use (a failed opening is tried again by the next call):
-   * PostgreSQL when GATEWAY_LEDGER_URL names one, else SQLite's file in GATEWAY_LEDGER_DIR.
-   */
-  /**
    * The ledger's database, for what the server processes sharing it share besides billed calls
    * (used confirmations, caches): one store, so that a fleet needs nothing more to run.
    */
@@ -347,6 +343,10 @@ export class Ledger {
     return this.store();
   }
 
+  /**
+   * The database, opened on first use (a failed opening is tried again by the next call):
+   * PostgreSQL when GATEWAY_LEDGER_URL names one, else SQLite's file in GATEWAY_LEDGER_DIR.
+   */
   private store(): Promise<Database> {
     if (this.closed)
       return Promise.reject(
