@@ -2,20 +2,14 @@
 // bridge (view-host.ts), the view gets a real tool result from the server on the reference service,
 // plays the real media (loadedmetadata with its real duration), follows a running video job to
 // done through real video_follow calls (the view's own tool) and saves it. Screenshots go to test-output/views/.
-// Without Chromium these tests are skipped, and the run says so and how to install it.
+// Without Chromium these tests are skipped, and the run says so and how to install it (with
+// CI=true they fail: test/harness/requires.ts).
 import { join } from 'node:path';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useReferenceService } from '../harness/gateway.js';
 import { type Connected, connectInMemory, tempDir } from '../harness/harness.js';
-import { CHROMIUM, CLIP_SECONDS, HAS_CHROMIUM, ViewHost, viewHostClient } from './view-host.js';
-
-if (!HAS_CHROMIUM) {
-  console.warn(
-    `Not run: the browser tests of the views (test/views/views-browser.test.ts) need Chromium at ${CHROMIUM}. ` +
-      'Install it (Debian, as root) with: apt-get update && apt-get install -y chromium',
-  );
-}
+import { CLIP_SECONDS, HAS_CHROMIUM, ViewHost, viewHostClient } from './view-host.js';
 
 interface Seekable {
   currentTime: number;

@@ -19,6 +19,7 @@ import {
   tempDir,
   textOf,
 } from '../../harness/harness.js';
+import { scaled } from '../../harness/time.js';
 import { type ReferenceService, startReferenceService } from '../../reference-service/index.js';
 import { lineFor, MODEL_LINES } from './report-lines.js';
 
@@ -382,7 +383,7 @@ async function runInstalled(entry: string, env: Record<string, string>): Promise
     env: { PATH: process.env.PATH ?? '', ...env },
     cwd: tempDir('gtm-doctor-'),
     encoding: 'utf8',
-    timeout: 15_000,
+    timeout: scaled(15_000),
   });
   expect(run.status).toBe(1);
   return run.stdout;
