@@ -48,37 +48,38 @@ const isRoot = () => process.getuid?.() === 0;
 const runs = (program: string, args: string[]) =>
   spawnSync(program, args, { stdio: 'ignore', timeout: 10_000 }).status === 0;
 
-const NEEDS: Record<SystemNeed, { what: string; present: () => boolean; install: string }> = {
+/** Per need: what it is, how to tell it is here, and the one command that provides it. */
+const NEEDS: Record<SystemNeed, { what: string; present: () => boolean; remedy: string }> = {
   chromium: {
     what: `Chromium at ${CHROMIUM}`,
     present: () => existsSync(CHROMIUM),
-    install: 'apt-get update && apt-get install -y chromium',
+    remedy: 'Install it (Debian, as root) with: apt-get update && apt-get install -y chromium',
   },
   postgresql: {
     what: "PostgreSQL's server programs (initdb, postgres and psql in /usr/lib/postgresql/<major>/bin)",
     present: () =>
       postgresBinDir() !== null && (!isRoot() || (postgresUser() !== null && SETPRIV !== undefined)),
-    install: 'apt-get update && apt-get install -y postgresql',
+    remedy: 'Install it (Debian, as root) with: apt-get update && apt-get install -y postgresql',
   },
   bindfs: {
     what: 'bindfs (a FUSE file system; mounting one also needs root)',
     present: () => runs('bindfs', ['--version']),
-    install: 'apt-get update && apt-get install -y bindfs',
+    remedy: 'Install it (Debian, as root) with: apt-get update && apt-get install -y bindfs',
   },
   faketime: {
     what: 'faketime (libfaketime)',
     present: () => runs('faketime', ['--version']),
-    install: 'apt-get update && apt-get install -y faketime',
+    remedy: 'Install it (Debian, as root) with: apt-get update && apt-get install -y faketime',
   },
   haproxy: {
     what: 'haproxy',
     present: () => runs('haproxy', ['-v']),
-    install: 'apt-get update && apt-get install -y haproxy',
+    remedy: 'Install it (Debian, as root) with: apt-get update && apt-get install -y haproxy',
   },
   root: {
     what: 'root (chown, mknod, mount)',
     present: isRoot,
-    install: 'sudo -E env "PATH=$PATH" npm run test:all',
+    remedy: 'Run the tests as root: sudo -E env "PATH=$PATH" npm run test:all',
   },
 };
 
@@ -90,10 +91,10 @@ const said = new Set<string>();
 
 /** The line a skipped suite prints, or the message a failing one throws. */
 export function missingMessage(need: SystemNeed, notRun: string): string {
-  const { what, install } = NEEDS[need];
+  const { what, remedy } = NEEDS[need];
   return IN_CI
-    ? `CI=true, and ${notRun} needs ${what}, which this machine lacks: install it with: ${install}`
-    : `Not run: ${notRun}, which needs ${what}. Install it (Debian, as root) with: ${install}`;
+    ? `CI=true, and ${what} is missing, so ${notRun} cannot run. ${remedy}`
+    : `Not run: ${notRun}. Missing: ${what}. ${remedy}`;
 }
 
 /**
