@@ -66,8 +66,8 @@ export default defineConfig({
     hookTimeout: scaled(30_000),
     teardownTimeout: scaled(30_000),
     pool: 'forks',
-    // Most files wait on timers and sockets rather than the CPU: one worker per core, at least two.
-    maxWorkers: Math.max(2, availableParallelism()),
+    // Most files wait on timers and sockets rather than the CPU: a worker more than the cores.
+    maxWorkers: availableParallelism() + 1,
     setupFiles: ['test/harness/cleanup.ts'],
     reporters: ['default', './test/nine-router/reporter.ts'],
     projects: [
@@ -78,6 +78,7 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: [REAL_GATEWAY_FILES, ...HEAVY_FILES],
           env: { TEST_TIER: 'quick' },
+          isolate: false,
         },
       },
       {
