@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../harness/harness.js';
+import { scaled } from '../harness/time.js';
 
 const run = promisify(execFile);
 let output = '';
@@ -21,10 +22,10 @@ function section(start: string): string {
 beforeAll(async () => {
   const { stdout } = await run(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'scripts/demo.ts')], {
     cwd: PROJECT_ROOT,
-    timeout: 90_000,
+    timeout: scaled(90_000),
   });
   output = stdout;
-}, 120_000);
+}, scaled(120_000));
 
 describe('npm run demo', () => {
   it('says the service is a stand-in whose results are made up', () => {

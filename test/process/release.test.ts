@@ -11,6 +11,7 @@ import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { differences } from '../../scripts/release/server-json.mjs';
 import { PROJECT_ROOT, SERVER_NODE, structuredOf, tempDir, textOf } from '../harness/harness.js';
+import { scaled } from '../harness/time.js';
 import { type ReferenceService, startReferenceService } from '../reference-service/index.js';
 
 // `npm run release` end to end: the script runs as users run it (into a temporary directory), and
@@ -30,7 +31,7 @@ beforeAll(() => {
     cwd: PROJECT_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-}, 120_000);
+}, scaled(120_000));
 beforeAll(async () => {
   gateway = await startReferenceService();
 });
