@@ -1013,7 +1013,16 @@ describe('fault injection on every route', () => {
     });
     for (const route of ROUTES) service.inject(route, { hang: true });
     await onEveryRoute(async (route) => {
-      await expect(ROUTE_REQUESTS[route]({ signal: AbortSignal.timeout(100) }), route).rejects.toThrow();
+      // Given up only once the service has the request (and so its hang): a request given up on
+      // its way would leave the hang queued for the next one.
+      const before = service.counters[route];
+      const controller = new AbortController();
+      const pending = ROUTE_REQUESTS[route]({ signal: controller.signal });
+      pending.catch(() => undefined);
+      while (service.counters[route] === before) await new Promise((resolve) => setTimeout(resolve, 5));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      controller.abort();
+      await expect(pending, route).rejects.toThrow();
     });
     for (const route of ROUTES) service.inject(route, { slowBodyMs: 120 });
     await onEveryRoute(async (route) => {
