@@ -87,6 +87,9 @@ export default defineConfig({
           name: 'heavy',
           include: HEAVY_FILES,
           exclude: [REAL_GATEWAY_FILES],
+          // Its tests move hundreds of megabytes or thousands of calls: a hang still ends them.
+          testTimeout: scaled(120_000),
+          hookTimeout: scaled(120_000),
           // With CI=true, fails the run when root or bindfs is missing (suites that check for
           // them in their own files would skip); Chromium and PostgreSQL fail their files.
           globalSetup: ['test/harness/system-check.ts'],
