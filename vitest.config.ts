@@ -10,8 +10,8 @@ markRunner();
 //
 // `npm test` runs `quick`: every test file that runs in-process, or starts the built server
 // (dist/cli.js) and the reference service, or the PostgreSQL server test/harness/postgres.ts makes
-// for the ledger's shared suites (about a second). It stays within two minutes on a 2-core machine
-// and no test in it has a wall-clock floor.
+// for the ledger's shared suites (about a second). It is meant to stay within two minutes on a quiet
+// 2-core machine, and no test in it has a wall-clock floor.
 //
 // `npm run test:all` runs every project, then the tests of the server as users start it on the
 // other Node lines (scripts/test-on-node.ts). Beyond `quick`:

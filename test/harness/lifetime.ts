@@ -1,5 +1,5 @@
 // Nothing the tests start may outlive the run, even when the runner is killed with SIGKILL (a CI
-// timeout, an OOM kill, Ctrl-\): a gateway or a database left listening takes ports and CPU, and
+// timeout, the OOM killer): a gateway or a database left listening takes ports and CPU, and
 // answers the next run's requests with this run's state. Three layers, one for each way a process
 // can be started:
 // - a single program that starts no children of its own (a spawned server, a registry) is run
