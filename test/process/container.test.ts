@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLI, PROJECT_ROOT, SERVER_NODE, tempDir } from '../harness/harness.js';
+import { diesWithParent } from '../harness/lifetime.js';
 import { scaled } from '../harness/time.js';
 
 // The Dockerfile of the HTTP service. This machine may have no Docker engine, so the file is
@@ -45,7 +46,8 @@ afterEach(() => {
 });
 
 function startServer(extra: Record<string, string>): Promise<{ child: ChildProcess; stderr: () => string }> {
-  const child = spawn(SERVER_NODE, [CLI], {
+  const server = diesWithParent(SERVER_NODE, [CLI]);
+  const child = spawn(server.command, server.args, {
     cwd: tempDir('gtm-container-'),
     env: { PATH: process.env.PATH ?? '', ...env, ...extra },
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -6,6 +6,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureClaudeCode } from '../cached-packages.js';
 import { PROJECT_ROOT, SERVER_NODE, tempDir } from '../harness/harness.js';
+import { diesWithParent } from '../harness/lifetime.js';
 import { scaled } from '../harness/time.js';
 import { type Registry, startRegistry } from '../registry/verdaccio.js';
 
@@ -104,8 +105,7 @@ describe('the published package, through npx from a registry', () => {
     const client = new Client({ name: 'published-package-test', version: '1.0.0' });
     await client.connect(
       new StdioClientTransport({
-        command: 'npx',
-        args: ['-y', 'gateway-tools-mcp'],
+        ...diesWithParent('npx', ['-y', 'gateway-tools-mcp']),
         cwd: tempDir('gtm-npx-'),
         env,
       }),
