@@ -10,6 +10,7 @@ import { benchModelView } from './model-view.js';
 import { modelViewTable } from './model-view-table.js';
 import { benchOutputSize } from './output-size.js';
 import { benchStartup } from './startup.js';
+import { benchFuzzRate, benchStdioLoad } from './throughput.js';
 
 const quick = process.argv.includes('--quick');
 const service = await startReferenceProcess();
@@ -20,6 +21,9 @@ try {
   const views = await benchModelView(service);
   const mixed = await benchMixedLoad(quick ? 50 : 200);
   const ledger = await benchLedger(quick ? 100 : 500, quick ? 3 : 5, service);
+  const stdio = await benchStdioLoad(quick ? 500 : 2000);
+  const fuzz = await benchFuzzRate(quick ? 1000 : 10_500);
+  const perS = (r: { perSecond: number }) => `${r.perSecond.toFixed(0)} calls/s`;
   const added = latency.toolCallMs - latency.directMs;
   const floor = latency.forwardingMs - latency.directMs;
   const rows: [string, string, string, string][] = [
@@ -64,6 +68,24 @@ try {
       `${mixed.loaded.p99.toFixed(2)} ms (same)`,
       `${mixed.alone.p99.toFixed(2)} ms (same)`,
       `${ratio(mixed.loaded.p99, mixed.alone.p99)} (goal ≤ 1.2×)`,
+    ],
+    [
+      'stdio throughput, the load mix',
+      `${perS(stdio.mixed)} (${stdio.mixed.calls} sequential calls: web_search, web_fetch paging, list_models, ask_model, video_status, audio_speech)`,
+      `${perS(stdio.forwarding)} (web_search through the forwarding server, same count)`,
+      `${ratio(stdio.mixed.perSecond, stdio.forwarding.perSecond)} (for reference)`,
+    ],
+    [
+      'stdio throughput, web_search',
+      `${perS(stdio.search)} (${stdio.search.calls} sequential calls)`,
+      `${perS(stdio.forwarding)} (the forwarding server, same calls)`,
+      `${ratio(stdio.search.perSecond, stdio.forwarding.perSecond)} (for reference)`,
+    ],
+    [
+      'fuzz throughput, in memory',
+      `${perS(fuzz.hostile)} (${fuzz.hostile.calls} hostile calls of test/fuzz, seed 424242, with its checks)`,
+      `${perS(fuzz.plain)} (well-formed web_search, same client, server and service)`,
+      `${ratio(fuzz.hostile.perSecond, fuzz.plain.perSecond)} (for reference)`,
     ],
     ...ledgerRows(ledger),
     [

@@ -15,8 +15,10 @@ if (!version || !/^\d+\.\d+\.\d+$/.test(version)) {
 const node = await ensureNode(version);
 const shown = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
 console.log(`server on Node ${shown} (${node})`);
-const run = spawnSync('npx', ['vitest', 'run', '--project', 'reference', 'test/process', 'test/transports'], {
-  stdio: 'inherit',
-  env: { ...process.env, SERVER_NODE: node },
-});
+// Both tiers' files in those folders.
+const run = spawnSync(
+  'npx',
+  ['vitest', 'run', '--project', 'quick', '--project', 'heavy', 'test/process', 'test/transports'],
+  { stdio: 'inherit', env: { ...process.env, SERVER_NODE: node } },
+);
 process.exit(run.status ?? 1);

@@ -7,6 +7,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, w
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { scaled } from './harness/time.js';
 
 export const run = promisify(execFile);
 
@@ -31,7 +32,7 @@ export function cacheDir({ name, version }: Pick<CachedPackage, 'name' | 'versio
 export async function npm(args: string[], cwd: string): Promise<void> {
   await run('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], {
     cwd,
-    timeout: 300_000,
+    timeout: scaled(300_000),
     maxBuffer: 16 * 1024 * 1024,
   });
 }

@@ -12,6 +12,7 @@ import {
   recordedServer,
   runClient,
 } from '../harness/real-client.js';
+import { scaled } from '../harness/time.js';
 
 // Real Claude Code (pinned), run with `-p` against a scripted model on loopback, uses the built
 // server over stdio in both MCP eras: by default it opens with `server/discover` (2026-07-28), and
@@ -50,7 +51,7 @@ describe(`Claude Code ${CLAUDE_CODE_NEW_ERA_VERSION} searches the web through th
 
   beforeAll(async () => {
     claude = await ensureClaudeCode(CLAUDE_CODE_NEW_ERA_VERSION);
-  }, 300_000);
+  }, scaled(300_000));
 
   it.each(ERAS)(
     'in the $name era',

@@ -14,6 +14,7 @@ import {
   recordedServer,
   runClient,
 } from '../harness/real-client.js';
+import { scaled } from '../harness/time.js';
 
 // Real OpenAI Codex CLI (pinned), run as `codex exec` against a scripted Responses API on loopback,
 // uses the built server over stdio: it opens the MCP session (with `initialize` in the 2025 era,
@@ -90,7 +91,7 @@ describe(`Codex ${CODEX_VERSION} searches the web through the server over stdio`
 
   beforeAll(async () => {
     codex = await ensureCodex();
-  }, 300_000);
+  }, scaled(300_000));
 
   it.each(MODES)(
     'in the $name',

@@ -13,6 +13,7 @@ import {
   recordedServer,
   runClient,
 } from '../harness/real-client.js';
+import { scaled } from '../harness/time.js';
 
 // Real Gemini CLI (pinned), run headless with `-p` against a scripted Gemini API on loopback
 // (GOOGLE_GEMINI_BASE_URL), uses the built server over stdio: in a folder its user has trusted
@@ -32,7 +33,7 @@ function settings(server: { command: string; args: string[] }, env: Record<strin
     privacy: { usageStatisticsEnabled: false },
     telemetry: { enabled: false },
     general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
-    mcpServers: { gateway: { ...server, env, trust: true, timeout: 60_000 } },
+    mcpServers: { gateway: { ...server, env, trust: true, timeout: scaled(60_000) } },
   };
 }
 
@@ -42,9 +43,9 @@ describe(`Gemini CLI ${GEMINI_CLI_VERSION} searches the web through the server o
 
   beforeAll(async () => {
     gemini = realpathSync(await ensureGeminiCli());
-  }, 300_000);
+  }, scaled(300_000));
 
-  it('in the 2025-06-18 era', async () => {
+  it('in the 2025-06-18 era', { timeout: scaled(180_000) }, async () => {
     reference.service.reset();
     const home = tempDir('gtm-gemini-home-');
     const work = realpathSync(tempDir('gtm-gemini-work-'));
@@ -100,5 +101,5 @@ describe(`Gemini CLI ${GEMINI_CLI_VERSION} searches the web through the server o
     expect(String(received?.response.output)).toContain(
       `Result 1 for ${QUERY} — https://example.com/model-context-protocol/1`,
     );
-  }, 180_000);
+  });
 });

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { textOf } from '../harness/harness.js';
+import { scaled } from '../harness/time.js';
 import { callAndCheck, checkSavedFilesUnchanged } from './harness/checks.js';
 import { newStats, report, summary } from './harness/stats.js';
 import { toolCalls } from './harness/tool-args.js';
@@ -10,15 +11,17 @@ import { closeWorld, createWorld, type World } from './harness/world.js';
 
 /**
  * Property-based fuzzing of every tool through the real MCP client (in memory) against the
- * reference service: at least 10,000 random and hostile calls, each checked for a well-formed
- * answer, no bug report, no content from outside the input roots, and no file written outside the
- * output directory. Reproducible: the seed is fixed (FUZZ_SEED overrides it) and printed.
+ * reference service: random and hostile calls, each checked for a well-formed answer, no bug
+ * report, no content from outside the input roots, and no file written outside the output
+ * directory. Reproducible: the seed is fixed (FUZZ_SEED overrides it) and printed.
+ * `npm test` makes 1,000 calls; `npm run test:all` 10,500 (FUZZ_RUNS). Every run is made, however
+ * long it takes: the count is coverage, never a throughput floor (calls per second are
+ * `npm run bench`'s).
  */
 const SEED = Number(process.env.FUZZ_SEED ?? 424242);
-const RUNS = Number(process.env.FUZZ_RUNS ?? 10_500);
-const MIN_CALLS = Math.min(10_000, RUNS);
-/** The whole property stops here even if runs remain (then the call count below fails it). */
-const TIME_BUDGET_MS = Number(process.env.FUZZ_TIME_BUDGET_MS ?? 75_000);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 1_000);
+/** A hang bound, not a budget: about 4.5 ms a call on a quiet 2-core machine, given 15. */
+const TIMEOUT_MS = scaled(30_000 + RUNS * 15);
 
 let world: World;
 
@@ -29,17 +32,17 @@ afterAll(async () => {
   await closeWorld(world);
 });
 
-it(`survives ${RUNS} hostile tool calls (seed ${SEED})`, { timeout: TIME_BUDGET_MS + 60_000 }, async () => {
+it(`survives ${RUNS} hostile tool calls (seed ${SEED})`, { timeout: TIMEOUT_MS }, async () => {
   console.log(`fuzz: seed ${SEED}, ${RUNS} runs (set FUZZ_SEED / FUZZ_RUNS to change)`);
   const stats = newStats();
   await fc.assert(
     fc.asyncProperty(toolCalls(world), (call) => callAndCheck(world, call, stats)),
-    { seed: SEED, numRuns: RUNS, plugins: [fc.interruptAfterTimeLimit(TIME_BUDGET_MS)] },
+    { seed: SEED, numRuns: RUNS },
   );
   console.log(`fuzz: ${summary(stats)}`);
   if (process.env.FUZZ_REPORT) console.log(report(stats));
   checkSavedFilesUnchanged(world, stats);
-  expect(stats.calls).toBeGreaterThanOrEqual(MIN_CALLS);
+  expect(stats.calls).toBe(RUNS);
   // Both halves were exercised: a fuzz that only ever hits schema errors proves little.
   expect(stats.succeeded).toBeGreaterThan(RUNS / 5);
   expect(stats.failed).toBeGreaterThan(RUNS / 5);

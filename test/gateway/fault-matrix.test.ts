@@ -15,6 +15,7 @@ import { type Row, runRow, type Transport } from '../harness/fault-matrix/run.js
 import { DISCOVERY_CASES, DOWNLOAD_CASES } from '../harness/fault-matrix/secondary-routes.js';
 import { TOOL_CASES, type ToolCase } from '../harness/fault-matrix/tools.js';
 import { type Connected, connectInMemory, PROJECT_ROOT, textOf } from '../harness/harness.js';
+import { scaled } from '../harness/time.js';
 import { type ReferenceService, startReferenceService } from '../reference-service/index.js';
 
 const STDIO_TOOLS = new Set(['web_fetch', 'video_generate', 'ask_model']);
@@ -79,7 +80,7 @@ beforeAll(async () => {
     },
   );
   writeFileSync(join(PROJECT_ROOT, 'docs/reliability.md'), renderReport(matrices));
-}, 240_000);
+}, scaled(240_000));
 
 /** Every failed cell of a row, with its problems and the message the agent saw. */
 function failures(row: Row | undefined): string[] {

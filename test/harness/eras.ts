@@ -17,6 +17,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { CLI, SERVER_NODE, serverEnvDefaults, tempDir } from './harness.js';
+import { diesWithParent } from './lifetime.js';
 
 // One client for both eras of MCP, so that a suite runs in each (describe.each(ERAS)): the v1 SDK
 // Client stands for every 2025-era client (initialize, sessions, requests from the server), the
@@ -104,8 +105,7 @@ export async function connectEra(era: Era, reach: Reach, user: UserSide = {}): P
     ...calls,
   });
   const stdioParams = (env: Record<string, string>) => ({
-    command: SERVER_NODE,
-    args: [CLI],
+    ...diesWithParent(SERVER_NODE, [CLI]),
     env: { ...serverEnvDefaults(), GATEWAY_LOG_LEVEL: 'info', ...env },
     cwd: env.CWD ?? tempDir(),
     stderr: 'pipe' as const,

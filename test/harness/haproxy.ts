@@ -9,13 +9,11 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from '../nine-router/process.js';
 import { tempDir } from './harness.js';
+import { diesWithParent } from './lifetime.js';
+import { missingMessage } from './requires.js';
+import { scaled } from './time.js';
 
 export const HAPROXY = ['/usr/sbin/haproxy', '/usr/bin/haproxy'].find((path) => existsSync(path));
-const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((path) => existsSync(path));
-
-export const HAPROXY_MISSING =
-  'Not run: the tests of replicas behind a load balancer, which need HAProxy; install it (Debian, as root) with: ' +
-  'apt-get update && apt-get install -y haproxy';
 
 export interface RunningHaproxy {
   url: string;
@@ -62,14 +60,12 @@ export function haproxyConfig(port: number, replicas: readonly string[]): string
 }
 
 export async function startHaproxy(replicas: readonly string[]): Promise<RunningHaproxy> {
-  if (!HAPROXY) throw new Error(HAPROXY_MISSING);
+  if (!HAPROXY) throw new Error(missingMessage('haproxy', 'the tests of replicas behind a load balancer'));
   const port = await freePort();
   const config = haproxyConfig(port, replicas);
   const file = join(tempDir('gtm-haproxy-'), 'haproxy.cfg');
   writeFileSync(file, config);
-  const [command, args] = SETPRIV
-    ? [SETPRIV, ['--pdeathsig=SIGKILL', '--', HAPROXY, '-db', '-f', file]]
-    : [HAPROXY, ['-db', '-f', file]];
+  const { command, args } = diesWithParent(HAPROXY, ['-db', '-f', file]);
   const child: ChildProcess = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   child.stdout?.on('data', (chunk: Buffer) => {
@@ -80,7 +76,7 @@ export async function startHaproxy(replicas: readonly string[]): Promise<Running
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + scaled(10_000);
   for (;;) {
     const up = await fetch(`${url}/healthz`).then(
       (res) => res.ok,

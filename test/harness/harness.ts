@@ -9,6 +9,8 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { parseCommandLine } from '../../src/config/config.js';
 import { createServer } from '../../src/mcp/create-server.js';
 import { closeRuntime, createRuntime, type Runtime } from '../../src/runtime.js';
+import { diesWithParent } from './lifetime.js';
+import { scaled } from './time.js';
 
 export const PROJECT_ROOT = resolve(import.meta.dirname, '../..');
 export const CLI = join(PROJECT_ROOT, 'dist/cli.js');
@@ -89,15 +91,17 @@ export interface Spawned {
   close(): Promise<void>;
 }
 
-/** Spawns the built dist/cli.js and connects an SDK Client to it over stdio. */
+/**
+ * Spawns the built dist/cli.js and connects an SDK Client to it over stdio. The server dies with
+ * the process that spawned it (lifetime.ts), as do the servers of spawnServer() and runCli().
+ */
 export async function connectStdio(
   env: Record<string, string>,
   args: string[] = [],
   client: Client = testClient(),
 ): Promise<Spawned> {
   const transport = new StdioClientTransport({
-    command: SERVER_NODE,
-    args: [CLI, ...args],
+    ...diesWithParent(SERVER_NODE, [CLI, ...args]),
     env: { ...serverEnvDefaults(), GATEWAY_LOG_LEVEL: 'info', ...env },
     cwd: env.CWD ?? tempDir(),
     stderr: 'pipe',
@@ -117,7 +121,10 @@ export interface RunResult {
   stderr: string;
 }
 
-/** Runs the built CLI to completion (or until `input` is written and stdin closed). */
+/**
+ * Runs the built CLI to completion (or until `input` is written and stdin closed); SIGKILLs it
+ * after `timeoutMs` (on a quiet machine; scaled by TEST_TIME_FACTOR).
+ */
 export function runCli(
   args: string[],
   env: Record<string, string> = {},
@@ -126,11 +133,12 @@ export function runCli(
 ): Promise<RunResult> {
   const server = spawnServer(env, args);
   if (input !== undefined) server.child.stdin.end(input);
+  const limit = scaled(timeoutMs);
   return new Promise((resolvePromise, reject) => {
     const timer = setTimeout(() => {
       server.child.kill('SIGKILL');
-      reject(new Error(`CLI did not exit within ${timeoutMs} ms; stderr: ${server.stderr()}`));
-    }, timeoutMs);
+      reject(new Error(`CLI did not exit within ${limit} ms; stderr: ${server.stderr()}`));
+    }, limit);
     server.child.on('exit', (code, signal) => {
       clearTimeout(timer);
       resolvePromise({ code, signal, stdout: server.stdout(), stderr: server.stderr() });
@@ -156,17 +164,22 @@ export interface RawServer {
   stdout(): string;
   stderr(): string;
   exited: Promise<number | null>;
-  /** Resolves once stderr contains `text` (or rejects after `timeoutMs`). */
+  /** Resolves once stderr contains `text` (or rejects after `timeoutMs`, scaled by TEST_TIME_FACTOR). */
   waitForStderr(text: string, timeoutMs?: number): Promise<void>;
 }
 
 /** Spawns the built CLI with raw pipes, for tests of stdout purity, signals and exit codes. */
 export function spawnServer(env: Record<string, string>, args: string[] = []): RawServer {
-  const child = spawn(SERVER_NODE, [CLI, ...args], {
+  const { command, args: argv } = diesWithParent(SERVER_NODE, [CLI, ...args]);
+  const child = spawn(command, argv, {
     env: { ...serverEnvDefaults(), ...env },
     cwd: env.CWD ?? tempDir(),
     stdio: ['pipe', 'pipe', 'pipe'],
   });
+  // A server that exits before reading what a test writes to it (a refused setting, --help, a
+  // signal) closes its stdin: the write then fails with EPIPE, which says nothing the exit code and
+  // output do not, and on a busy machine comes or not by timing alone.
+  child.stdin.on('error', () => undefined);
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => {
@@ -184,7 +197,7 @@ export function spawnServer(env: Record<string, string>, args: string[] = []): R
     stderr: () => stderr,
     exited,
     async waitForStderr(text, timeoutMs = 10_000) {
-      const deadline = Date.now() + timeoutMs;
+      const deadline = Date.now() + scaled(timeoutMs);
       while (!stderr.includes(text)) {
         if (Date.now() > deadline) throw new Error(`stderr never showed "${text}": ${stderr}`);
         await new Promise((r) => setTimeout(r, 20));

@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { type RawServer, spawnServer } from './harness.js';
+import { scaled } from './time.js';
 
 export type HttpKind = 'streamable' | 'sse';
 export const HTTP_KINDS: readonly HttpKind[] = ['streamable', 'sse'];
@@ -114,12 +115,15 @@ export async function openRawSession(baseUrl: string, headers: Record<string, st
   return id;
 }
 
-/** Polls `check` every 50 ms until it returns true, at most `timeoutMs`; false if it never did. */
+/**
+ * Polls `check` every 50 ms until it returns true, at most `timeoutMs` (scaled by
+ * TEST_TIME_FACTOR); false if it never did.
+ */
 export async function eventually(
   check: () => boolean | Promise<boolean>,
   timeoutMs = 5_000,
 ): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + scaled(timeoutMs);
   while (Date.now() < deadline) {
     if (await check()) return true;
     await new Promise((r) => setTimeout(r, 50));

@@ -4,6 +4,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { synthesizeAudio } from '../reference-service/index.js';
 import { PROJECT_ROOT, structuredOf, textOf } from './harness.js';
+import { scaled } from './time.js';
 
 export const MiB = 1024 * 1024;
 
@@ -40,9 +41,9 @@ export async function liveMemory(
   const reports = () => server.stderr().match(/^gc-probe .*$/gm) ?? [];
   const before = reports().length;
   process.kill(server.pid, 'SIGUSR2');
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + scaled(timeoutMs);
   while (reports().length === before) {
-    if (Date.now() > deadline) throw new Error(`no gc-probe report within ${timeoutMs} ms`);
+    if (Date.now() > deadline) throw new Error(`no gc-probe report within ${scaled(timeoutMs)} ms`);
     await new Promise((r) => setTimeout(r, 20));
   }
   return JSON.parse((reports().at(-1) as string).slice('gc-probe '.length)) as LiveMemory;
@@ -194,7 +195,7 @@ export async function runMixedCall(
 ): Promise<string | null> {
   try {
     const result = (await client.callTool({ name: call.name, arguments: call.arguments }, undefined, {
-      timeout: timeoutMs,
+      timeout: scaled(timeoutMs),
     })) as CallToolResult;
     if (result.isError) return `${call.name} failed: ${textOf(result)}`;
     if (!textOf(result)) return `${call.name} returned no text`;

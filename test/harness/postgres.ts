@@ -6,7 +6,8 @@
 // major). PostgreSQL refuses to run as root: as root (CI) initdb and the server run as the
 // `postgres` system user the package creates, and the folder is theirs.
 // A server is stopped by stop(), else after the test file (cleanup.ts), else, if the test process
-// dies first, by the kernel: it starts with SIGQUIT (immediate shutdown) as its parent-death signal.
+// dies first (killed too), by the kernel: it starts with SIGQUIT (immediate shutdown) as its
+// parent-death signal, and its own processes end when it does (test/harness/lifetime.ts).
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
@@ -16,7 +17,6 @@ import {
   mkdirSync,
   mkdtempSync,
   openSync,
-  readdirSync,
   readFileSync,
   rmSync,
 } from 'node:fs';
@@ -24,6 +24,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../nine-router/process.js';
+import { stopAtFileEnd } from './lifetime.js';
+import { missingMessage, postgresBinDir, postgresUser, SETPRIV, systemHas } from './requires.js';
+import { scaled } from './time.js';
 
 const run = promisify(execFile);
 
@@ -51,46 +54,20 @@ export interface RunningPostgres {
   stop(): Promise<void>;
 }
 
-/** Where the server programs are: the newest /usr/lib/postgresql/<major>/bin, or null. */
-function findBinDir(): string | null {
-  const root = '/usr/lib/postgresql';
-  if (!existsSync(root)) return null;
-  const majors = readdirSync(root)
-    .filter((name) => /^\d+$/.test(name))
-    .sort((a, b) => Number(b) - Number(a));
-  for (const major of majors) {
-    const bin = join(root, major, 'bin');
-    if (['initdb', 'postgres', 'psql'].every((name) => existsSync(join(bin, name)))) return bin;
-  }
-  return null;
-}
-
-/** The `postgres` system user's ids, from /etc/passwd. */
-function postgresUser(): { uid: number; gid: number } | null {
-  try {
-    const line = readFileSync('/etc/passwd', 'utf8')
-      .split('\n')
-      .find((l) => l.startsWith('postgres:'));
-    const [, , uid, gid] = line?.split(':') ?? [];
-    return uid && gid ? { uid: Number(uid), gid: Number(gid) } : null;
-  } catch {
-    return null;
-  }
-}
-
-const BIN = findBinDir();
+const BIN = postgresBinDir();
 const AS_ROOT = process.getuid?.() === 0;
 const SYSTEM_USER = AS_ROOT ? postgresUser() : null;
-/** setpriv (util-linux) sets the server's parent-death signal and, as root, its user. */
-const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((path) => existsSync(path));
-
-export const HAS_POSTGRES = BIN !== null && (!AS_ROOT || (SYSTEM_USER !== null && SETPRIV !== undefined));
 
 /** What a test file that needs PostgreSQL prints once when it is skipped. */
-export const POSTGRES_MISSING =
-  'Not run: the tests against a real PostgreSQL server, which need its programs (initdb, postgres ' +
-  'and psql in /usr/lib/postgresql/<major>/bin); install them (Debian, as root) with: ' +
-  'apt-get update && apt-get install -y postgresql';
+export const POSTGRES_MISSING = missingMessage('postgresql', 'the tests against a real PostgreSQL server');
+
+/**
+ * Whether servers can be started here. In a test run, through systemHas(): missing, a developer's
+ * run skips the files that need it and says how to install it, and CI=true fails them.
+ */
+export const HAS_POSTGRES = process.env.VITEST
+  ? systemHas('postgresql', 'the tests against a real PostgreSQL server')
+  : BIN !== null && (!AS_ROOT || (SYSTEM_USER !== null && SETPRIV !== undefined));
 
 /** Speed over durability: a test's server never outlives its test file. */
 const SETTINGS = {
@@ -105,14 +82,6 @@ const SETTINGS = {
   shared_buffers: '32MB',
   max_connections: '50',
 };
-
-/** How to stop each server of this process that is not stopped yet. */
-const running = new Set<() => Promise<void>>();
-
-/** Every server still running in this process, stopped (cleanup.ts, after each test file). */
-export async function stopAllPostgres(): Promise<void> {
-  await Promise.all([...running].map((stop) => stop()));
-}
 
 /**
  * The command line for a PostgreSQL program: as `postgres` when this process is root, and with
@@ -153,7 +122,11 @@ export async function runPsql(target: string[], sql: string): Promise<string> {
         '-c',
         sql,
       ],
-      { env: { ...cleanEnv(), PGCONNECT_TIMEOUT: '10' }, timeout: 30_000, maxBuffer: 16 * 1024 * 1024 },
+      {
+        env: { ...cleanEnv(), PGCONNECT_TIMEOUT: '10' },
+        timeout: scaled(30_000),
+        maxBuffer: 16 * 1024 * 1024,
+      },
     );
     return stdout.trimEnd();
   } catch (error) {
@@ -202,9 +175,9 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Runn
       if (child && child.exitCode === null && child.signalCode === null) {
         // SIGINT is a fast shutdown: sessions are ended, no wait for clients to leave.
         for (const [signal, wait] of [
-          ['SIGINT', 10_000],
-          ['SIGQUIT', 5_000],
-          ['SIGKILL', 5_000],
+          ['SIGINT', scaled(10_000)],
+          ['SIGQUIT', scaled(5_000)],
+          ['SIGKILL', scaled(5_000)],
         ] as const) {
           child.kill(signal);
           const done = await Promise.race([exited.then(() => true), sleep(wait).then(() => false)]);
@@ -212,11 +185,11 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Runn
         }
       }
       rmSync(dir, { recursive: true, force: true });
-      running.delete(stop);
+      forget();
     })();
     return stopping;
   };
-  running.add(stop);
+  const forget = stopAtFileEnd(stop);
   let port = 0;
   const psql = (sql: string, db = 'postgres') =>
     runPsql(['--host', socketDir, '--port', String(port), '--username', 'postgres', '--dbname', db], sql);
@@ -238,7 +211,7 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Runn
       '--no-instructions',
     ]);
     try {
-      await run(initdb, initdbArgs, { cwd: dir, env: cleanEnv(), timeout: 60_000 });
+      await run(initdb, initdbArgs, { cwd: dir, env: cleanEnv(), timeout: scaled(60_000) });
     } catch (error) {
       const e = error as { stderr?: string; message?: string };
       throw new Error(`initdb failed: ${(e.stderr || e.message || String(error)).trim()}`);
@@ -293,7 +266,7 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Runn
  * pg_ctl reads it). False when the server exits first; throws after 30 s.
  */
 async function untilReady(data: string, child: ChildProcess): Promise<boolean> {
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + scaled(30_000);
   while (Date.now() < deadline) {
     if (child.exitCode !== null || child.signalCode !== null) return false;
     try {

@@ -6,6 +6,9 @@ import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { CLI, PROJECT_ROOT, SERVER_NODE } from './harness.js';
+import { guardGroup } from './lifetime.js';
+import { notInQuickTier } from './tier.js';
+import { scaled } from './time.js';
 
 export const STDIO_TEE = join(PROJECT_ROOT, 'test/harness/stdio-tee.mjs');
 
@@ -19,12 +22,16 @@ export interface ClientRun {
   timedOut: boolean;
 }
 
-/** Runs the program with stdin closed; SIGKILLs it (and its process group) after `timeoutMs`. */
+/**
+ * Runs the program with stdin closed; SIGKILLs it (and its process group) after `timeoutMs`
+ * (scaled by TEST_TIME_FACTOR). The group dies with the run, even a killed one (lifetime.ts).
+ */
 export function runClient(
   command: string,
   args: string[],
   options: { cwd: string; env: Record<string, string>; timeoutMs: number },
 ): Promise<ClientRun> {
+  notInQuickTier(`a real MCP client (${command})`);
   const started = Date.now();
   const child = spawn(command, args, {
     cwd: options.cwd,
@@ -32,6 +39,7 @@ export function runClient(
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
+  if (child.pid) guardGroup(child.pid);
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => {
@@ -44,7 +52,7 @@ export function runClient(
   const timer = setTimeout(() => {
     timedOut = true;
     killGroup(child.pid);
-  }, options.timeoutMs);
+  }, scaled(options.timeoutMs));
   return new Promise((resolve, reject) => {
     child.on('error', (error) => {
       clearTimeout(timer);

@@ -3,6 +3,7 @@ import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.j
 import { decodeJobHandle } from '../../src/tools/video/job-handle.js';
 import type { ReferenceService } from '../reference-service/index.js';
 import { structuredOf } from './harness.js';
+import { scaled } from './time.js';
 
 /** The structured answer every video tool gives. */
 export interface VideoOut {
@@ -54,9 +55,9 @@ export function submitsOf(service: ReferenceService) {
 
 /** Resolves once `check` is true, polling every 20 ms; rejects after `timeoutMs` (a bounded wait). */
 export async function until(check: () => boolean, timeoutMs = 10_000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + scaled(timeoutMs);
   while (!check()) {
-    if (Date.now() > deadline) throw new Error(`${what} not reached within ${timeoutMs} ms`);
+    if (Date.now() > deadline) throw new Error(`${what} not reached within ${scaled(timeoutMs)} ms`);
     await new Promise((r) => setTimeout(r, 20));
   }
 }

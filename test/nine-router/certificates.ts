@@ -5,6 +5,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { scaled } from '../harness/time.js';
 
 const run = promisify(execFile);
 
@@ -18,7 +19,7 @@ export interface Certificates {
 
 async function openssl(args: string[], cwd: string): Promise<void> {
   try {
-    await run('openssl', args, { cwd, timeout: 30_000 });
+    await run('openssl', args, { cwd, timeout: scaled(30_000) });
   } catch (error) {
     const e = error as { stderr?: string; message: string };
     throw new Error(`openssl ${args[0]} failed: ${(e.stderr || e.message).trim().split('\n')[0]}`);

@@ -11,6 +11,8 @@ export interface RealGatewayInfo {
   upstreamUrl: string;
   dashboardCookie: string;
   providerKeys: Record<string, string>;
+  /** The gateway's process, leader of its process group (test/process/lifetime.test.ts). */
+  pid: number;
 }
 
 declare module 'vitest' {
@@ -32,7 +34,7 @@ export async function setup(project: TestProject): Promise<void> {
   }
   const { version, url, apiKey, upstreamUrl, dashboardCookie, providerKeys, pid } = gateway;
   console.log(`real gateway: 9router ${version} at ${url} (pid ${pid}), ready in ${Date.now() - started} ms`);
-  project.provide('realGateway', { version, url, apiKey, upstreamUrl, dashboardCookie, providerKeys });
+  project.provide('realGateway', { version, url, apiKey, upstreamUrl, dashboardCookie, providerKeys, pid });
 }
 
 export async function teardown(): Promise<void> {

@@ -1,12 +1,16 @@
 // Starts 9router's Next.js server the way its own launcher's spawnServer() does, but without the
 // launcher (cli.js kills every process that looks like 9router and whatever holds its port).
 // Detached, in its own process group, with HOME pointing at a scratch folder (its database and
-// secrets live in $HOME/.9router), and stopped by PID.
+// secrets live in $HOME/.9router), stopped by PID, and the group killed by a watchdog if the
+// process that started it dies first (test/harness/lifetime.ts).
 import { spawn } from 'node:child_process';
 import { openSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { processAlive } from '../harness/harness.js';
+import { guardGroup } from '../harness/lifetime.js';
+import { notInQuickTier } from '../harness/tier.js';
+import { scaled } from '../harness/time.js';
 
 export interface NineRouterProcess {
   url: string;
@@ -39,6 +43,7 @@ export async function startNineRouter(
   home: string,
   env: Record<string, string>,
 ): Promise<NineRouterProcess> {
+  notInQuickTier('9router (the real gateway)');
   const port = await freePort();
   const logFile = join(home, 'nine-router.log');
   const log = openSync(logFile, 'a');
@@ -60,6 +65,8 @@ export async function startNineRouter(
   child.unref();
   const pid = child.pid;
   if (!pid) throw new Error('9router did not start: no process id');
+  // Its group (the Next.js server and whatever that starts) dies with the run, even a killed one.
+  guardGroup(pid);
   const url = `http://127.0.0.1:${port}`;
   const stop = async () => {
     for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
@@ -68,12 +75,12 @@ export async function startNineRouter(
       } catch {
         // Already gone.
       }
-      const deadline = Date.now() + 3000;
+      const deadline = Date.now() + scaled(3000);
       while (processAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       if (!processAlive(pid)) return;
     }
   };
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + scaled(60_000);
   while (Date.now() < deadline) {
     if (!processAlive(pid)) throw new Error(`9router exited at start: ${logTail(logFile)}`);
     try {
@@ -85,5 +92,5 @@ export async function startNineRouter(
     await new Promise((r) => setTimeout(r, 100));
   }
   await stop();
-  throw new Error(`9router did not answer /api/health within 60 s: ${logTail(logFile)}`);
+  throw new Error(`9router did not answer /api/health within ${scaled(60)} s: ${logTail(logFile)}`);
 }

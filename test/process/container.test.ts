@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLI, PROJECT_ROOT, SERVER_NODE, tempDir } from '../harness/harness.js';
+import { diesWithParent } from '../harness/lifetime.js';
+import { scaled } from '../harness/time.js';
 
 // The Dockerfile of the HTTP service. This machine may have no Docker engine, so the file is
 // checked for what it promises (non-root, only the built bundle, a health check on /healthz, no
@@ -44,7 +46,8 @@ afterEach(() => {
 });
 
 function startServer(extra: Record<string, string>): Promise<{ child: ChildProcess; stderr: () => string }> {
-  const child = spawn(SERVER_NODE, [CLI], {
+  const server = diesWithParent(SERVER_NODE, [CLI]);
+  const child = spawn(server.command, server.args, {
     cwd: tempDir('gtm-container-'),
     env: { PATH: process.env.PATH ?? '', ...env, ...extra },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -127,17 +130,18 @@ describe('Dockerfile', () => {
     expect(port, stderr()).toBeDefined();
     const [command, ...args] = healthCommand();
     expect(command).toBe('node');
-    const check = () => spawnSync(SERVER_NODE, args, { env: { GATEWAY_PORT: port }, timeout: 10_000 }).status;
+    const check = () =>
+      spawnSync(SERVER_NODE, args, { env: { GATEWAY_PORT: port }, timeout: scaled(10_000) }).status;
     expect(check()).toBe(0);
     child.kill('SIGTERM');
     await new Promise((resolve) => child.once('exit', resolve));
     expect(check()).toBe(1);
   });
 
-  const docker = spawnSync('docker', ['info'], { stdio: 'ignore', timeout: 10_000 }).status === 0;
+  const docker = spawnSync('docker', ['info'], { stdio: 'ignore', timeout: scaled(10_000) }).status === 0;
   it.skipIf(!docker)(
     'builds an image that runs as node and answers /healthz',
-    { timeout: 600_000 },
+    { timeout: scaled(600_000) },
     async () => {
       const tag = `gateway-tools-mcp-test:${process.pid}`;
       execFileSync('docker', ['build', '-t', tag, '.'], { cwd: PROJECT_ROOT, stdio: 'ignore' });

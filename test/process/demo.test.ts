@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GATEWAY_GUIDE_URL, REPOSITORY_URL } from '../../src/links.js';
 import { PROJECT_ROOT } from '../harness/harness.js';
+import { scaled } from '../harness/time.js';
 import { headingAnchors } from './doc-links.js';
 
 const run = promisify(execFile);
@@ -24,10 +25,10 @@ function section(start: string): string {
 beforeAll(async () => {
   const { stdout } = await run(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'scripts/demo.ts')], {
     cwd: PROJECT_ROOT,
-    timeout: 90_000,
+    timeout: scaled(90_000),
   });
   output = stdout;
-}, 120_000);
+}, scaled(120_000));
 
 describe('npm run demo', () => {
   it('says the service is a stand-in whose results are made up', () => {

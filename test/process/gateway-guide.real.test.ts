@@ -3,6 +3,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, connectStdio, PROJECT_ROOT, structuredOf, tempDir } from '../harness/harness.js';
+import { scaled } from '../harness/time.js';
 import { NINE_ROUTER_VERSION } from '../nine-router/install.js';
 import { startTestGateway, type TestGateway } from '../nine-router/start.js';
 import type { JournalEntry } from '../nine-router/upstream/types.js';
@@ -38,7 +39,7 @@ describe('docs/gateway.md, followed step by step against a new 9router', () => {
       {
         cwd,
         encoding: 'utf8',
-        timeout: 60_000,
+        timeout: scaled(60_000),
         // stdin not a socket: bash reads /etc/bash.bashrc when stdin is one (as under sshd).
         stdio: ['ignore', 'pipe', 'pipe'],
         env: { PATH: process.env.PATH ?? '', HOME: cwd, TAVILY_API_KEY: PROVIDER_KEY, ...env },
@@ -55,7 +56,7 @@ describe('docs/gateway.md, followed step by step against a new 9router', () => {
       apiKey = readFileSync(join(cwd, 'gateway-api-key'), 'utf8');
     } catch {}
     run = { status: result.status, stdout: result.stdout, stderr: result.stderr, apiKey, cwd };
-  }, 300_000);
+  }, scaled(300_000));
 
   afterAll(async () => {
     await gateway?.stop();

@@ -7,15 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../harness/harness.js';
 import { eventually } from '../harness/http-harness.js';
-import {
-  HAS_POSTGRES,
-  POSTGRES_MISSING,
-  type RunningPostgres,
-  runPsql,
-  startPostgres,
-} from '../harness/postgres.js';
-
-if (!HAS_POSTGRES) console.warn(POSTGRES_MISSING);
+import { HAS_POSTGRES, type RunningPostgres, runPsql, startPostgres } from '../harness/postgres.js';
 
 /** A process that exists and is not a zombie (one whose parent died is reaped when init gets to it). */
 function running(pid: number): boolean {

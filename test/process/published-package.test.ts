@@ -6,6 +6,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureClaudeCode } from '../cached-packages.js';
 import { PROJECT_ROOT, SERVER_NODE, tempDir } from '../harness/harness.js';
+import { diesWithParent } from '../harness/lifetime.js';
+import { scaled } from '../harness/time.js';
 import { type Registry, startRegistry } from '../registry/verdaccio.js';
 
 // The package as users get it: packed from a clean checkout (the tracked files, no dist/), published
@@ -70,7 +72,7 @@ describe('the published package, through npx from a registry', () => {
       npm(['publish', join(work, dependency.filename)], work);
     }
     npm(['publish', join(work, packed[0].filename)], work);
-  }, 600_000);
+  }, scaled(600_000));
 
   afterAll(async () => {
     await registry?.stop();
@@ -82,23 +84,28 @@ describe('the published package, through npx from a registry', () => {
     expect(dryRunFiles.filter((f) => f.startsWith('src/') || f.startsWith('test/'))).toEqual([]);
   });
 
-  it('npx -y gateway-tools-mcp --version prints the version', () => {
-    const out = execFileSync('npx', ['-y', 'gateway-tools-mcp', '--version'], {
-      cwd: tempDir('gtm-npx-'),
-      env,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: 120_000,
-    });
-    expect(out.trim()).toBe(version);
-  }, 180_000);
+  it(
+    'npx -y gateway-tools-mcp --version prints the version',
+    () => {
+      const out = execFileSync('npx', ['-y', 'gateway-tools-mcp', '--version'], {
+        cwd: tempDir('gtm-npx-'),
+        env,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+        timeout: scaled(120_000),
+      });
+      expect(out.trim()).toBe(version);
+    },
+    scaled(180_000),
+  );
 
-  it('lists its tools over stdio, installed with its production dependencies only', async () => {
+  it('lists its tools over stdio, installed with its production dependencies only', {
+    timeout: scaled(180_000),
+  }, async () => {
     const client = new Client({ name: 'published-package-test', version: '1.0.0' });
     await client.connect(
       new StdioClientTransport({
-        command: 'npx',
-        args: ['-y', 'gateway-tools-mcp'],
+        ...diesWithParent('npx', ['-y', 'gateway-tools-mcp']),
         cwd: tempDir('gtm-npx-'),
         env,
       }),
@@ -120,9 +127,11 @@ describe('the published package, through npx from a registry', () => {
     expect(installs[0]?.filter((name) => /vitest|typescript|zod|@modelcontextprotocol/.test(name))).toEqual(
       [],
     );
-  }, 180_000);
+  });
 
-  it("installs as the Claude Code plugin of the repository's marketplace, keeps the key secret, and connects", async () => {
+  it("installs as the Claude Code plugin of the repository's marketplace, keeps the key secret, and connects", {
+    timeout: scaled(600_000),
+  }, async () => {
     const claude = await ensureClaudeCode();
     const home = tempDir('gtm-claude-');
     const key = 'plugin-test-key-0123456789';
@@ -140,7 +149,7 @@ describe('the published package, through npx from a registry', () => {
         env: claudeEnv,
         encoding: 'utf8',
         stdio: ['ignore', 'pipe', 'pipe'],
-        timeout: 120_000,
+        timeout: scaled(120_000),
       });
     expect(run(['plugin', 'validate', '--strict', checkout])).toContain('Validation passed');
     expect(run(['plugin', 'validate', '--strict', join(checkout, 'plugin')])).toContain('Validation passed');
@@ -161,5 +170,5 @@ describe('the published package, through npx from a registry', () => {
     expect(run(['mcp', 'list'])).toMatch(
       /plugin:gateway-tools:gateway-tools: npx -y gateway-tools-mcp - [✓✔] Connected/,
     );
-  }, 600_000);
+  });
 });

@@ -11,6 +11,8 @@ import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { differences } from '../../scripts/release/server-json.mjs';
 import { PROJECT_ROOT, SERVER_NODE, structuredOf, tempDir, textOf } from '../harness/harness.js';
+import { diesWithParent } from '../harness/lifetime.js';
+import { scaled } from '../harness/time.js';
 import { type ReferenceService, startReferenceService } from '../reference-service/index.js';
 
 // `npm run release` end to end: the script runs as users run it (into a temporary directory), and
@@ -30,7 +32,7 @@ beforeAll(() => {
     cwd: PROJECT_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-}, 120_000);
+}, scaled(120_000));
 beforeAll(async () => {
   gateway = await startReferenceService();
 });
@@ -170,8 +172,7 @@ describe('the MCP bundle (.mcpb)', () => {
     const client = new Client({ name: 'host', version: '1.0.0' });
     await client.connect(
       new StdioClientTransport({
-        command: SERVER_NODE, // the host's own Node.js
-        args: config!.args ?? [],
+        ...diesWithParent(SERVER_NODE, config!.args ?? []), // the host's own Node.js
         // The user's home as the host has it: the ledger of billed calls is made there.
         env: { PATH: process.env.PATH ?? '', HOME: tempDir('gtm-mcpb-home-'), ...config!.env },
         cwd: tempDir(),

@@ -6,6 +6,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CURRENT_NODE, ensureCachedPackage, ensureNode } from '../cached-packages.js';
+import { diesWithParent } from '../harness/lifetime.js';
+import { notInQuickTier } from '../harness/tier.js';
+import { scaled } from '../harness/time.js';
 import { freePort } from '../nine-router/process.js';
 
 const VERDACCIO_VERSION = '6.10.4';
@@ -18,6 +21,7 @@ export interface Registry {
 }
 
 export async function startRegistry(): Promise<Registry> {
+  notInQuickTier('a local npm registry (Verdaccio)');
   const root = await ensureCachedPackage({
     name: 'verdaccio',
     version: VERDACCIO_VERSION,
@@ -46,17 +50,15 @@ export async function startRegistry(): Promise<Registry> {
       '',
     ].join('\n'),
   );
-  const child: ChildProcess = spawn(
-    node,
-    [
-      join(root, 'node_modules', 'verdaccio', 'bin', 'verdaccio'),
-      '--config',
-      join(dir, 'config.yaml'),
-      '--listen',
-      `127.0.0.1:${port}`,
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
+  // It dies with the process that started it, even a killed one (test/harness/lifetime.ts).
+  const registry = diesWithParent(node, [
+    join(root, 'node_modules', 'verdaccio', 'bin', 'verdaccio'),
+    '--config',
+    join(dir, 'config.yaml'),
+    '--listen',
+    `127.0.0.1:${port}`,
+  ]);
+  const child: ChildProcess = spawn(registry.command, registry.args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();
@@ -82,7 +84,7 @@ export async function startRegistry(): Promise<Registry> {
 }
 
 async function waitForPing(url: string, child: ChildProcess, stderr: () => string): Promise<void> {
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + scaled(60_000);
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`verdaccio exited (${child.exitCode}): ${stderr().trim()}`);
     const ok = await fetch(`${url}/-/ping`).then(
@@ -92,7 +94,7 @@ async function waitForPing(url: string, child: ChildProcess, stderr: () => strin
     if (ok) return;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
-  throw new Error(`verdaccio did not answer at ${url} within 60 s: ${stderr().trim()}`);
+  throw new Error(`verdaccio did not answer at ${url} within ${scaled(60)} s: ${stderr().trim()}`);
 }
 
 /** Registers a user (what `npm adduser` does) and returns its token. */

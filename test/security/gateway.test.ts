@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Connected, connectInMemory, textOf } from '../harness/harness.js';
+import { scaled } from '../harness/time.js';
 import { type ReferenceService, startReferenceService, synthesizeAudio } from '../reference-service/index.js';
 
 // A malicious or compromised gateway answers anything. These tests stand one up (a few lines of
@@ -96,7 +97,7 @@ describe('a gateway that never stops answering', () => {
       })) as CallToolResult;
       expect(result.isError, prompt).toBe(true);
       expect(textOf(result), prompt).toMatch(/exceeded 64 MiB/);
-      await expect.poll(() => hostile.closed, { timeout: 5_000 }).toBe(closedBefore + 1);
+      await expect.poll(() => hostile.closed, { timeout: scaled(5_000) }).toBe(closedBefore + 1);
     }
     // Bounded: the two streams together sent little more than twice the limit.
     expect(hostile.sent).toBeLessThan(2 * 64 * 1024 * 1024 + 16 * 1024 * 1024);

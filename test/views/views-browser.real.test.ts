@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type Connected, connectInMemory, tempDir } from '../harness/harness.js';
+import { scaled } from '../harness/time.js';
 import { realGatewayEnv, unique } from '../nine-router/use.js';
 import { HAS_CHROMIUM, ViewHost, viewHostClient } from './view-host.js';
 
@@ -29,13 +30,13 @@ describe.skipIf(!HAS_CHROMIUM)('the views in Chromium, on 9router', () => {
     );
     host.client = conn.client;
     tools = (await conn.client.listTools()).tools;
-  }, 60_000);
+  }, scaled(60_000));
   afterAll(async () => {
     await host.stop();
     await conn?.close();
   });
 
-  it('shows the saved speech with its model, voice and file name', async () => {
+  it('shows the saved speech with its model, voice and file name', { timeout: scaled(60_000) }, async () => {
     const args = { text: `Hello from 9router ${unique()}`, model: 'openai/tts-1/alloy' };
     const result = await call('audio_speech', args);
     expect(result.isError).toBeFalsy();
@@ -45,7 +46,7 @@ describe.skipIf(!HAS_CHROMIUM)('the views in Chromium, on 9router', () => {
     // The fake provider's bytes are no audio: the view says so, and shows no player that cannot play.
     await host.frame
       .getByText(/cannot play this audio format; the file is saved/)
-      .waitFor({ timeout: 15_000 });
+      .waitFor({ timeout: scaled(15_000) });
     expect(await host.frame.locator('audio').count()).toBe(0);
     expect(await host.frame.locator('.path').innerText()).toBe(saved.file_path);
     const shown = await main.innerText();
@@ -55,21 +56,25 @@ describe.skipIf(!HAS_CHROMIUM)('the views in Chromium, on 9router', () => {
     );
     expect(shown).toContain(saved.file_path.split('/').at(-1));
     expect(host.forwarded.map((f) => f.method)).toEqual(['resources/read']);
-  }, 60_000);
+  });
 
-  it('follows a running job to done through video_follow and saves the file', async () => {
+  it('follows a running job to done through video_follow and saves the file', {
+    timeout: scaled(120_000),
+  }, async () => {
     host.forwarded.length = 0;
     const args = { prompt: `A kite ${unique()} polls-3 video-bytes-6000`, duration: 6, wait_seconds: 0 };
     const result = await call('video_generate', args);
     expect((result.structuredContent as { status: string }).status).toBe('running');
     await host.show(tool('video_generate'), args, result);
-    await host.frame.locator('.status[data-state="done"]').waitFor({ timeout: 60_000 });
+    await host.frame.locator('.status[data-state="done"]').waitFor({ timeout: scaled(60_000) });
     const polls = host.forwarded.filter((f) => f.method === 'tools/call');
     expect(polls.length).toBeGreaterThanOrEqual(1);
     expect(new Set(polls.map((f) => f.params.name))).toEqual(new Set(['video_follow']));
     // Saved without a click; the fake provider's bytes are no video: the view says it is saved
     // but cannot be played.
-    await host.frame.getByText(/is saved, but this browser cannot play it/).waitFor({ timeout: 20_000 });
+    await host.frame
+      .getByText(/is saved, but this browser cannot play it/)
+      .waitFor({ timeout: scaled(20_000) });
     expect(await host.frame.locator('video').count()).toBe(0);
     const download = host.forwarded.filter((f) => f.method === 'tools/call').at(-1);
     expect(download?.params.arguments).toMatchObject({ download: true });
@@ -89,5 +94,5 @@ describe.skipIf(!HAS_CHROMIUM)('the views in Chromium, on 9router', () => {
     expect(Buffer.from(file?.resource?.blob ?? '', 'base64').equals(readFileSync(path))).toBe(true);
     await host.frame.getByRole('button', { name: 'Open' }).click();
     expect((await asked('ui/open-link'))?.params).toEqual({ url: `file://${path}` });
-  }, 120_000);
+  });
 });

@@ -7,6 +7,7 @@ import { savedFileName } from '../../../src/files/saved-files.js';
 import { transcriptsOf } from '../../../src/tools/audio/transcript-cache.js';
 import { decodeJobHandle } from '../../../src/tools/video/job-handle.js';
 import { pagesOf } from '../../../src/tools/web/page-cache.js';
+import { scaled } from '../../harness/time.js';
 import { snapshotDiff, snapshotTree } from './fs-snapshot.js';
 import { overTheWire } from './hostile.js';
 import { countCall, countFailure, type FuzzStats } from './stats.js';
@@ -40,7 +41,7 @@ export async function callAndCheck(w: World, call: FuzzCall, stats: FuzzStats): 
       { name: call.name, arguments: args as Record<string, unknown> },
       undefined,
       {
-        timeout: CALL_TIMEOUT_MS,
+        timeout: scaled(CALL_TIMEOUT_MS),
       },
     )) as CallToolResult;
   } catch (error) {

@@ -1,6 +1,7 @@
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { type Era, MODERN } from '../../harness/eras.js';
 import { type RawServer, spawnServer } from '../../harness/harness.js';
+import { scaled } from '../../harness/time.js';
 import { ENVELOPE } from './json-rpc-lines.js';
 
 /** One line the server wrote to stdout, parsed. */
@@ -81,7 +82,7 @@ export class RawSession {
 
   /** Waits (bounded) until every id has been answered; returns the answers by id. */
   async answersTo(ids: (string | number)[], timeoutMs = 15_000): Promise<Map<string | number, Answer>> {
-    const deadline = Date.now() + timeoutMs;
+    const deadline = Date.now() + scaled(timeoutMs);
     const found = new Map<string | number, Answer>();
     for (;;) {
       this.collect();
@@ -90,7 +91,7 @@ export class RawSession {
       if (this.server.child.exitCode !== null) throw new Error(`the server exited: ${this.server.stderr()}`);
       if (Date.now() > deadline) {
         const missing = ids.filter((id) => !found.has(id));
-        throw new Error(`no answer within ${timeoutMs} ms to ${JSON.stringify(missing)}`);
+        throw new Error(`no answer within ${scaled(timeoutMs)} ms to ${JSON.stringify(missing)}`);
       }
       await new Promise((r) => setTimeout(r, 5));
     }

@@ -2,23 +2,23 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectEra, type EraClient } from '../../harness/eras.js';
 import { type Fleet, startFleet } from '../../harness/fleet.js';
 import { useReferenceService } from '../../harness/gateway.js';
-import { HAPROXY, HAPROXY_MISSING } from '../../harness/haproxy.js';
 import { textOf } from '../../harness/harness.js';
-import { HAS_POSTGRES, POSTGRES_MISSING } from '../../harness/postgres.js';
+import { HAS_POSTGRES } from '../../harness/postgres.js';
+import { systemHas } from '../../harness/requires.js';
+import { scaled } from '../../harness/time.js';
 
 // Three replicas sharing one PostgreSQL and one output folder, behind HAProxy: 2026-07-28
 // requests go round-robin, a 2025-era session stays on the replica that opened it, and so does a
 // legacy SSE session.
 const reference = useReferenceService();
-const runnable = HAS_POSTGRES && HAPROXY !== undefined;
-if (!runnable) console.warn(HAS_POSTGRES ? HAPROXY_MISSING : POSTGRES_MISSING);
+const runnable = HAS_POSTGRES && systemHas('haproxy', 'the tests of replicas behind a load balancer');
 
 describe.runIf(runnable)('replicas behind a load balancer', () => {
   let fleet: Fleet;
   const clients: EraClient[] = [];
   beforeAll(async () => {
     fleet = await startFleet(reference.env);
-  }, 60_000);
+  }, scaled(60_000));
   afterAll(async () => {
     await Promise.all(clients.map((client) => client.close()));
     await fleet?.stop();
