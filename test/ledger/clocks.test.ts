@@ -3,7 +3,7 @@
 // process a day or two hours behind, and a process 40 days ahead removes none of the calls a
 // process with the right clock still counts.
 
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Ledger } from '../../src/ledger/ledger.js';
