@@ -25,7 +25,7 @@ describe('CI on pull requests', () => {
 
   it('installs every system package .ci/run would otherwise install, and openssl', () => {
     const wanted = [...CI_RUN.matchAll(/missing\+=\((\w+)\)/g)].map((m) => m[1]);
-    expect(wanted.sort()).toEqual(['bindfs', 'chromium', 'postgresql']);
+    expect(wanted.sort()).toEqual(['bindfs', 'chromium', 'faketime', 'haproxy', 'postgresql']);
     const installed = /apt-get install -y -qq (.*)$/m.exec(CI)?.[1]?.split(' ') ?? [];
     for (const name of [...wanted, 'openssl']) expect(installed).toContain(name);
   });
@@ -36,10 +36,12 @@ describe('CI on pull requests', () => {
     expect(CI).toContain("hashFiles('package-lock.json', '.ci/run'");
   });
 
-  it('covers the Node lines .ci/run tests: 22.13.0, then 24 and 26', () => {
+  it('covers the Node lines .ci/run tests: 22.13.0, then 24 and 26 (through npm run test:all)', () => {
     expect(CI_RUN).toContain('NODE_VERSION=22.13.0');
-    expect(CI_RUN).toMatch(/test:node -- 24\./);
-    expect(CI_RUN).toMatch(/test:node -- 26\./);
+    expect(CI_RUN).toMatch(/npm run test:all/);
+    const testAll = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')).scripts['test:all'];
+    expect(testAll).toMatch(/test:node -- 24\./);
+    expect(testAll).toMatch(/test:node -- 26\./);
     expect(CI).toContain('name: .ci/run (Node 22.13.0, 24, 26)');
   });
 });
