@@ -8,6 +8,7 @@ import { ratio, startReferenceProcess } from './lib.js';
 import { benchMixedLoad } from './mixed-load.js';
 import { benchModelView } from './model-view.js';
 import { modelViewTable } from './model-view-table.js';
+import { benchOAuth } from './oauth.js';
 import { benchOutputSize } from './output-size.js';
 import { benchStartup } from './startup.js';
 import { benchFuzzRate, benchStdioLoad } from './throughput.js';
@@ -23,6 +24,7 @@ try {
   const ledger = await benchLedger(quick ? 100 : 500, quick ? 3 : 5, service);
   const stdio = await benchStdioLoad(quick ? 500 : 2000);
   const fuzz = await benchFuzzRate(quick ? 1000 : 10_500);
+  const oauth = await benchOAuth(quick ? 100 : 400, service);
   const perS = (r: { perSecond: number }) => `${r.perSecond.toFixed(0)} calls/s`;
   const added = latency.toolCallMs - latency.directMs;
   const floor = latency.forwardingMs - latency.directMs;
@@ -88,6 +90,12 @@ try {
       `${ratio(fuzz.hostile.perSecond, fuzz.plain.perSecond)} (for reference)`,
     ],
     ...ledgerRows(ledger),
+    [
+      'OAuth added time per call, p50',
+      `${(oauth.oauthMs - oauth.tokenMs).toFixed(2)} ms (web_search ${oauth.oauthMs.toFixed(2)} ms with a JWT, keys cached)`,
+      `${oauth.tokenMs.toFixed(2)} ms (the same with the static token)`,
+      `${ratio(Math.max(oauth.oauthMs - oauth.tokenMs, 0), 2)} of the 2 ms goal (goal ≤ 1.0×)`,
+    ],
     [
       'tools/list catalog',
       `${size.catalogBytes} bytes`,
