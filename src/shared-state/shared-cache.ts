@@ -60,13 +60,25 @@ export class SharedCache<T> {
     await this.sweep(id);
   }
 
+  /** Forgets every value of this space, for every process. */
+  async clear(): Promise<void> {
+    await (await this.db()).run(`DELETE FROM ${CACHE} WHERE space = $space`, { $space: this.options.space });
+  }
+
   /**
    * The value under `key`, or `load`'s, loaded by one process only: while one loads, the others
    * wait for its value (up to its claim's deadline). A load that fails is not stored, and its
    * claim is given up for the next caller.
    */
   async getOrLoad(key: string, load: () => Promise<T>): Promise<T> {
-    const db = await this.db();
+    let db: Database;
+    try {
+      db = await this.db();
+    } catch {
+      // No store to share through (the ledger's database cannot be opened): a billed load then
+      // says why itself, and an unbilled one is done here alone.
+      return load();
+    }
     const id = digest(key);
     const claimMs = this.options.claimMs ?? CLAIM_MS;
     const giveUpAt = performance.now() + 2 * claimMs;
@@ -102,7 +114,8 @@ export class SharedCache<T> {
       await this.release(id);
       throw error;
     }
-    await this.set(key, value);
+    // Not kept for the others if the store fails now: they load again, and this caller still has it.
+    await this.set(key, value).catch(() => this.release(id));
     return value;
   }
 

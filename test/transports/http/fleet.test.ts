@@ -118,4 +118,50 @@ describe.runIf(runnable)('replicas behind a load balancer', () => {
       expect(refused, JSON.stringify(answers)).toHaveLength(2);
     });
   });
+
+  describe('what one replica paid for, the others take', () => {
+    const on = (replica: number) =>
+      connect('2026-07-28', { http: fleet.replicas[replica]?.url ?? '', token: TOKEN });
+    const fetches = (url: string) =>
+      reference.service.requests.filter((r) => r.route === 'fetch' && JSON.stringify(r.body).includes(url));
+
+    it('serves the second part of a page on another replica from the shared cache', async () => {
+      const url = 'https://example.com/long/paged-across-replicas';
+      const [a, b] = [await on(0), await on(1)];
+      const first = await a.callTool('web_fetch', { url, max_length: 2000 });
+      expect(first.isError, textOf(first)).toBeFalsy();
+      const next = (first.structuredContent as { next_start_index: number }).next_start_index;
+      const second = await b.callTool('web_fetch', { url, start_index: next, max_length: 2000 });
+      expect(second.isError, textOf(second)).toBeFalsy();
+      expect(second.structuredContent).toMatchObject({ start_index: next });
+      expect(textOf(second)).toContain('Line 0');
+      expect(fetches(url)).toHaveLength(1);
+    });
+
+    it('fetches a page asked of three replicas at the same moment once', async () => {
+      const url = 'https://example.com/long/asked-of-three-at-once';
+      const clients = await Promise.all([0, 1, 2].map(on));
+      const results = await Promise.all(
+        clients.map((c) => c.callTool('web_fetch', { url, max_length: 1000 })),
+      );
+      for (const result of results) expect(result.isError, textOf(result)).toBeFalsy();
+      expect(fetches(url)).toHaveLength(1);
+    });
+
+    it('transcribes the same audio once, whichever replica is asked', async () => {
+      const audio = Buffer.alloc(400, 0x23);
+      audio[0] = 0x47;
+      audio[188] = 0x47;
+      const uploads = () => reference.service.requests.filter((r) => r.route === 'transcriptions').length;
+      const before = uploads();
+      const [a, b] = [await on(0), await on(2)];
+      const first = await a.callTool('audio_transcribe', { data_base64: audio.toString('base64') });
+      expect(first.isError, textOf(first)).toBeFalsy();
+      const again = await b.callTool('audio_transcribe', { data_base64: audio.toString('base64') });
+      expect(again.isError, textOf(again)).toBeFalsy();
+      expect(textOf(again)).toContain('from cache');
+      expect(again.structuredContent).toEqual(first.structuredContent);
+      expect(uploads()).toBe(before + 1);
+    });
+  });
 });
