@@ -105,7 +105,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['mcp'],
   ['tools'],
   ['runtime.ts'],
-  ['views', 'files', 'ledger', 'gateway'],
+  ['views', 'files', 'ledger', 'shared-state', 'gateway'],
   ['config'],
   ['lib', 'version.ts', 'links.ts'],
 ];

@@ -94,6 +94,6 @@ async function liesIn(
 function notFound(uri: string): SavedFileError {
   return new SavedFileError(
     'not-found',
-    `Resource not found: ${uri} (this server's resources are the files its tools saved in the output directory)`,
+    `Resource not found: ${uri} (this server's resources are the files its tools saved in the output directory; server processes read each other's saved files only when they share GATEWAY_OUTPUT_DIR)`,
   );
 }

@@ -30,7 +30,13 @@ export type Era = (typeof ERAS)[number];
 export const MODERN = '2026-07-28';
 
 /** How the client reaches the server: the built CLI spawned over stdio, or an HTTP server's URL. */
-export type Reach = { stdio: Record<string, string> } | { http: string; kind?: 'streamable' | 'sse' };
+export type Reach =
+  | { stdio: Record<string, string> }
+  | {
+      http: string;
+      kind?: 'streamable' | 'sse' /** GATEWAY_MCP_TOKEN, sent as a bearer token. */;
+      token?: string;
+    };
 
 export interface UserSide {
   /** The name the client gives itself (the server shapes results for the clients it knows). */
@@ -123,8 +129,8 @@ export async function connectEra(era: Era, reach: Reach, user: UserSide = {}): P
       'stdio' in reach
         ? new LegacyStdioTransport(stdioParams(reach.stdio))
         : reach.kind === 'sse'
-          ? new SSEClientTransport(new URL('/sse', reach.http))
-          : new LegacyHttpTransport(new URL('/mcp', reach.http));
+          ? new SSEClientTransport(new URL('/sse', reach.http), httpOptions(reach))
+          : new LegacyHttpTransport(new URL('/mcp', reach.http), httpOptions(reach));
     if (transport instanceof LegacyStdioTransport) collect(transport.stderr);
     await client.connect(transport);
     if (user.logLevel) await client.setLoggingLevel(user.logLevel);
@@ -151,7 +157,7 @@ export async function connectEra(era: Era, reach: Reach, user: UserSide = {}): P
   const transport =
     'stdio' in reach
       ? new ModernStdioTransport(stdioParams(reach.stdio))
-      : new ModernHttpTransport(new URL('/mcp', reach.http));
+      : new ModernHttpTransport(new URL('/mcp', reach.http), httpOptions(reach));
   if (transport instanceof ModernStdioTransport) collect(transport.stderr);
   await client.connect(transport);
   // The era has no logging/setLevel: each request says the level it wants.
@@ -164,4 +170,9 @@ export async function connectEra(era: Era, reach: Reach, user: UserSide = {}): P
     readResource: (uri) => client.readResource({ uri, ...meta }) as Promise<ReadResourceResult>,
     close: () => client.close(),
   });
+}
+
+/** The bearer token of an HTTP reach, on every request the transport sends. */
+function httpOptions(reach: { token?: string }) {
+  return reach.token ? { requestInit: { headers: { authorization: `Bearer ${reach.token}` } } } : {};
 }

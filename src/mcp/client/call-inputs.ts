@@ -62,7 +62,7 @@ export async function settleInputs(
   const log = unasked.log;
   let answer: Answer;
   if (round) {
-    const inRound = confirmations.inRound(confirmation, round, log);
+    const inRound = await confirmations.inRound(confirmation, round, log);
     if ('ask' in inRound) {
       await refuseIfLimited(connection, confirmation);
       return { ask: await round.ask(connection.runtime, 'confirm', inRound.ask) };

@@ -12,6 +12,7 @@ import type { BilledKind } from '../../config/billed-kinds.js';
 import type { ConfirmKind } from '../../config/confirm-kinds.js';
 import type { Logger } from '../../lib/log.js';
 import type { Runtime } from '../../runtime.js';
+import { notSent } from '../../tools/billing.js';
 import type { Confirmation } from '../../tools/define.js';
 import type { GatewayServer, RequestExtra } from '../server.js';
 import { type CallRound, callDigest, ROUND_STATE_SECONDS, roundStates } from './input-rounds.js';
@@ -81,7 +82,7 @@ export class Confirmations {
    * A 2026-07-28 client's answer, from this round: approved (once: the same approval sent again
    * is refused), declined or dismissed; or, not asked yet, the form to ask with.
    */
-  inRound(confirmation: Confirmation, round: CallRound, log: Logger): RoundAnswer {
+  async inRound(confirmation: Confirmation, round: CallRound, log: Logger): Promise<RoundAnswer> {
     const what = whatOf(confirmation);
     const approves = callDigest(what, confirmation.details);
     const answer = round.answer('confirm');
@@ -95,7 +96,10 @@ export class Confirmations {
         }),
       };
     }
-    if (!roundStates(this.runtime).spend(round.state.nonce)) {
+    const spent = await roundStates(this.runtime)
+      .spend(round.state.nonce)
+      .catch((error: unknown) => notSent(error));
+    if (!spent) {
       log.warn(`${what}: an answer to a confirmation was sent again after its call; nothing was sent`);
       return {
         approved: false,

@@ -16,6 +16,9 @@ import {
   type RequestStateCodec,
 } from '@modelcontextprotocol/server';
 import { perRuntime, type Runtime } from '../../runtime.js';
+import { sharedKey } from '../../shared-state/signing-key.js';
+import type { SharedStore } from '../../shared-state/tables.js';
+import { spendConfirmation } from '../../shared-state/used-confirmations.js';
 import type { RequestExtra } from '../server.js';
 
 /** How long a state, and so a confirmation form, stays good: as long as a 2025-era one may take. */
@@ -69,32 +72,44 @@ export function callRound(extra: RequestExtra, name: string, args: unknown): Cal
 }
 
 /**
- * The signing of round states, per process. The key is derived from GATEWAY_MCP_TOKEN when it is
- * set, so that replicas behind one load balancer take each other's states; otherwise it is random.
- * A confirmation once used is remembered until its state expires: sent again, it is refused.
+ * The signing of round states, and the record of used confirmations. With a ledger shared by a
+ * fleet (GATEWAY_LEDGER_URL), the key is a random one kept in that database, so that every replica
+ * sharing it takes the others' states with no secret handed out; otherwise it is derived from
+ * GATEWAY_MCP_TOKEN when that is set (replicas with the same token take each other's states), else
+ * random per process. A used confirmation is recorded in the ledger's database (shared-state/),
+ * where every process that could take the same state looks: sent again, to any of them, it is
+ * refused.
  */
 export const roundStates = perRuntime((runtime) => {
-  const token = runtime.config.mcpToken;
-  const key = token
-    ? createHmac('sha256', token).update('gateway-tools-mcp round state').digest()
-    : randomBytes(32);
-  const codec: RequestStateCodec<RoundState> = createRequestStateCodec<RoundState>({
-    key,
-    ttlSeconds: ROUND_STATE_SECONDS,
-  });
-  const spent = new Map<string, number>();
+  const store = () => runtime.ledger().database();
+  let made: Promise<RequestStateCodec<RoundState>> | undefined;
+  const codec = (): Promise<RequestStateCodec<RoundState>> => {
+    made ??= signingKey(runtime, store).then((key) =>
+      createRequestStateCodec<RoundState>({ key, ttlSeconds: ROUND_STATE_SECONDS }),
+    );
+    made.catch(() => {
+      made = undefined; // a store that could not be read is asked again by the next round
+    });
+    return made;
+  };
   return {
-    codec,
-    /** Marks a flow's confirmation as used; false when it was used already. */
-    spend(nonce: string): boolean {
-      const now = Date.now();
-      for (const [used, until] of spent) if (until < now) spent.delete(used);
-      if (spent.has(nonce)) return false;
-      spent.set(nonce, now + ROUND_STATE_SECONDS * 1000);
-      return true;
+    codec: {
+      mint: async (payload: RoundState) => (await codec()).mint(payload),
+      verify: async (...args: Parameters<RequestStateCodec<RoundState>['verify']>) =>
+        (await codec()).verify(...args),
     },
+    /** Marks a flow's confirmation as used; false when some process used it already. */
+    spend: (nonce: string): Promise<boolean> => spendConfirmation(store, nonce, ROUND_STATE_SECONDS * 1000),
   };
 });
+
+function signingKey(runtime: Runtime, store: SharedStore): Promise<Uint8Array> {
+  const token = runtime.config.mcpToken;
+  if (runtime.config.ledgerUrl) return sharedKey(store, 'round-state');
+  return Promise.resolve(
+    token ? createHmac('sha256', token).update('gateway-tools-mcp round state').digest() : randomBytes(32),
+  );
+}
 
 /** A value's digest, its object keys sorted: the same call gives the same digest. */
 export function callDigest(...parts: unknown[]): string {

@@ -14,7 +14,12 @@ import { nextStep, success } from '../results.js';
 import { audioFailure, chooseTranscriptionModel, type ModelChoice } from './audio-models.js';
 import { type AudioSource, audioSource, MAX_BASE64_BYTES } from './audio-sources.js';
 import { byteProgress, countingStream } from './byte-progress.js';
-import { type CachedTranscript, TranscriptCache, transcriptsOf } from './transcript-cache.js';
+import {
+  type CachedTranscript,
+  cachedTranscript,
+  keepTranscript,
+  TranscriptCache,
+} from './transcript-cache.js';
 import { SAVED_EXTENSION, transcriptMarkdown, transcriptNext } from './transcript-text.js';
 
 const FORMATS = ['json', 'text', 'verbose_json', 'srt', 'vtt'] as const;
@@ -110,7 +115,7 @@ export const audioTranscribe = defineTool({
       const call = transcriptionCall(choice.model, source.name, key);
       const transcript =
         cached ?? (await billed(ctx, call, (send) => transcribeSource(source, call.model, args, ctx, send)));
-      if (!cached) transcriptsOf(ctx.runtime).set(key, transcript);
+      if (!cached) await keepTranscript(ctx.runtime, key, transcript);
       if (args.start_index > 0 && args.start_index >= transcript.text.length) {
         throw new UserError(
           `start_index ${args.start_index} is past the end of the transcript (total_length ${transcript.text.length}). ` +
@@ -121,6 +126,7 @@ export const audioTranscribe = defineTool({
       // A transcript too long for one answer is also kept whole as a file, once.
       if (page.truncated && !transcript.filePath) {
         transcript.filePath = await saveText(transcript.text, transcript.sourceName, 'txt', ctx);
+        await keepTranscript(ctx.runtime, key, transcript);
       }
       const shown = {
         text: content,
@@ -209,7 +215,7 @@ async function planOf(args: z.output<z.ZodObject<typeof inputSchema>>, ctx: Tool
     args.prompt,
     args.response_format,
   ]);
-  return { source, choice, key, cached: choice.ok ? transcriptsOf(ctx.runtime).get(key) : undefined };
+  return { source, choice, key, cached: choice.ok ? await cachedTranscript(ctx.runtime, key) : undefined };
 }
 
 /** The billed call of a transcription: `audio` is the key of its source and its options. */

@@ -1,5 +1,7 @@
+import { existsSync } from 'node:fs';
 import type { TranscriptFormat } from '../../gateway/endpoints/audio.js';
-import { perRuntime } from '../../runtime.js';
+import { perRuntime, type Runtime } from '../../runtime.js';
+import { SharedCache } from '../../shared-state/shared-cache.js';
 
 export interface CachedTranscript {
   text: string;
@@ -70,3 +72,44 @@ export class TranscriptCache {
 
 /** The process's finished transcriptions, shared by every session of `runtime`. */
 export const transcriptsOf = perRuntime(() => new TranscriptCache());
+
+/** Transcripts made by any process sharing the ledger: 16 MiB of them at most, as long as in the process. */
+export const sharedTranscriptsOf = perRuntime(
+  (runtime) =>
+    new SharedCache<CachedTranscript>(() => runtime.ledger().database(), {
+      space: 'transcripts',
+      ttlMs: TTL_MS,
+      maxBytes: 16 * 2 ** 20,
+    }),
+);
+
+/**
+ * The transcript made of `key`, by this process or by another sharing the ledger. A saved file
+ * another process named that cannot be read here (an output folder not shared) is left out: it is
+ * saved again here when needed. The store not answering is a miss.
+ */
+export async function cachedTranscript(runtime: Runtime, key: string): Promise<CachedTranscript | undefined> {
+  const here = transcriptsOf(runtime).get(key);
+  if (here) return here;
+  const shared = await sharedTranscriptsOf(runtime)
+    .get(key)
+    .catch(() => undefined);
+  if (!shared) return undefined;
+  if (shared.filePath && !existsSync(shared.filePath)) shared.filePath = null;
+  transcriptsOf(runtime).set(key, shared);
+  return shared;
+}
+
+/** Keeps a transcript (again, once its file is saved) for this process and the others. */
+export async function keepTranscript(
+  runtime: Runtime,
+  key: string,
+  transcript: CachedTranscript,
+): Promise<void> {
+  transcriptsOf(runtime).set(key, transcript);
+  await sharedTranscriptsOf(runtime)
+    .set(key, transcript)
+    .catch((error: unknown) =>
+      runtime.log.debug(`the transcript was not shared with other processes: ${(error as Error).message}`),
+    );
+}

@@ -1,9 +1,12 @@
 import { perRuntime } from '../../runtime.js';
+import { SharedCache } from '../../shared-state/shared-cache.js';
 
 /**
  * Recently fetched pages, so paging through a long page (start_index) does not fetch and pay
  * again. Bounded by entry count, total characters and age; identical concurrent fetches share
- * one request.
+ * one request. Kept twice: in the process (PageCache), and in the ledger's database for every
+ * process sharing it (sharedPagesOf), so that the next part served by another replica is not
+ * fetched and paid for again.
  */
 export interface CachedPage {
   url: string;
@@ -89,3 +92,13 @@ export class PageCache {
 
 /** The process's page cache, shared by every session of `runtime`. */
 export const pagesOf = perRuntime(() => new PageCache());
+
+/** Pages fetched by any process sharing the ledger: 64 MiB of them at most, as long as in the process. */
+export const sharedPagesOf = perRuntime(
+  (runtime) =>
+    new SharedCache<CachedPage>(() => runtime.ledger().database(), {
+      space: 'pages',
+      ttlMs: TTL_MS,
+      maxBytes: 64 * 2 ** 20,
+    }),
+);

@@ -13,7 +13,7 @@ import { defaultModel } from '../models/default-models.js';
 import { type Page, pageOf, pagingInput, pagingOutput, rangeText } from '../paging.js';
 import { capped, cappedOrNull, RESULT_BUDGET } from '../result-budget.js';
 import { nextStep, success } from '../results.js';
-import { type CachedPage, PageCache, pagesOf } from './page-cache.js';
+import { type CachedPage, PageCache, pagesOf, sharedPagesOf } from './page-cache.js';
 import { resolveWebProvider, withProviderNamed } from './providers.js';
 import { answerFromPage, MAX_PAGE_PROMPT_CHARS, noSummaryModelMessage } from './web-fetch-prompt.js';
 
@@ -118,8 +118,12 @@ export function loadPage(
 
 function loadShared(provider: string, url: string, asked: PageFormat, ctx: ToolContext): Promise<CachedPage> {
   const format = formatFor(provider, asked);
-  return pagesOf(ctx.runtime).get(PageCache.key(provider, format, url), async () => {
-    // Only a page not in the cache is fetched, so only that is a billed call.
+  const key = PageCache.key(provider, format, url);
+  // This process's cache, then the one shared with the other processes: only a page in neither is
+  // fetched (by one process, the others waiting for it), so only that is a billed call.
+  return pagesOf(ctx.runtime).get(key, () => sharedPagesOf(ctx.runtime).getOrLoad(key, fetchPageOnce));
+
+  async function fetchPageOnce(): Promise<CachedPage> {
     const call = {
       kind: 'fetch',
       tool: 'web_fetch',
@@ -146,7 +150,7 @@ function loadShared(provider: string, url: string, asked: PageFormat, ctx: ToolC
       provider: fetched.provider,
       text,
     };
-  });
+  }
 }
 
 /**

@@ -4,9 +4,9 @@ import { fileURLToPath } from 'node:url';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { savedFileName } from '../../../src/files/saved-files.js';
-import { transcriptsOf } from '../../../src/tools/audio/transcript-cache.js';
+import { sharedTranscriptsOf, transcriptsOf } from '../../../src/tools/audio/transcript-cache.js';
 import { decodeJobHandle } from '../../../src/tools/video/job-handle.js';
-import { pagesOf } from '../../../src/tools/web/page-cache.js';
+import { pagesOf, sharedPagesOf } from '../../../src/tools/web/page-cache.js';
 import { scaled } from '../../harness/time.js';
 import { snapshotDiff, snapshotTree } from './fs-snapshot.js';
 import { overTheWire } from './hostile.js';
@@ -32,6 +32,8 @@ export async function callAndCheck(w: World, call: FuzzCall, stats: FuzzStats): 
   // Fresh caches: each call stands alone, so a failure reproduces (and shrinks) by itself.
   pagesOf(w.conn.runtime).clear();
   transcriptsOf(w.conn.runtime).clear();
+  await sharedPagesOf(w.conn.runtime).clear();
+  await sharedTranscriptsOf(w.conn.runtime).clear();
   const errorsBefore = w.loggedErrors.length;
   const args = call.arguments === undefined ? undefined : overTheWire(call.arguments);
   const started = Date.now();
