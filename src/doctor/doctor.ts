@@ -5,11 +5,12 @@
 // one way lib/urls.ts does it).
 
 import type { Config } from '../config/config.js';
+import { replayableConfirmations } from '../config/startup-warnings.js';
 import { withoutCredentials } from '../lib/urls.js';
 import { closeRuntime, createRuntime } from '../runtime.js';
 import type { ModelRole } from '../tools/models/default-models.js';
 import { VERSION } from '../version.js';
-import { type Check, type CheckStatus, type DoctorReport, ok, skipped } from './check.js';
+import { type Check, type CheckStatus, type DoctorReport, ok, skipped, warn } from './check.js';
 import { checkInputRoots, checkWorkspace, usesFiles } from './file-checks.js';
 import { checkLedger } from './ledger-checks.js';
 import { checkLive } from './live-checks.js';
@@ -64,7 +65,8 @@ export async function runDoctor(config: Config, options: DoctorOptions = {}): Pr
     checks.push(...(await checkLedger(config, runtime.log)));
     if (config.confirm.length > 0) {
       const message = `Confirmation before billed ${config.confirm.join(', ')} calls: asked by clients with elicitation (Claude Code, Cursor, VS Code, Codex); other clients, and stateless HTTP, are not asked`;
-      checks.push(ok('confirm', false, message));
+      const replayable = replayableConfirmations(config);
+      checks.push(replayable ? warn('confirm', false, message, replayable) : ok('confirm', false, message));
     }
   } finally {
     await closeRuntime(runtime);

@@ -38,4 +38,25 @@ describe('start-up warnings for settings that weaken the server', () => {
       expect.stringMatching(/GATEWAY_INPUT_ROOTS includes .*anywhere under it/),
     ]);
   });
+
+  it('warns when replicas on several hosts would share a token but not the confirmations used', () => {
+    const team = {
+      GATEWAY_TRANSPORT: 'http',
+      GATEWAY_HOST: '0.0.0.0',
+      GATEWAY_MCP_TOKEN: 't-0123456789abcdef',
+      GATEWAY_CONFIRM: 'video',
+    };
+    expect(warningsFor([], team)).toEqual([
+      expect.stringMatching(
+        /replicas on other hosts .* sent again; give every replica the same GATEWAY_LEDGER_URL/,
+      ),
+    ]);
+    // One shared ledger, or every replica on this host (loopback), or nothing confirmed: nothing to say.
+    expect(warningsFor([], { ...team, GATEWAY_LEDGER_URL: 'postgres://u:p@db.example.com/ledger' })).toEqual(
+      [],
+    );
+    expect(warningsFor([], { ...team, GATEWAY_HOST: '127.0.0.1' })).toEqual([]);
+    const { GATEWAY_CONFIRM: _confirm, ...unconfirmed } = team;
+    expect(warningsFor([], unconfirmed)).toEqual([]);
+  });
 });
