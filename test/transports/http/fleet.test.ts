@@ -288,43 +288,47 @@ describe.runIf(runnable)('replicas behind a load balancer', () => {
 
   // Last: it leaves one replica dead. (The v2 client SDK also leaves the 502 HAProxy answers for
   // the dead replica unhandled inside its transport: vitest.config.ts lets that one pass.)
-  it('loses no job and bills nothing twice when a replica is killed in the middle', async () => {
-    reference.service.setVideoTiming({ pollsUntilDone: 10_000 }); // jobs stay running
-    // Clients without forms: a video is then sent unasked, in one request that stays in flight.
-    const killClients = [
-      await connect('2026-07-28', reach()),
-      await connect('2026-07-28', reach()),
-      await connect('2026-07-28', reach()),
-    ];
-    const submitsBefore = submitsOf(reference.service).length;
-    const prompts = Array.from({ length: 6 }, (_, i) => `killed in the middle ${i}`);
-    const running = prompts.map((prompt, i) =>
-      (killClients[i % 3] as EraClient).callTool('video_generate', { ...VIDEO, prompt, wait_seconds: 4 }),
-    );
-    await until(
-      () => submitsOf(reference.service).length - submitsBefore === prompts.length,
-      15_000,
-      'every submit',
-    );
-    const victim = fleet.replicas[2] as (typeof fleet.replicas)[number];
-    await victim.stop('SIGKILL');
-    const settled = await Promise.allSettled(running);
-    for (const outcome of settled) {
-      // In flight on the killed replica: an error that says so; elsewhere, the running job.
-      if (outcome.status === 'rejected') expect(String(outcome.reason)).toMatch(/\S/);
-      else if (outcome.value.isError) expect(textOf(outcome.value)).toMatch(/\S/);
-    }
-    // The clients' next calls succeed on the replicas left.
-    for (const [i, client] of killClients.entries()) {
-      const result = await client.callTool('web_search', { query: `after the kill ${i}` });
-      expect(result.isError, textOf(result)).toBeFalsy();
-    }
-    expect(submitsOf(reference.service).length - submitsBefore).toBe(prompts.length);
-    for (const replica of fleet.replicas.slice(0, 2)) {
-      const direct = await connect('2026-07-28', { http: replica.url, token: TOKEN });
-      const listing = textOf(await direct.callTool('video_status', {}));
-      for (const prompt of prompts) expect(listing).toContain(prompt);
-    }
-    reference.service.setVideoTiming({ pollsUntilDone: 2 });
-  }, scaled(60_000));
+  it(
+    'loses no job and bills nothing twice when a replica is killed in the middle',
+    async () => {
+      reference.service.setVideoTiming({ pollsUntilDone: 10_000 }); // jobs stay running
+      // Clients without forms: a video is then sent unasked, in one request that stays in flight.
+      const killClients = [
+        await connect('2026-07-28', reach()),
+        await connect('2026-07-28', reach()),
+        await connect('2026-07-28', reach()),
+      ];
+      const submitsBefore = submitsOf(reference.service).length;
+      const prompts = Array.from({ length: 6 }, (_, i) => `killed in the middle ${i}`);
+      const running = prompts.map((prompt, i) =>
+        (killClients[i % 3] as EraClient).callTool('video_generate', { ...VIDEO, prompt, wait_seconds: 4 }),
+      );
+      await until(
+        () => submitsOf(reference.service).length - submitsBefore === prompts.length,
+        15_000,
+        'every submit',
+      );
+      const victim = fleet.replicas[2] as (typeof fleet.replicas)[number];
+      await victim.stop('SIGKILL');
+      const settled = await Promise.allSettled(running);
+      for (const outcome of settled) {
+        // In flight on the killed replica: an error that says so; elsewhere, the running job.
+        if (outcome.status === 'rejected') expect(String(outcome.reason)).toMatch(/\S/);
+        else if (outcome.value.isError) expect(textOf(outcome.value)).toMatch(/\S/);
+      }
+      // The clients' next calls succeed on the replicas left.
+      for (const [i, client] of killClients.entries()) {
+        const result = await client.callTool('web_search', { query: `after the kill ${i}` });
+        expect(result.isError, textOf(result)).toBeFalsy();
+      }
+      expect(submitsOf(reference.service).length - submitsBefore).toBe(prompts.length);
+      for (const replica of fleet.replicas.slice(0, 2)) {
+        const direct = await connect('2026-07-28', { http: replica.url, token: TOKEN });
+        const listing = textOf(await direct.callTool('video_status', {}));
+        for (const prompt of prompts) expect(listing).toContain(prompt);
+      }
+      reference.service.setVideoTiming({ pollsUntilDone: 2 });
+    },
+    scaled(60_000),
+  );
 });
