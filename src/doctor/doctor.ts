@@ -12,7 +12,7 @@ import type { ModelRole } from '../tools/models/default-models.js';
 import { VERSION } from '../version.js';
 import { type Check, type CheckStatus, type DoctorReport, ok, skipped, warn } from './check.js';
 import { checkInputRoots, checkWorkspace, usesFiles } from './file-checks.js';
-import { checkLedger } from './ledger-checks.js';
+import { checkLedger, checkSharedOutput } from './ledger-checks.js';
 import { checkLive } from './live-checks.js';
 import { checkKey, checkRole, checkService } from './service-checks.js';
 
@@ -63,6 +63,7 @@ export async function runDoctor(config: Config, options: DoctorOptions = {}): Pr
     }
     if (usesFiles(config)) checks.push(...(await checkWorkspace(config)), ...(await checkInputRoots(config)));
     checks.push(...(await checkLedger(config, runtime.log)));
+    if (config.ledgerUrl) checks.push(await checkSharedOutput(runtime));
     if (config.confirm.length > 0) {
       const message = `Confirmation before billed ${config.confirm.join(', ')} calls: asked by clients with elicitation (Claude Code, Cursor, VS Code, Codex); other clients, and stateless HTTP, are not asked`;
       const replayable = replayableConfirmations(config);

@@ -9,6 +9,8 @@ import { LedgerUnavailable, type UsageReport } from '../ledger/ledger.js';
 import { checkLedgerPlace, fullDisk, type LedgerPlace, LedgerPlaceProblem } from '../ledger/sqlite-place.js';
 import type { Logger } from '../lib/log.js';
 import { withoutCredentials } from '../lib/urls.js';
+import type { Runtime } from '../runtime.js';
+import { foldersApart } from '../shared-state/output-markers.js';
 import { ledgerReader } from '../tools/usage/read-usage.js';
 import { type LimitData, usageData } from '../tools/usage/usage-data.js';
 import { limitState } from '../tools/usage/usage-text.js';
@@ -118,4 +120,35 @@ function limitsCheck(config: Config, read: Read): Check {
   const full = limits.filter((l: LimitData) => l.left === 0);
   if (full.length > 0) return warn('limits', false, message, RAISE);
   return ok('limits', false, message);
+}
+
+/**
+ * With a shared ledger: whether the replicas that share it also share this output folder, as a
+ * file one saved is read by another only then (each HTTP server marks its folder).
+ */
+export async function checkSharedOutput(runtime: Runtime): Promise<Check> {
+  const { outputDir } = runtime.config;
+  try {
+    const apart = await foldersApart(() => runtime.ledger().database(), outputDir);
+    if (apart.length === 0)
+      return ok(
+        'shared_output',
+        false,
+        `Saved files: every replica seen lately saves to ${outputDir}, so each reads the others' files`,
+      );
+    const where = apart.map((r) => `${r.host}:${r.folder}`).join(', ');
+    return warn(
+      'shared_output',
+      false,
+      `Saved files: replicas sharing this ledger save where this one cannot see (${where}): a file one of them saved is not found here`,
+      'Give every replica the same GATEWAY_OUTPUT_DIR, on a volume they all mount.',
+    );
+  } catch (error) {
+    return warn(
+      'shared_output',
+      false,
+      `Saved files: whether the replicas share the output folder is unknown (${(error as Error).message})`,
+      'Check GATEWAY_LEDGER_URL.',
+    );
+  }
 }

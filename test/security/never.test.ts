@@ -150,6 +150,7 @@ describe('what the server never does', () => {
       'files/output-files.ts', // the output directory
       'ledger/sqlite-place.ts', // the ledger's folder (GATEWAY_LEDGER_DIR), made when first needed
       'ledger/sqlite.ts', // the clock's file of its own in the ledger's folder, unlinked as it is opened
+      'shared-state/output-markers.ts', // a replica's marker in the output directory, removed as it stops
       'tools/audio/audio-speech.ts', // removes an empty file it just saved in the output directory
     ]);
     // Files opened by name for writing: only the exclusive create of a new output file (the

@@ -10,6 +10,7 @@ import type { ConnectionOptions } from '../../mcp/client/connection.js';
 import { createServer } from '../../mcp/create-server.js';
 import type { GatewayServer } from '../../mcp/server.js';
 import { closeRuntime, type Runtime } from '../../runtime.js';
+import { markOutputFolder, type OutputMarker } from '../../shared-state/output-markers.js';
 import { VERSION } from '../../version.js';
 import { InFlightCalls } from './calls.js';
 import { RPC, sendJson, sendRpcError } from './io.js';
@@ -134,6 +135,7 @@ export async function startHttpServer(
 export async function runHttp(runtime: Runtime): Promise<void> {
   const { config, log } = runtime;
   const running = await startHttpServer(runtime);
+  const marker = config.ledgerUrl ? await markOutput(runtime) : undefined;
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) {
@@ -144,6 +146,7 @@ export async function runHttp(runtime: Runtime): Promise<void> {
     log.info(`shutting down (${signal})`);
     setTimeout(() => process.exit(0), config.shutdownGraceMs + 5_000).unref();
     await running.shutdown(config.shutdownGraceMs);
+    await marker?.remove().catch(() => undefined);
     await closeRuntime(runtime);
     process.exit(0);
   };
@@ -165,6 +168,24 @@ export async function runHttp(runtime: Runtime): Promise<void> {
     `listening on ${running.url} — Streamable HTTP at /mcp, legacy SSE at /sse (${mode}; ` +
       `${access}); service ${config.baseUrl}`,
   );
+}
+
+/**
+ * With a shared ledger, this replica's output folder is marked, so that doctor can tell whether
+ * the replicas share one (output-markers.ts); refreshed hourly while it serves.
+ */
+async function markOutput(runtime: Runtime): Promise<OutputMarker | undefined> {
+  const { config, log } = runtime;
+  try {
+    const marker = await markOutputFolder(() => runtime.ledger().database(), config.outputDir);
+    setInterval(() => void marker.refresh(), 3_600_000).unref();
+    return marker;
+  } catch (error) {
+    log.warn(
+      `the output folder ${config.outputDir} could not be marked for the other replicas (${(error as Error).message}); doctor cannot tell whether they share it`,
+    );
+    return undefined;
+  }
 }
 
 async function dispatch(

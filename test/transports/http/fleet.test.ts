@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectEra, type EraClient } from '../../harness/eras.js';
 import { type Fleet, startFleet } from '../../harness/fleet.js';
 import { useReferenceService } from '../../harness/gateway.js';
-import { textOf } from '../../harness/harness.js';
+import { runCli, tempDir, textOf } from '../../harness/harness.js';
 import { HAS_POSTGRES } from '../../harness/postgres.js';
 import { systemHas } from '../../harness/requires.js';
 import { scaled } from '../../harness/time.js';
@@ -193,6 +193,21 @@ describe.runIf(runnable)('replicas behind a load balancer', () => {
   // fixed seed: each billed call reaches the gateway once, the speech limit holds across the
   // replicas, every saved file reads back from every replica, and each page is fetched once
   // however many replicas serve its parts.
+  it('lets doctor tell a folder the replicas share from one apart', async () => {
+    const doctorWith = async (outputDir: string) => {
+      const run = await runCli(['doctor'], {
+        ...reference.env,
+        GATEWAY_LEDGER_URL: fleet.postgres.url,
+        GATEWAY_OUTPUT_DIR: outputDir,
+      });
+      return run.stdout.split('\n').find((line) => line.includes('Saved files')) ?? run.stdout;
+    };
+    expect(await doctorWith(fleet.outputDir)).toMatch(/✓.*every replica seen lately saves to/);
+    const apart = await doctorWith(tempDir('gtm-apart-'));
+    expect(apart).toMatch(/^! Saved files: replicas sharing this ledger save where this one cannot see/);
+    expect(apart).toContain(fleet.outputDir);
+  });
+
   it('serves 200 calls of several clients of both eras in random order, each billed once', async () => {
     const random = seeded(20261128);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
