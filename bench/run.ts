@@ -10,6 +10,7 @@ import { benchModelView } from './model-view.js';
 import { modelViewTable } from './model-view-table.js';
 import { benchOAuth } from './oauth.js';
 import { benchOutputSize } from './output-size.js';
+import { benchSharedCache } from './shared-cache.js';
 import { benchStartup } from './startup.js';
 import { benchFuzzRate, benchStdioLoad } from './throughput.js';
 
@@ -25,6 +26,7 @@ try {
   const stdio = await benchStdioLoad(quick ? 500 : 2000);
   const fuzz = await benchFuzzRate(quick ? 1000 : 10_500);
   const oauth = await benchOAuth(quick ? 100 : 400, service);
+  const shared = await benchSharedCache(quick ? 40 : 200, service);
   const perS = (r: { perSecond: number }) => `${r.perSecond.toFixed(0)} calls/s`;
   const added = latency.toolCallMs - latency.directMs;
   const floor = latency.forwardingMs - latency.directMs;
@@ -96,6 +98,14 @@ try {
       `${oauth.tokenMs.toFixed(2)} ms (the same with the static token)`,
       `${ratio(Math.max(oauth.oauthMs - oauth.tokenMs, 0), 2)} of the 2 ms goal (goal ≤ 1.0×)`,
     ],
+    shared
+      ? [
+          'paged fetch, next part on another replica, p50',
+          `${shared.otherMs.toFixed(2)} ms (two replicas sharing PostgreSQL: from the shared cache)`,
+          `${shared.sameMs.toFixed(2)} ms (the replica that fetched the first part, from its memory)`,
+          `${(shared.otherMs - shared.sameMs).toFixed(2)} ms slower (goal ≤ 5 ms)`,
+        ]
+      : ['paged fetch, next part on another replica', 'not run: PostgreSQL is not installed', '', ''],
     [
       'tools/list catalog',
       `${size.catalogBytes} bytes`,
