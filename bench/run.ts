@@ -2,6 +2,7 @@
  * `npm run bench`: every figure is printed as a ratio against a baseline measured in the same run
  * on the same machine. Nothing here asserts; goals are printed beside the ratios.
  */
+import { benchFleetLoad } from './fleet-load.js';
 import { benchLatency } from './latency.js';
 import { benchLedger, ledgerRows } from './ledger.js';
 import { ratio, startReferenceProcess } from './lib.js';
@@ -27,6 +28,7 @@ try {
   const fuzz = await benchFuzzRate(quick ? 1000 : 10_500);
   const oauth = await benchOAuth(quick ? 100 : 400, service);
   const shared = await benchSharedCache(quick ? 40 : 200, service);
+  const fleetLoad = await benchFleetLoad(quick ? 4 : 10, service);
   const perS = (r: { perSecond: number }) => `${r.perSecond.toFixed(0)} calls/s`;
   const added = latency.toolCallMs - latency.directMs;
   const floor = latency.forwardingMs - latency.directMs;
@@ -106,6 +108,14 @@ try {
           `${(shared.otherMs - shared.sameMs).toFixed(2)} ms slower (goal ≤ 5 ms)`,
         ]
       : ['paged fetch, next part on another replica', 'not run: PostgreSQL is not installed', '', ''],
+    fleetLoad
+      ? [
+          '50 clients through HAProxy and 3 replicas, added time p99',
+          `${fleetLoad.fleet.addedP99.toFixed(2)} ms (web_search less the gateway's own p99; ${fleetLoad.fleet.refused} of ${fleetLoad.fleet.calls} calls refused)`,
+          `${fleetLoad.single.addedP99.toFixed(2)} ms (one replica alone; ${fleetLoad.single.refused} of ${fleetLoad.single.calls} refused)`,
+          `${ratio(fleetLoad.fleet.addedP99, fleetLoad.single.addedP99)} (goal ≤ 1.0×, none refused)`,
+        ]
+      : ['50 clients through a fleet', 'not run: PostgreSQL or HAProxy is not installed', '', ''],
     [
       'tools/list catalog',
       `${size.catalogBytes} bytes`,
