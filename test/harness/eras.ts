@@ -176,3 +176,42 @@ export async function connectEra(era: Era, reach: Reach, user: UserSide = {}): P
 function httpOptions(reach: { token?: string }) {
   return reach.token ? { requestInit: { headers: { authorization: `Bearer ${reach.token}` } } } : {};
 }
+
+/**
+ * A 2026-07-28 tools/call of video_generate posted as raw JSON (no SDK client), with the envelope a
+ * client that can show forms sends: for replaying an input round's answer by hand.
+ */
+export async function postModernCall(
+  url: string,
+  id: number,
+  params: Record<string, unknown>,
+  token?: string,
+): Promise<{ status: number; body: { result?: Record<string, unknown>; error?: unknown } }> {
+  const res = await fetch(new URL('/mcp', url), {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      'mcp-protocol-version': MODERN,
+      'mcp-method': 'tools/call',
+      'mcp-name': String(params.name),
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': MODERN,
+          'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+          'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
+        },
+      },
+    }),
+  });
+  const text = await res.text();
+  const json = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? text);
+  return { status: res.status, body: JSON.parse(json) };
+}

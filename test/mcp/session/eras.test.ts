@@ -1,7 +1,15 @@
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectEra, ERAS, type Era, type EraClient, type Reach, type UserSide } from '../../harness/eras.js';
+import {
+  connectEra,
+  ERAS,
+  type Era,
+  type EraClient,
+  postModernCall,
+  type Reach,
+  type UserSide,
+} from '../../harness/eras.js';
 import { useReferenceService } from '../../harness/gateway.js';
 import { spawnServer, structuredOf, tempDir, textOf } from '../../harness/harness.js';
 import { type HttpServerProcess, startHttpCli } from '../../harness/http-harness.js';
@@ -172,37 +180,7 @@ describe('a 2026-07-28 client that sends a used confirmation again', () => {
     await server?.stop();
   });
 
-  const post = async (id: number, params: Record<string, unknown>) => {
-    const res = await fetch(new URL('/mcp', server.url), {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2026-07-28',
-        'mcp-method': 'tools/call',
-        'mcp-name': 'video_generate',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id,
-        method: 'tools/call',
-        params: {
-          ...params,
-          _meta: {
-            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-            'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-            'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
-          },
-        },
-      }),
-    });
-    const text = await res.text();
-    const json = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? text);
-    return {
-      status: res.status,
-      body: JSON.parse(json) as { result?: Record<string, unknown>; error?: unknown },
-    };
-  };
+  const post = (id: number, params: Record<string, unknown>) => postModernCall(server.url, id, params);
 
   // allow_duplicate: the duplicate guard, which would answer the replay with the first job, is off.
   it('is refused: the call was sent once, with the confirmation it was given for', async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectEra, type EraClient } from '../../harness/eras.js';
+import { connectEra, type EraClient, postModernCall } from '../../harness/eras.js';
 import { type Fleet, startFleet } from '../../harness/fleet.js';
 import { useReferenceService } from '../../harness/gateway.js';
 import { runCli, tempDir, textOf } from '../../harness/harness.js';
@@ -85,35 +85,8 @@ describe.runIf(runnable)('replicas behind a load balancer', () => {
   // The duplicate guard is off (allow_duplicate), so only the record of the used confirmation
   // stands between a replayed answer and a second video.
   describe('an accepted confirmation sent again to other replicas', () => {
-    const post = async (replica: number, id: number, params: Record<string, unknown>) => {
-      const res = await fetch(new URL('/mcp', fleet.replicas[replica]?.url), {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          authorization: `Bearer ${TOKEN}`,
-          'mcp-protocol-version': '2026-07-28',
-          'mcp-method': 'tools/call',
-          'mcp-name': 'video_generate',
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id,
-          method: 'tools/call',
-          params: {
-            ...params,
-            _meta: {
-              'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-              'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-              'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
-            },
-          },
-        }),
-      });
-      const text = await res.text();
-      const json = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? text);
-      return JSON.parse(json) as { result?: Record<string, unknown>; error?: unknown };
-    };
+    const post = async (replica: number, id: number, params: Record<string, unknown>) =>
+      (await postModernCall(fleet.replicas[replica]?.url ?? '', id, params, TOKEN)).body;
     /** Round 1 on replica 0: the state and the accepted answer to send as round 2. */
     const accepted = async (prompt: string) => {
       const call = { name: 'video_generate', arguments: { ...VIDEO, prompt, allow_duplicate: true } };
