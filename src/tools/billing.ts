@@ -8,9 +8,9 @@
 import { z } from 'zod';
 import { ServiceError } from '../gateway/errors.js';
 import {
-  type BillableCall,
   type CallEnd,
   type Ledger,
+  type BillableCall as LedgerBillableCall,
   type LedgerCall,
   LedgerUnavailable,
 } from '../ledger/ledger.js';
@@ -18,7 +18,9 @@ import { UserError } from '../lib/user-error.js';
 import type { ToolContext } from './define.js';
 import { MaybeBilled } from './results.js';
 
-export type { BillableCall, LedgerCall };
+export type { LedgerCall };
+/** A billed call as a tool describes it: billed() adds who calls (the context's principal). */
+export type BillableCall = Omit<LedgerBillableCall, 'by'>;
 
 /**
  * The argument of the calls with a duplicate guard (video submits, speech). Its name says what it
@@ -60,6 +62,7 @@ export async function billed<R>(
   const begun = await ledger
     .begin({
       ...call,
+      by: ctx.principal,
       inputs: { ...call.inputs, gateway: gatewayOf(ctx) },
       allowDuplicate: call.allowDuplicate || !duplicate,
     })

@@ -6,9 +6,9 @@ import type { Config } from '../config/config.js';
 import type { ConfirmKind } from '../config/confirm-kinds.js';
 import type { ToolGroup } from '../config/tool-groups.js';
 import type { Workspace } from '../files/workspace.js';
-import type { BillableCall } from '../ledger/ledger.js';
 import type { Logger } from '../lib/log.js';
 import type { Runtime } from '../runtime.js';
+import type { BillableCall } from './billing.js';
 
 /**
  * What the person is asked to approve before a tool runs, when GATEWAY_CONFIRM names its kind:

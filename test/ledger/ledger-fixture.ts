@@ -222,6 +222,9 @@ function tracked<T extends LedgerReader>(ledger: T): T {
 
 export const VIDEO_MODEL = 'xai/grok-imagine-video';
 
+/** Who the fixture's calls are for, unless a test says. */
+export const ANA = { id: 'ana', client: 'cli-a' };
+
 /** A video submit of 6 seconds, as video_generate begins it. */
 export function video(
   text = 'a red fox running through snow at dawn',
@@ -229,6 +232,7 @@ export function video(
 ): BillableCall {
   return {
     kind: 'video',
+    by: ANA,
     tool: 'video_generate',
     model: VIDEO_MODEL,
     text,
@@ -239,11 +243,11 @@ export function video(
 }
 
 export function chat(text: string): BillableCall {
-  return { kind: 'chat', tool: 'ask_model', model: 'openai/gpt-4o-mini', text };
+  return { kind: 'chat', by: ANA, tool: 'ask_model', model: 'openai/gpt-4o-mini', text };
 }
 
 export function speech(text: string, more: Partial<BillableCall> = {}): BillableCall {
-  return { kind: 'speech', tool: 'audio_speech', model: 'openai/tts-1', text, ...more };
+  return { kind: 'speech', by: ANA, tool: 'audio_speech', model: 'openai/tts-1', text, ...more };
 }
 
 /** Begins a call that must go, and returns its id. */

@@ -33,7 +33,7 @@ async function recordCalls(dir: string): Promise<void> {
     { kind: 'chat', tool: 'ask_model', model: 'openai/gpt-4o-mini', text: 'what is a ledger', amount: 1000 },
   ] as const;
   for (const { amount, ...call } of calls) {
-    const begun = await ledger.begin(call);
+    const begun = await ledger.begin({ ...call, by: { id: 'local:test' } });
     if (begun.status !== 'go') throw new Error(begun.status);
     await ledger.end(begun.id, {
       outcome: 'accepted',
@@ -230,14 +230,14 @@ describe('gateway-tools-mcp ledger export', () => {
 
 describe('an invalid GATEWAY_LIMITS', () => {
   it('stops start-up, doctor and usage alike: exit status 2 and one line naming it', async () => {
-    const env = { GATEWAY_LIMITS: 'video=5/week' };
+    const env = { GATEWAY_LIMITS: 'video=5/fortnight' };
     expect(parseLimits(env.GATEWAY_LIMITS).ok).toBe(false);
     const runs = await Promise.all([runCli([], env), runCli(['doctor'], env), runCli(['usage'], env)]);
     for (const run of runs) {
       expect(run.code).toBe(2);
       expect(run.stdout).toBe('');
       expect(run.stderr).toBe(
-        'gateway-tools-mcp: invalid GATEWAY_LIMITS (--limits): "video=5/week": the period must be hour, day or session (got "video=5/week")\n',
+        'gateway-tools-mcp: invalid GATEWAY_LIMITS (--limits): "video=5/fortnight": the period must be hour, day, week, month or session (got "video=5/fortnight")\n',
       );
     }
   });

@@ -1,7 +1,7 @@
 // The usage report as data: the `usage` tool's structured content and `gateway-tools-mcp usage
 // --json`. The text forms (usage-text.ts) are written from this, so every form says the same.
 
-import { BILLED_KINDS, type BilledKind, MEASURE, type Period } from '../../config/billed-kinds.js';
+import { BILLED_KINDS, type BilledKind, MEASURE, type ReportPeriod } from '../../config/billed-kinds.js';
 import type { PeriodUsage, UsageReport } from '../../ledger/reports.js';
 
 /** How many of the latest calls a report lists. */
@@ -47,7 +47,7 @@ export interface UsageData {
   /** The ledger's folder. */
   ledger: string;
   /** hour and day (rolling, every process of this user) and, in a server, session (this process). */
-  periods: Partial<Record<Period, PeriodData>>;
+  periods: Partial<Record<ReportPeriod, PeriodData>>;
   limits: LimitData[];
   /** Newest first. */
   latest: LatestCall[];
@@ -58,7 +58,7 @@ export interface UsageData {
  * left out and session limits show no use.
  */
 export function usageData(report: UsageReport, withSession: boolean): UsageData {
-  const periods: Partial<Record<Period, PeriodData>> = {
+  const periods: Partial<Record<ReportPeriod, PeriodData>> = {
     hour: periodData(report.periods.hour),
     day: periodData(report.periods.day),
   };

@@ -6,14 +6,14 @@ import {
   type BilledKind,
   MEASURE,
   type Measure,
-  PERIODS,
-  type Period,
+  REPORT_PERIODS,
+  type ReportPeriod,
 } from '../../config/billed-kinds.js';
 import { clock, duration, money } from '../../ledger/evaluate.js';
 import { withoutControlChars } from '../../lib/text.js';
 import type { LimitData, PeriodData, UsageData } from './usage-data.js';
 
-const PERIOD_LABEL: Record<Period, string> = {
+const PERIOD_LABEL: Record<ReportPeriod, string> = {
   hour: 'last hour',
   day: 'last 24 h',
   session: 'this session',
@@ -77,7 +77,7 @@ interface Table {
 
 /** Calls per kind and period, and the estimated cost; null when there is nothing to show. */
 function callTable(data: UsageData): Table | null {
-  const periods = PERIODS.filter((p) => data.periods[p]);
+  const periods = REPORT_PERIODS.filter((p) => data.periods[p]);
   const shown = periods.map((p) => data.periods[p] as PeriodData);
   if (shown.every((p) => BILLED_KINDS.every((k) => p.calls[k] === 0))) return null;
   const rows = BILLED_KINDS.map((kind) => [kind, ...shown.map((p) => callCell(p, kind))]);

@@ -37,14 +37,18 @@ async function usage(gw: Connected): Promise<{ result: CallToolResult; text: str
 }
 
 /** Records a billed call the way a billed tool does: begun before sending, ended with its outcome. */
-async function record(gw: Connected, call: Omit<BillableCall, 'tool'> & { tool?: string }, end: CallEnd) {
+async function record(
+  gw: Connected,
+  call: Omit<BillableCall, 'tool' | 'by'> & { tool?: string; by?: BillableCall['by'] },
+  end: CallEnd,
+) {
   const ledger = gw.runtime.ledger();
-  const begun = await ledger.begin({ tool: `${call.kind}_tool`, ...call });
+  const begun = await ledger.begin({ tool: `${call.kind}_tool`, by: { id: 'local:test' }, ...call });
   if (begun.status !== 'go') throw new Error(`not begun: ${begun.status}`);
   await ledger.end(begun.id, end);
 }
 
-const video = (text: string): Omit<BillableCall, 'tool'> & { tool: string } => ({
+const video = (text: string): Omit<BillableCall, 'tool' | 'by'> & { tool: string } => ({
   kind: 'video',
   tool: 'video_generate',
   model: 'xai/grok-imagine-video',
@@ -195,7 +199,9 @@ describe('the usage tool', () => {
     expect(speechLimit).toEqual({ limit: 'speech=1/session', used: 1, left: 0, next_at: null });
     expect(chatLimit).toEqual({ limit: 'chat=5/hour', used: 0, left: 5, next_at: null });
     // When the next video is possible is when the ledger lets it through: the refusal agrees.
-    const third = await gw.runtime.ledger().begin({ ...video('third'), tool: 'video_generate' });
+    const third = await gw.runtime
+      .ledger()
+      .begin({ ...video('third'), tool: 'video_generate', by: { id: 'local:test' } });
     expect(third.status).toBe('limited');
     expect(third.status === 'limited' && third.refusal.nextAt).toBe(videoLimit?.next_at);
     const at = videoLimit?.next_at ?? '';
