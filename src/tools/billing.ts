@@ -69,6 +69,7 @@ export async function billed<R>(
     .catch(notSent);
   if (begun.status === 'limited') throw new UserError(begun.sentence);
   if (begun.status === 'duplicate') return (duplicate as NonNullable<typeof duplicate>)(begun.earlier);
+  for (const line of begun.near) ctx.note?.(line);
   ctx.approval.spend(call.kind);
   let ended = false;
   const end = async (result: CallEnd) => {

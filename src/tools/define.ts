@@ -91,6 +91,8 @@ export interface ToolContext {
   savedFile(path: string, mimeType: string, description: string, bytes?: number): ResourceLink;
   /** What the person approved before run(): billed() asks it before a call is begun. */
   approval: Approval;
+  /** Adds a line to the end of the result's text (billed(): a limit past 80 %); none outside a call. */
+  note?(line: string): void;
 }
 
 /**

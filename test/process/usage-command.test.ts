@@ -223,7 +223,7 @@ describe('gateway-tools-mcp ledger export', () => {
     const unknown = await runCli(['ledger', 'import']);
     expect([unknown.code, unknown.stderr]).toEqual([
       2,
-      'gateway-tools-mcp: ledger takes one command: ledger export [--since TIME]\n',
+      'gateway-tools-mcp: ledger takes one command: ledger export [--since TIME] [--user ID] [--format jsonl|csv]\n',
     ]);
   });
 });

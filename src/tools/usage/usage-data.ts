@@ -23,8 +23,10 @@ export interface PeriodData {
 }
 
 export interface LimitData {
-  /** As written in GATEWAY_LIMITS: `video=5/day`. */
+  /** As written in GATEWAY_LIMITS or GATEWAY_LIMITS_PER_USER: `video=5/day`. */
   limit: string;
+  /** `everyone`: GATEWAY_LIMITS, all calls together; `you`: GATEWAY_LIMITS_PER_USER, the caller's calls. */
+  scope: 'everyone' | 'you';
   /** Calls (or estimated cost) in the limit's period; null for a session limit seen from outside a server. */
   used: number | null;
   /** 0 when used up. */
@@ -48,6 +50,8 @@ export interface UsageData {
   ledger: string;
   /** hour and day (rolling, every process of this user) and, in a server, session (this process). */
   periods: Partial<Record<ReportPeriod, PeriodData>>;
+  /** The same periods, of the caller's calls alone (in a server). */
+  you?: { person: string; periods: Partial<Record<ReportPeriod, PeriodData>> };
   limits: LimitData[];
   /** Newest first. */
   latest: LatestCall[];
@@ -63,13 +67,25 @@ export function usageData(report: UsageReport, withSession: boolean): UsageData 
     day: periodData(report.periods.day),
   };
   if (withSession) periods.session = periodData(report.periods.session);
+  const { mine } = report;
   return {
     ledger: report.dir,
     periods,
+    ...(mine && report.person !== null
+      ? {
+          you: {
+            person: report.person,
+            periods: Object.fromEntries(
+              Object.keys(periods).map((p) => [p, periodData(mine[p as ReportPeriod])]),
+            ),
+          },
+        }
+      : {}),
     limits: report.limits.map((l) => {
       const unseen = !withSession && l.period === 'session';
       return {
         limit: l.limit,
+        scope: l.perUser ? ('you' as const) : ('everyone' as const),
         used: unseen ? null : round(l.used),
         left: unseen ? null : round(l.left),
         next_at: unseen ? null : l.nextAt,

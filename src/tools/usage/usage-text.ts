@@ -10,6 +10,7 @@ import {
   type ReportPeriod,
 } from '../../config/billed-kinds.js';
 import { clock, duration, money } from '../../ledger/evaluate.js';
+import type { PersonUsage } from '../../ledger/reports.js';
 import { withoutControlChars } from '../../lib/text.js';
 import type { LimitData, PeriodData, UsageData } from './usage-data.js';
 
@@ -34,6 +35,7 @@ export function usageMarkdown(data: UsageData, now: number): string {
     `Billed calls of every server process of this user (ledger ${data.ledger}):`,
     rows ? rows.join('\n') : noCalls(data),
     notes(data),
+    yours(data),
     [limitsHeading(data), ...data.limits.map((l) => `- ${limitLine(l, now)}`)].join('\n'),
   ];
   if (data.latest.length > 0) {
@@ -118,14 +120,60 @@ function notes(data: UsageData): string {
   return said.join(' ');
 }
 
+/** The caller's own calls in each period, in one line: `Yours (ana): last hour 1 video; …`. */
+function yours(data: UsageData): string {
+  if (!data.you) return '';
+  const spent = Object.entries(data.you.periods).map(([period, use]) => {
+    const calls = BILLED_KINDS.filter((kind) => use.calls[kind] > 0).map(
+      (kind) => `${use.calls[kind]} ${kind}`,
+    );
+    const cost = use.cost !== null && use.cost > 0 ? ` (about ${money(use.cost)})` : '';
+    return `${PERIOD_LABEL[period as ReportPeriod]} ${calls.length > 0 ? calls.join(', ') : 'none'}${cost}`;
+  });
+  return `Yours (${withoutControlChars(data.you.person)}): ${spent.join('; ')}.`;
+}
+
 function limitsHeading(data: UsageData): string {
+  if (data.limits.some((l) => l.scope === 'you'))
+    return 'Limits (GATEWAY_LIMITS: everyone sharing the ledger; GATEWAY_LIMITS_PER_USER: yours):';
   return data.limits.length > 0
     ? 'Limits (GATEWAY_LIMITS):'
     : 'No limits: GATEWAY_LIMITS is not set, so billed calls are not bounded.';
 }
 
 function limitLine(limit: LimitData, now: number): string {
-  return `${limit.limit}: ${limitState(limit, now)}`;
+  return `${limit.scope === 'you' ? 'yours: ' : ''}${limit.limit}: ${limitState(limit, now)}`;
+}
+
+/** `usage --by-user`: each person's calls in the last 24 hours and this month, and their limits. */
+export function byPersonTable(ledger: string, people: readonly PersonUsage[], now: number): string {
+  const kinds = (calls: Record<BilledKind, number>) =>
+    BILLED_KINDS.filter((kind) => calls[kind] > 0)
+      .map((kind) => `${calls[kind]} ${kind}`)
+      .join(', ') || 'none';
+  const priced = people.some((p) => p.dayCost !== null);
+  const limits = people[0]?.limits.map((l) => l.limit) ?? [];
+  const head = [
+    'person',
+    'last 24 h',
+    'this month',
+    ...(priced ? ['cost 24 h', 'cost month'] : []),
+    ...limits,
+  ];
+  const rows = people.map((p) => [
+    withoutControlChars(p.person),
+    kinds(p.day),
+    kinds(p.month),
+    ...(priced ? [money(p.dayCost ?? 0), money(p.monthCost ?? 0)] : []),
+    ...p.limits.map((l) =>
+      limitState({ limit: l.limit, scope: 'you', used: l.used, left: l.left, next_at: l.nextAt }, now),
+    ),
+  ]);
+  const lines = [`Billed calls by person (ledger ${ledger})`, ''];
+  if (rows.length === 0) lines.push('No billed calls this month, nor in the last 24 hours.');
+  else lines.push(...aligned([head, ...rows]).map((row) => `  ${row}`));
+  if (limits.length > 0) lines.push('', 'Limits per person: GATEWAY_LIMITS_PER_USER.');
+  return `${lines.join('\n')}\n`;
 }
 
 /** A limit's state: how much is used and left, or when the next call is possible. */
