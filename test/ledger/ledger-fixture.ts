@@ -169,12 +169,12 @@ export interface Setup {
 /** A ledger on a new place of `store`, with GATEWAY_LIMITS and GATEWAY_PRICES as written. */
 export async function setup(
   store: StoreUnderTest,
-  options: { limits?: string; prices?: string; place?: Place } & Omit<
+  options: { limits?: string; limitsPerUser?: string; prices?: string; place?: Place } & Omit<
     Partial<LedgerOptions>,
-    'limits' | 'prices' | 'dir' | 'url' | 'log'
+    'limits' | 'limitsPerUser' | 'prices' | 'dir' | 'url' | 'log'
   > = {},
 ): Promise<Setup> {
-  const { limits = '', prices = '', place: given, ...rest } = options;
+  const { limits = '', limitsPerUser = '', prices = '', place: given, ...rest } = options;
   const place = given ?? (await store.place());
   const clock = { now: START };
   const warnings: string[] = [];
@@ -188,11 +188,13 @@ export async function setup(
   };
   const parsedLimits = parseLimits(limits);
   const parsedPrices = parsePrices(prices);
-  if (!parsedLimits.ok || !parsedPrices.ok) throw new Error('bad test setting');
+  const perUser = parseLimits(limitsPerUser);
+  if (!parsedLimits.ok || !parsedPrices.ok || !perUser.ok) throw new Error('bad test setting');
   const options_ = (more: Partial<LedgerOptions>): LedgerOptions => ({
     ...place,
     log,
     limits: parsedLimits.value,
+    limitsPerUser: perUser.value,
     prices: parsedPrices.value,
     ...(store.movableClock ? { now: () => clock.now } : {}),
     ...rest,
