@@ -7,20 +7,12 @@
 
 import { z } from 'zod';
 import { ServiceError } from '../gateway/errors.js';
-import {
-  type CallEnd,
-  type Ledger,
-  type BillableCall as LedgerBillableCall,
-  type LedgerCall,
-  LedgerUnavailable,
-} from '../ledger/ledger.js';
+import { type CallEnd, type Ledger, type LedgerCall, LedgerUnavailable } from '../ledger/ledger.js';
 import { UserError } from '../lib/user-error.js';
-import type { ToolContext } from './define.js';
+import type { BillableCall, ToolContext } from './define.js';
 import { MaybeBilled } from './results.js';
 
-export type { LedgerCall };
-/** A billed call as a tool describes it: billed() adds who calls (the context's principal). */
-export type BillableCall = Omit<LedgerBillableCall, 'by'>;
+export type { BillableCall, LedgerCall };
 
 /**
  * The argument of the calls with a duplicate guard (video submits, speech). Its name says what it

@@ -6,9 +6,9 @@ import type { Config } from '../config/config.js';
 import type { ConfirmKind } from '../config/confirm-kinds.js';
 import type { ToolGroup } from '../config/tool-groups.js';
 import type { Workspace } from '../files/workspace.js';
+import type { BillableCall as LedgerBillableCall } from '../ledger/ledger.js';
 import type { Logger } from '../lib/log.js';
 import type { Runtime } from '../runtime.js';
-import type { BillableCall } from './billing.js';
 
 /**
  * What the person is asked to approve before a tool runs, when GATEWAY_CONFIRM names its kind:
@@ -41,6 +41,9 @@ export interface Progress {
   total?: number;
   message?: string;
 }
+
+/** A billed call as a tool describes it: billed() adds who calls (the context's principal). */
+export type BillableCall = Omit<LedgerBillableCall, 'by'>;
 
 /**
  * Who calls: an OAuth token's subject (`id`) and the client it was issued to (`client`); with

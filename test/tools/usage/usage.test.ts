@@ -113,7 +113,9 @@ describe('the usage tool', () => {
       search: 0,
       fetch: 0,
     });
-    expect(data.limits).toEqual([{ limit: 'video=2/day', used: 0, left: 2, next_at: null }]);
+    expect(data.limits).toEqual([
+      { limit: 'video=2/day', scope: 'everyone', used: 0, left: 2, next_at: null },
+    ]);
     expect(data.latest).toEqual([]);
     expect(existsSync(dir)).toBe(false);
   });
@@ -195,9 +197,15 @@ describe('the usage tool', () => {
     );
     const { text, data } = await usage(gw);
     const [videoLimit, speechLimit, chatLimit] = data.limits;
-    expect(videoLimit).toMatchObject({ limit: 'video=2/day', used: 2, left: 0 });
-    expect(speechLimit).toEqual({ limit: 'speech=1/session', used: 1, left: 0, next_at: null });
-    expect(chatLimit).toEqual({ limit: 'chat=5/hour', used: 0, left: 5, next_at: null });
+    expect(videoLimit).toMatchObject({ limit: 'video=2/day', scope: 'everyone', used: 2, left: 0 });
+    expect(speechLimit).toEqual({
+      limit: 'speech=1/session',
+      scope: 'everyone',
+      used: 1,
+      left: 0,
+      next_at: null,
+    });
+    expect(chatLimit).toEqual({ limit: 'chat=5/hour', scope: 'everyone', used: 0, left: 5, next_at: null });
     // When the next video is possible is when the ledger lets it through: the refusal agrees.
     const third = await gw.runtime
       .ledger()
@@ -233,7 +241,9 @@ describe('the usage tool', () => {
     const { text, data } = await usage(gw);
     expect(data.periods.day).toMatchObject({ cost: 0.6, unpriced: 1 });
     expect(data.periods.session).toMatchObject({ cost: 0.6, unpriced: 1 });
-    expect(data.limits).toEqual([{ limit: 'cost=1/day', used: 0.6, left: 0.4, next_at: null }]);
+    expect(data.limits).toEqual([
+      { limit: 'cost=1/day', scope: 'everyone', used: 0.6, left: 0.4, next_at: null },
+    ]);
     expect(text).toContain('| cost (estimated) | 0.6 | 0.6 | 0.6 |');
     expect(text).toContain('The cost leaves out 1 call no price in GATEWAY_PRICES applies to.');
     expect(text).toContain('- cost=1/day: 0.6 used, 0.4 left');
@@ -248,9 +258,9 @@ describe('the usage tool', () => {
     await record(gw, video('ten seconds'), { outcome: 'accepted', jobId: 'vj_1', amount: 10 });
     const { text, data } = await usage(gw);
     const [cost, speech] = data.limits;
-    expect(cost).toMatchObject({ limit: 'cost=0.5/day', used: 0.5, left: 0 });
+    expect(cost).toMatchObject({ limit: 'cost=0.5/day', scope: 'everyone', used: 0.5, left: 0 });
     expect(Date.parse(cost?.next_at ?? '') - Date.parse(data.latest[0]?.at ?? '')).toBe(86_400_000);
-    expect(speech).toEqual({ limit: 'speech=0/day', used: 0, left: 0, next_at: null });
+    expect(speech).toEqual({ limit: 'speech=0/day', scope: 'everyone', used: 0, left: 0, next_at: null });
     expect(text).toMatch(/- cost=0\.5\/day: 0\.5 used, none left: the next call is possible at .* UTC \(in /);
     expect(text).toContain('- speech=0/day: 0 used, none left: it allows no call');
   });
@@ -266,7 +276,9 @@ describe('the usage tool', () => {
     expect(data.periods.day?.calls.video).toBe(5);
     expect(data.periods.hour?.calls.video).toBe(5);
     expect(data.periods.session?.calls.video).toBe(1);
-    expect(data.limits).toEqual([expect.objectContaining({ limit: 'video=5/day', used: 5, left: 0 })]);
+    expect(data.limits).toEqual([
+      expect.objectContaining({ limit: 'video=5/day', scope: 'everyone', used: 5, left: 0 }),
+    ]);
     expect(data.latest.map((c) => c.words).sort()).toEqual(
       ['video a 0 0', 'video a 0 1', 'video b 0 0', 'video b 0 1', 'this server'].sort(),
     );
