@@ -140,6 +140,10 @@ export function parseCommandLine(
     const alias = where === setting.env ? setting.flag : setting.env;
     throw new ConfigError(`invalid ${where} (${alias}): ${issue.message}${shown}`);
   }
+  if (parsed.data.budgetWebhook && !parsed.data.budgetWebhookSecret)
+    throw new ConfigError(
+      'GATEWAY_BUDGET_WEBHOOK needs GATEWAY_BUDGET_WEBHOOK_SECRET: the key its POSTs are signed with (HMAC-SHA256)',
+    );
   const { apiKeyFile, outputDir, inputRoots, ledgerDir, ...rest } = parsed.data;
   const cwdIsWorkspace = isWorkspaceDir(cwd);
   const inputRootsSet = inputRoots !== undefined && inputRoots.length > 0;

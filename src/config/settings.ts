@@ -295,6 +295,21 @@ const SETTING_TABLE = {
         "for each person apart (an OAuth token's subject, else the local user); checked with GATEWAY_LIMITS in " +
         'the same transaction',
     }),
+    budgetWebhook: setting({
+      env: 'GATEWAY_BUDGET_WEBHOOK',
+      schema: httpUrl,
+      help:
+        "a URL that hears, by a signed POST, when a billed call takes a limit (a person's or everyone's) past " +
+        '80 % and 100 %: once per crossing, retried, never holding a call up (docs/money.md); kept out of ' +
+        'logs and messages, as its path may be its only key',
+      secret: true,
+    }),
+    budgetWebhookSecret: setting({
+      env: 'GATEWAY_BUDGET_WEBHOOK_SECRET',
+      schema: z.string().min(16, 'must be at least 16 characters'),
+      help: 'the key GATEWAY_BUDGET_WEBHOOK signs its POSTs with (HMAC-SHA256 in X-Gateway-Signature)',
+      secret: true,
+    }),
     prices: setting({
       env: 'GATEWAY_PRICES',
       schema: grammar(parsePrices),

@@ -76,8 +76,22 @@ export const settingOf = (limit: Limit): Setting =>
   limit.perUser ? 'GATEWAY_LIMITS_PER_USER' : 'GATEWAY_LIMITS';
 
 const EPSILON = 1e-9;
-/** The share of a limit whose crossing a result mentions. */
-export const NEAR = 0.8;
+/** The shares of a limit (in %) whose crossing a call's result and the budget webhook tell of. */
+const SHARES = [80, 100] as const;
+
+/**
+ * A limit a call takes past 80 % or 100 % of what it allows: its use and what is left after the
+ * call, and when more is possible (ISO: a rolling window's oldest call leaving it, a calendar
+ * window's end; null for a session's limit, at the server's restart).
+ */
+export interface Crossing {
+  limit: Limit;
+  setting: Setting;
+  share: (typeof SHARES)[number];
+  used: number;
+  left: number;
+  until: string | null;
+}
 
 /**
  * The calls a limit's period holds: the last hour or day (after its start), this calendar week
@@ -131,15 +145,15 @@ export async function limitUse(view: View, limit: Limit): Promise<LimitUse> {
 
 /**
  * Whether the call fits every limit: else the refusal of the limit that holds it back longest;
- * if it fits, the sentences of the limits it takes past 80 % of their allowance.
+ * if it fits, the limits it takes past 80 % or 100 % of what they allow.
  */
 export async function judge(
   view: View,
   limits: readonly Limit[],
   call: Proposed,
-): Promise<{ refusal: LimitRefusal | null; near: string[] }> {
+): Promise<{ refusal: LimitRefusal | null; crossed: Crossing[] }> {
   let worst: LimitRefusal | null = null;
-  const crossing: { limit: Limit; after: number }[] = [];
+  const crossing: { limit: Limit; after: number; share: Crossing['share'] }[] = [];
   let worstAt = -Infinity;
   const applying = limits.filter((limit) => limit.subject === 'cost' || limit.subject === call.kind);
   const rows = await tallies(
@@ -157,22 +171,37 @@ export async function judge(
         : await costRefusal(view, limit, tally.used, thisCost);
     } else found = await countRefusal(view, limit, tally.used);
     const after = tally.used + (limit.subject === 'cost' ? thisCost : 1);
-    if (!found && tally.used < NEAR * limit.max && after >= NEAR * limit.max) crossing.push({ limit, after });
+    for (const share of found ? [] : SHARES) {
+      const mark = (share / 100) * limit.max - EPSILON;
+      if (tally.used < mark && after >= mark) crossing.push({ limit, after, share });
+    }
     if (!found) continue;
     const at = found.nextAt === null ? Infinity : Date.parse(found.nextAt);
     if (at > worstAt) [worst, worstAt] = [found, at];
   }
-  if (worst) return { refusal: worst, near: [] };
-  const near = crossing.map(async ({ limit, after }) => {
-    const [oldest] = await countedCalls(view.db, windowOf(view, limit));
-    const more =
-      limit.period === 'session'
-        ? 'more when the server restarts'
-        : `more from ${clock(leaves(view, limit, oldest?.beganAt ?? view.now))}`;
-    const left = Math.max(0, limit.max - after);
-    return `Budget: ${Math.floor((after / limit.max) * 100)} % of ${whose(limit)} limit ${limit.text} (${settingOf(limit)}) used, ${limit.subject === 'cost' ? money(left) : left} left; ${more}.`;
+  if (worst) return { refusal: worst, crossed: [] };
+  const crossed = crossing.map(async ({ limit, after, share }): Promise<Crossing> => {
+    const [oldest] = limit.period === 'session' ? [] : await countedCalls(view.db, windowOf(view, limit));
+    const until = limit.period === 'session' ? null : leaves(view, limit, oldest?.beganAt ?? view.now);
+    return {
+      limit,
+      setting: settingOf(limit),
+      share,
+      used: after,
+      left: Math.max(0, limit.max - after),
+      until,
+    };
   });
-  return { refusal: null, near: await Promise.all(near) };
+  return { refusal: null, crossed: await Promise.all(crossed) };
+}
+
+/** A crossing as a call's result says it, in one line. */
+export function crossingSentence(c: Crossing): string {
+  const { limit } = c;
+  const more = c.until === null ? 'more when the server restarts' : `more from ${clock(c.until)}`;
+  const left = limit.subject === 'cost' ? money(c.left) : c.left;
+  const share = Math.floor((c.used / limit.max) * 100 + EPSILON);
+  return `Budget: ${share} % of ${whose(limit)} limit ${limit.text} (${c.setting}) used, ${left} left; ${more}.`;
 }
 
 const whose = (limit: Limit) => (limit.perUser ? 'your' : "the team's");

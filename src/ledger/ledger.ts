@@ -3,9 +3,10 @@
 //
 // A billed call is begun before its request leaves: in one database transaction that no other
 // begin interleaves with, the ledger answers a duplicate from an earlier call, checks
-// GATEWAY_LIMITS and the caller's GATEWAY_LIMITS_PER_USER and records the begin; the commit is on disk before the call may go. The call is
-// ended with its outcome and amount. A begin that is never ended (its process was killed, or the
-// machine went down) reads as `unknown` and still counts: it may have been billed.
+// GATEWAY_LIMITS and the caller's GATEWAY_LIMITS_PER_USER and records the begin, with who called;
+// the commit is on disk before the call may go. The call is ended with its outcome and amount. A
+// begin that is never ended (its process was killed, or the machine went down) reads as `unknown`
+// and still counts: it may have been billed.
 //
 // Failing to record is failing closed: a call the ledger cannot begin is not sent
 // (LedgerUnavailable says why). Ending never fails the call it ends: the call has happened.
@@ -27,6 +28,8 @@ import { withoutCredentials } from '../lib/urls.js';
 import { codeOf, type Database, LedgerUnavailable, type Statements } from './database.js';
 import {
   type CallState,
+  type Crossing,
+  crossingSentence,
   judge,
   type LimitRefusal,
   limitUse,
@@ -48,8 +51,8 @@ import {
 import * as sql from './sql.js';
 import { openSqlite } from './sqlite.js';
 
-export type { CallState, LedgerCall, LimitRefusal, PersonUsage, RecentJob, UsageReport };
-export { LedgerUnavailable };
+export type { CallState, Crossing, LedgerCall, LimitRefusal, PersonUsage, RecentJob, UsageReport };
+export { crossingSentence, LedgerUnavailable };
 
 export interface LedgerOptions {
   /** GATEWAY_LEDGER_DIR: the SQLite ledger's folder, made (0700) if missing. */
@@ -112,8 +115,8 @@ export interface BillableCall extends CallFingerprint {
 }
 
 export type BeginResult =
-  /** Recorded and on disk: send the call, then end(id, …). `near`: the limits it takes past 80 %, in words. */
-  | { status: 'go'; id: string; hash: string; near: string[] }
+  /** Recorded and on disk: send the call, then end(id, …). `crossed`: the limits it takes past 80 % or 100 %. */
+  | { status: 'go'; id: string; hash: string; crossed: Crossing[] }
   /** Over a limit: nothing may be sent. `sentence` says so for the result. */
   | { status: 'limited'; refusal: LimitRefusal; sentence: string }
   /**
@@ -221,7 +224,7 @@ export class Ledger {
       const judged = await this.limited(tx, now, call, row);
       if ('status' in judged) return judged;
       this.inFlight.set(row.id, await sql.insertCall(tx, row));
-      return { status: 'go', id: row.id, hash, near: judged.near };
+      return { status: 'go', id: row.id, hash, crossed: judged.crossed };
     });
     this.sweepSoon();
     return result;
@@ -242,16 +245,16 @@ export class Ledger {
 
   /**
    * The refusal of a limit the call would pass, recorded as a call declined by it; else the
-   * limits it takes past 80 %, in words.
+   * limits it takes past 80 % or 100 %.
    */
   private async limited(
     tx: Statements,
     now: number,
     call: BillableCall,
     row: sql.NewCall,
-  ): Promise<{ near: string[] } | Exclude<CheckResult, { status: 'ok' }>> {
-    const { refusal, near } = await judge(this.view(tx, now, row.person), this.limits, call);
-    if (!refusal) return { near };
+  ): Promise<{ crossed: Crossing[] } | Exclude<CheckResult, { status: 'ok' }>> {
+    const { refusal, crossed } = await judge(this.view(tx, now, row.person), this.limits, call);
+    if (!refusal) return { crossed };
     const reason = `limit ${refusal.limit.text}${refusal.limit.perUser ? ' per user' : ''}`;
     await sql.insertCall(tx, row, { ...NO_END, reason });
     return { status: 'limited' as const, refusal, sentence: refusalSentence(refusal, now) };

@@ -9,13 +9,15 @@ export const STATUSES = 'gateway_ledger_job_status';
 /** The schema's version: a ledger of another version is not written to (SQLite, PostgreSQL). */
 export const SCHEMA_VERSION = 4;
 /**
- * The counted calls of each quarter hour, by person, kind and model, and again for everyone
- * together (person ''), kept by the database itself (triggers on the calls): a limit's window is
- * its whole quarters from here and the calls of the one quarter it begins in, so a begin reads a
- * few hundred rows however many calls the day holds, and however many people share the ledger.
+ * The counted calls of each quarter hour and of each day (UTC), by person, kind and model, and
+ * again for everyone together (person ''), kept by the database itself (triggers on the calls): a
+ * limit's window is its whole days and whole quarters from here and the calls of the one quarter
+ * it begins in, so a begin reads a few hundred rows however many calls a month holds, and however
+ * many people share the ledger.
  */
 const TALLIES = 'gateway_ledger_tallies';
 const QUARTER_MS = 900_000;
+const DAY_MS = 86_400_000;
 
 export type Outcome = 'accepted' | 'refused' | 'unknown' | 'declined';
 
@@ -113,9 +115,9 @@ export function schemaSql(dialect: 'sqlite' | 'postgres'): string[] {
     `CREATE INDEX IF NOT EXISTS ${CALLS}_session ON ${CALLS} (session, began_at)`,
     `CREATE INDEX IF NOT EXISTS ${CALLS}_person ON ${CALLS} (person, began_at)`,
     `CREATE TABLE IF NOT EXISTS ${STATUSES} (job TEXT PRIMARY KEY, status TEXT NOT NULL, at ${integer} NOT NULL)`,
-    `CREATE TABLE IF NOT EXISTS ${TALLIES} (person TEXT NOT NULL, quarter ${integer} NOT NULL, kind TEXT NOT NULL,
-      model TEXT NOT NULL, calls ${integer} NOT NULL, amount ${real} NOT NULL, unmeasured ${integer} NOT NULL,
-      PRIMARY KEY (person, quarter, kind, model))${dialect === 'sqlite' ? ' WITHOUT ROWID' : ''}`,
+    `CREATE TABLE IF NOT EXISTS ${TALLIES} (person TEXT NOT NULL, span ${integer} NOT NULL, bucket ${integer} NOT NULL,
+      kind TEXT NOT NULL, model TEXT NOT NULL, calls ${integer} NOT NULL, amount ${real} NOT NULL,
+      unmeasured ${integer} NOT NULL, PRIMARY KEY (person, span, bucket, kind, model))${dialect === 'sqlite' ? ' WITHOUT ROWID' : ''}`,
     ...(dialect === 'sqlite'
       ? [
           ['INSERT', change('NEW', '+')],
@@ -136,16 +138,20 @@ export function schemaSql(dialect: 'sqlite' | 'postgres'): string[] {
   ];
 }
 
-/** A call's part in its quarter's tallies (its person's, everyone's), added (+) or taken away (-) when it counts. */
+/**
+ * A call's part in the tallies of its quarter and day (its person's, everyone's), added (+) or
+ * taken away (-) when it counts.
+ */
 function tallyChange(row: 'NEW' | 'OLD', sign: '+' | '-'): string {
   const measured = `coalesce(${row}.amount, ${row}.expected)`;
   const add = (column: string) => `${column} = ${TALLIES}.${column} + excluded.${column}`;
-  return `INSERT INTO ${TALLIES} (person, quarter, kind, model, calls, amount, unmeasured)
-    SELECT who.person, CAST(${row}.began_at / ${QUARTER_MS} AS BIGINT), ${row}.kind, ${row}.model, ${sign}1,
+  return `INSERT INTO ${TALLIES} (person, span, bucket, kind, model, calls, amount, unmeasured)
+    SELECT who.person, spans.span, CAST(${row}.began_at / spans.span AS BIGINT), ${row}.kind, ${row}.model, ${sign}1,
       ${sign}coalesce(${measured}, 0), ${sign}${flag(`${measured} IS NULL`)}
-    FROM (SELECT ${row}.person AS person UNION ALL SELECT '') AS who
+    FROM (SELECT ${row}.person AS person UNION ALL SELECT '') AS who,
+      (SELECT ${QUARTER_MS} AS span UNION ALL SELECT ${DAY_MS}) AS spans
     WHERE ${counted(`${row}.outcome`)}
-    ON CONFLICT (person, quarter, kind, model) DO UPDATE SET ${add('calls')}, ${add('amount')}, ${add('unmeasured')}`;
+    ON CONFLICT (person, span, bucket, kind, model) DO UPDATE SET ${add('calls')}, ${add('amount')}, ${add('unmeasured')}`;
 }
 
 /** The calls that count against the limits: not ended, accepted, or unknown. */
@@ -195,8 +201,9 @@ export async function duplicateOf(
 
 /**
  * Counted calls of each window by kind and model, in one statement. A window since a time: the
- * tallies (its person's, or everyone's) of the quarters wholly inside it, and the calls of the
- * quarter it begins in. A session's window: its calls.
+ * tallies (its person's, or everyone's) of the days wholly inside it, of the quarters wholly inside
+ * it before its first whole day, and the calls of the quarter it begins in. A session's window:
+ * its calls.
  */
 export async function tallies(db: Statements, windows: readonly Window[]): Promise<TallyRow[][]> {
   if (windows.length === 0) return [];
@@ -212,10 +219,16 @@ export async function tallies(db: Statements, windows: readonly Window[]): Promi
     let calls = `SELECT ${i} AS w, kind, model, ${one} FROM ${CALLS} WHERE ${counted()}${kind}${person}`;
     if (window.since !== undefined) calls += where('began_at >', 'since', window.since);
     if (window.session !== undefined) return [calls + where('session =', 'session', window.session)];
-    const edge = Math.floor((window.since ?? Number.NEGATIVE_INFINITY) / QUARTER_MS);
+    const quarter = Math.floor((window.since ?? Number.NEGATIVE_INFINITY) / QUARTER_MS) + 1;
+    const day = Math.ceil((quarter * QUARTER_MS) / DAY_MS);
+    const tally = (span: number) =>
+      `SELECT ${i} AS w, kind, model, calls, amount, unmeasured FROM ${TALLIES}
+        WHERE person = $who${i} AND span = ${span}${kind}${where('bucket >=', `from${span}`, span === DAY_MS ? day : quarter)}`;
+    params[`$who${i}`] = window.person ?? '';
     return [
-      `SELECT ${i} AS w, kind, model, calls, amount, unmeasured FROM ${TALLIES} WHERE true${kind}${where('person =', 'who', window.person ?? '')}${where('quarter >', 'edge', edge)}`,
-      calls + where('began_at <', 'edgeEnd', (edge + 1) * QUARTER_MS),
+      tally(DAY_MS),
+      tally(QUARTER_MS) + where('bucket <', 'dayQuarter', (day * DAY_MS) / QUARTER_MS),
+      calls + where('began_at <', 'edge', quarter * QUARTER_MS),
     ];
   });
   const rows = await db.query(

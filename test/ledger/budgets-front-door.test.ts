@@ -3,12 +3,17 @@
 // records its person; GATEWAY_LIMITS_PER_USER holds each alone and GATEWAY_LIMITS both together,
 // each refusal naming its own; a result past 80 % of a limit says so; a call a limit refuses
 // before the person is asked, and one the person declines, is recorded as theirs; `usage` shows
-// the caller's own use beside everyone's.
+// the caller's own use beside everyone's; GATEWAY_BUDGET_WEBHOOK hears of each 80 % and 100 %
+// crossing once, signed, retried, without holding a call up.
+import { createHmac } from 'node:crypto';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { type CallToolResult, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { useReferenceService } from '../harness/gateway.js';
 import { type Connected, connectInMemory, structuredOf, tempDir, textOf } from '../harness/harness.js';
+import { until } from '../harness/video.js';
 import { sqliteRows } from './ledger-fixture.js';
 
 const reference = useReferenceService();
@@ -142,6 +147,76 @@ describe('a budget for each person, through the front door', () => {
     } finally {
       await ana.close();
       await bob.close();
+    }
+  });
+
+  it('tells the budget webhook of each crossing once, signed, retried, while the calls go on', async () => {
+    reference.service.reset();
+    const secret = 'a-secret-of-the-operator-0123456789';
+    const received: { id: string; status: number; body: Record<string, unknown>; signed: boolean }[] = [];
+    let held = 0;
+    const receiver = createServer(async (request: IncomingMessage, response) => {
+      let body = '';
+      for await (const chunk of request) body += chunk;
+      const id = String(request.headers['x-gateway-event']);
+      const expected = createHmac('sha256', secret).update(
+        `${request.headers['x-gateway-timestamp']}.${body}`,
+      );
+      const signed = request.headers['x-gateway-signature'] === `sha256=${expected.digest('hex')}`;
+      // Each event's first attempt is held, then answered 503: the calls must not wait for it.
+      const first = !received.some((r) => r.id === id);
+      const status = first ? 503 : 200;
+      received.push({ id, status, body: JSON.parse(body), signed });
+      if (first) {
+        held++;
+        await new Promise((resolve) => setTimeout(resolve, 2_000));
+        held--;
+      }
+      response.writeHead(status).end();
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const env = {
+      GATEWAY_LEDGER_DIR: tempDir('gtm-ledger-'),
+      GATEWAY_LIMITS: 'search=5/hour',
+      GATEWAY_LIMITS_PER_USER: 'search=2/hour',
+      GATEWAY_BUDGET_WEBHOOK: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/budget`,
+      GATEWAY_BUDGET_WEBHOOK_SECRET: secret,
+    };
+    const ana = await serverOf('ana', env);
+    const bob = await serverOf('bob', env);
+    try {
+      await search(ana, 'first question');
+      const second = await search(ana, 'second question');
+      expect(second.isError).toBeFalsy();
+      await until(() => held > 0, 5_000, 'the held delivery');
+      // The call answered while its webhook's delivery is held by the receiver.
+      await search(bob, 'bob asks');
+      expect(held).toBeGreaterThan(0);
+      await search(bob, 'bob asks again');
+      const accepted = () => received.filter((r) => r.status === 200);
+      await until(() => accepted().length === 5, 15_000, 'five deliveries');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const events = accepted().map((r) => r.body);
+      expect(events.map((e) => [e.person, e.setting, e.limit, e.share, e.used, e.left]).sort()).toEqual(
+        [
+          ['ana', 'GATEWAY_LIMITS_PER_USER', 'search=2/hour', 80, 2, 0],
+          ['ana', 'GATEWAY_LIMITS_PER_USER', 'search=2/hour', 100, 2, 0],
+          ['bob', 'GATEWAY_LIMITS_PER_USER', 'search=2/hour', 80, 2, 0],
+          ['bob', 'GATEWAY_LIMITS_PER_USER', 'search=2/hour', 100, 2, 0],
+          ['bob', 'GATEWAY_LIMITS', 'search=5/hour', 80, 4, 1],
+        ].sort(),
+      );
+      // Exactly once each: every event tried twice (503, then 200), with one id, always signed.
+      expect(received).toHaveLength(10);
+      expect(new Set(accepted().map((r) => r.id)).size).toBe(5);
+      expect(received.every((r) => r.signed)).toBe(true);
+      const everything = JSON.stringify(received.map((r) => r.body));
+      for (const never of [secret, 'question', 'bob asks', env.GATEWAY_BUDGET_WEBHOOK])
+        expect(everything).not.toContain(never);
+    } finally {
+      await ana.close();
+      await bob.close();
+      receiver.close();
     }
   });
 });

@@ -7,7 +7,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { periodSpan } from '../../src/config/billed-kinds.js';
-import type { BillableCall, Ledger } from '../../src/ledger/ledger.js';
+import { type BillableCall, crossingSentence, type Ledger } from '../../src/ledger/ledger.js';
 import { afterSweep, chat, exported, go, SQLITE, setup, useStores, video } from './ledger-fixture.js';
 
 const stores = useStores();
@@ -112,31 +112,46 @@ describe.each(stores)('budgets per person on $name', (store) => {
     expect([sentBy('ana'), sentBy('bob'), sentBy('carl')]).toEqual([3, 3, 3]);
   });
 
-  it('say in one line when a call takes a limit past 80 %, once, whose limit and what is left', async () => {
+  it('find each limit a call takes past 80 % and 100 %, once, whose limit it is and what is left', async () => {
     const { ledger } = await setup(store, { limits: 'chat=10/hour', limitsPerUser: 'chat=5/hour' });
-    const near: string[][] = [];
-    for (let i = 0; i < 5; i++) {
+    const said: string[][] = [];
+    for (let i = 0; i < 6; i++) {
       const begun = await ledger.begin({ ...chat(`question ${i}`), ...by('ana') });
-      if (begun.status === 'go') near.push(begun.near);
+      said.push(
+        begun.status === 'go'
+          ? begun.crossed.map((c) => `${c.share} ${crossingSentence(c)}`)
+          : [begun.status],
+      );
     }
-    expect(near.slice(0, 3)).toEqual([[], [], []]);
-    expect(near[3]).toEqual([
+    const more = 'more from \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC\\.$';
+    expect(said.slice(0, 3)).toEqual([[], [], []]);
+    expect(said[3]).toEqual([
       expect.stringMatching(
-        /^Budget: 80 % of your limit chat=5\/hour \(GATEWAY_LIMITS_PER_USER\) used, 1 left; more from \d{4}-\d\d-\d\d \d\d:\d\d UTC\.$/,
+        new RegExp(
+          `^80 Budget: 80 % of your limit chat=5/hour \\(GATEWAY_LIMITS_PER_USER\\) used, 1 left; ${more}`,
+        ),
       ),
     ]);
-    expect(near[4]).toEqual([]);
+    expect(said[4]).toEqual([
+      expect.stringMatching(
+        new RegExp(`^100 Budget: 100 % of your limit chat=5/hour .+ used, 0 left; ${more}`),
+      ),
+    ]);
+    expect(said[5]).toEqual(['limited']);
     // Bob's third call is everyone's eighth of ten (his own third of five: 60 %).
     for (let i = 0; i < 2; i++) await go(ledger, { ...chat(`bob ${i}`), ...by('bob') });
     const eighth = await ledger.begin({ ...chat('bob 2'), ...by('bob') });
     expect(eighth).toMatchObject({
       status: 'go',
-      near: [
-        expect.stringMatching(
-          /^Budget: 80 % of the team's limit chat=10\/hour \(GATEWAY_LIMITS\) used, 2 left; /,
-        ),
-      ],
+      crossed: [{ setting: 'GATEWAY_LIMITS', share: 80, used: 8, left: 2, limit: { text: 'chat=10/hour' } }],
     });
+    // One call can cross both shares of a small limit.
+    const small = await setup(store, { limitsPerUser: 'video=1/week' });
+    const only = await small.ledger.begin(videoOf('ana'));
+    expect(only.status === 'go' && only.crossed.map((c) => [c.share, c.left])).toEqual([
+      [80, 0],
+      [100, 0],
+    ]);
   });
 
   it("report the caller's own use and limits beside everyone's, each person's, and export one person's calls", async () => {

@@ -56,7 +56,7 @@ describe.each(stores)('the ledger on $name', (store) => {
       const { ledger, open, place, now } = await setup(store);
       const result = await ledger.begin(video(PROMPT, { idempotencyKey: 'gtm-key-1' }));
       const hash = callHash(video(PROMPT));
-      expect(result).toEqual({ status: 'go', id: expect.any(String), hash, near: [] });
+      expect(result).toEqual({ status: 'go', id: expect.any(String), hash, crossed: [] });
       if (result.status !== 'go') return;
 
       // Read by another process's ledger: committed, not only in this one's memory.
