@@ -70,19 +70,11 @@ export function budgetEvent(crossing: Crossing, person: string, callId: string, 
 }
 
 export class BudgetWebhook {
-  private readonly pending = new Set<Promise<void>>();
-
   constructor(private readonly options: WebhookOptions) {}
 
-  /** Sends the event in the background. */
+  /** Sends the event in the background: it never throws, and a server stopping drops it. */
   send(event: BudgetEvent): void {
-    const delivery: Promise<void> = this.deliver(event).finally(() => this.pending.delete(delivery));
-    this.pending.add(delivery);
-  }
-
-  /** Waits for the deliveries under way (their retries too). */
-  async settled(): Promise<void> {
-    while (this.pending.size > 0) await Promise.all(this.pending);
+    void this.deliver(event);
   }
 
   private async deliver(event: BudgetEvent): Promise<void> {
@@ -128,7 +120,7 @@ export function budgetWebhookOf(runtime: {
 }): BudgetWebhook | undefined {
   const { budgetWebhook: url, budgetWebhookSecret: secret } = runtime.config;
   if (!url || !secret) return undefined;
-  let webhook = webhooks.get(runtime);
-  if (!webhook) webhooks.set(runtime, (webhook = new BudgetWebhook({ url, secret, log: runtime.log })));
-  return webhook;
+  const made = webhooks.get(runtime) ?? new BudgetWebhook({ url, secret, log: runtime.log });
+  webhooks.set(runtime, made);
+  return made;
 }
