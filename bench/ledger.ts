@@ -67,6 +67,8 @@ import { type BenchService, median, ROOT, ratio, startReferenceProcess } from '.
 
 /** Limits as a user might set them, so each begin reads and counts real calls. */
 const LIMITS = 'video=100000/day,speech=100000/day,chat=100000/hour,cost=1000000/day';
+/** Each person's limits, checked beside LIMITS: per-person tallies, and the longest window (a month). */
+const LIMITS_PER_USER = 'video=100000/day,chat=100000/hour,cost=1000000/month';
 /** Prices as a user might set them (GATEWAY_PRICES), so the cost limit prices every call. */
 const PRICES = [
   'xai/grok-imagine-video=0.05/second',
@@ -588,10 +590,13 @@ function openLedger(place: Place): Ledger {
   if (!limits.ok) throw new Error(limits.error);
   const prices = parsePrices(PRICES);
   if (!prices.ok) throw new Error(prices.error);
+  const perUser = parseLimits(LIMITS_PER_USER);
+  if (!perUser.ok) throw new Error(perUser.error);
   return Ledger.open({
     dir: place.dir,
     ...(place.url ? { url: place.url } : {}),
     limits: limits.value,
+    limitsPerUser: perUser.value,
     prices: prices.value,
     log: LOG,
   });
@@ -602,6 +607,7 @@ function billable(i: number): BillableCall {
   const video = i % 3 === 0;
   return {
     kind: video ? 'video' : 'chat',
+    by: { id: `bench-user-${process.pid % 3}` },
     tool: video ? 'video_generate' : 'ask_model',
     model: video ? 'xai/grok-imagine-video' : 'openai/gpt-4o-mini',
     text: `bench call ${process.pid} ${i}: a short prompt of a few words`,
@@ -810,6 +816,7 @@ async function timeCli(args: string[], place: Place, service: BenchService, expe
       GATEWAY_LEDGER_DIR: place.dir,
       ...(place.url ? { GATEWAY_LEDGER_URL: place.url } : {}),
       GATEWAY_LIMITS: LIMITS,
+      GATEWAY_LIMITS_PER_USER: LIMITS_PER_USER,
       GATEWAY_PRICES: PRICES,
       GATEWAY_LOG_LEVEL: 'error',
     },
@@ -890,6 +897,7 @@ async function doctorLedgerProbe(task: WorkerTask): Promise<void> {
     GATEWAY_LEDGER_DIR: task.place.dir,
     ...(task.place.url ? { GATEWAY_LEDGER_URL: task.place.url } : {}),
     GATEWAY_LIMITS: LIMITS,
+    GATEWAY_LIMITS_PER_USER: LIMITS_PER_USER,
     GATEWAY_PRICES: PRICES,
   };
   const { config } = parseCommandLine(['doctor'], env, task.place.dir);
@@ -915,10 +923,11 @@ const KIND = `CASE WHEN i % 100 < 3 THEN 'video' WHEN i % 100 < 8 THEN 'speech' 
 const OUTCOME = `CASE WHEN (i * 7919) % 1000 < 2 THEN NULL WHEN (i * 7919) % 1000 < 902 THEN 'accepted'
   WHEN (i * 7919) % 1000 < 952 THEN 'refused' WHEN (i * 7919) % 1000 < 990 THEN 'declined' ELSE 'unknown' END`;
 const CALL_COLUMNS =
-  'id, began_at, session, pid, host, kind, tool, model, hash, words, key, expected, outcome, ended_at, job, amount, reason, status, file';
+  'id, began_at, session, pid, host, person, client, kind, tool, model, hash, words, key, expected, outcome, ended_at, job, amount, reason, status, file';
 /** The columns' values from i, t (began at), kind and outcome; `hash`: a 32-hex-digit expression. */
 function callValues(hash: string): string {
-  return `'bench' || i, t, 'bs' || (i / 3000 * 3 + i % 3), 20000 + (i / 3000 * 3 + i % 3) % 10000, 'bench-host', kind,
+  return `'bench' || i, t, 'bs' || (i / 3000 * 3 + i % 3), 20000 + (i / 3000 * 3 + i % 3) % 10000, 'bench-host',
+    'bench-user-' || (i % 20), NULL, kind,
     CASE kind WHEN 'video' THEN 'video_generate' WHEN 'speech' THEN 'audio_speech' WHEN 'transcription' THEN 'audio_transcribe'
       WHEN 'chat' THEN 'ask_model' WHEN 'search' THEN 'web_search' ELSE 'web_fetch' END,
     CASE kind WHEN 'video' THEN (CASE WHEN i % 7 = 0 THEN 'openai/sora-2' ELSE 'xai/grok-imagine-video' END)
@@ -987,8 +996,9 @@ async function fillSqlite(file: string, rows: number): Promise<void> {
 }
 
 /**
- * PostgreSQL: the same, by one INSERT … SELECT over generate_series, then VACUUM ANALYZE (a
- * table that grew over 30 days has been vacuumed and analyzed by autovacuum).
+ * PostgreSQL: the same, by one INSERT … SELECT over generate_series, then VACUUM ANALYZE of each
+ * table, the tallies the triggers kept too (a table that grew over 30 days has been vacuumed and
+ * analyzed by autovacuum).
  */
 async function fillPostgres(client: pg.Client, rows: number): Promise<void> {
   const { start, span } = growthSpan();
@@ -1013,6 +1023,7 @@ async function fillPostgres(client: pg.Client, rows: number): Promise<void> {
   await client.query('COMMIT');
   await client.query(`VACUUM ANALYZE ${CALLS}`);
   await client.query(`VACUUM ANALYZE ${STATUSES}`);
+  await client.query('VACUUM ANALYZE gateway_ledger_tallies');
 }
 
 // ---- The built CLI ----

@@ -10,7 +10,10 @@ import { runStdio } from './transports/stdio.js';
 import { VERSION } from './version.js';
 
 async function main(): Promise<number | undefined> {
-  const { command, config, json, live, since } = parseCommandLine(process.argv.slice(2), process.env);
+  const { command, config, json, live, since, user, format, byUser } = parseCommandLine(
+    process.argv.slice(2),
+    process.env,
+  );
   if (command === 'help') {
     process.stdout.write(helpText(VERSION)); // allow-stdout: --help is not a server run
     return 0;
@@ -22,13 +25,13 @@ async function main(): Promise<number | undefined> {
   if (command === 'usage') {
     // A report for a person, read from the ledger: no server starts, and nothing is written.
     const { usageCommand } = await import('./tools/usage/usage-command.js');
-    process.stdout.write(await usageCommand(config, json, createLogger(config.logLevel))); // allow-stdout: usage prints a report, it is not a server run
+    process.stdout.write(await usageCommand(config, json, createLogger(config.logLevel), byUser === true)); // allow-stdout: usage prints a report, it is not a server run
     return 0;
   }
   if (command === 'ledger-export') {
     // Every billed call as JSON Lines for jq and spreadsheets: read only, like usage.
     const { exportCommand } = await import('./tools/usage/export-command.js');
-    await exportCommand(config, since, createLogger(config.logLevel), writeStdout);
+    await exportCommand(config, { since, user, format }, createLogger(config.logLevel), writeStdout);
     return 0;
   }
   // The tool selection is validated before anything starts: nothing runs half-configured.

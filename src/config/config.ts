@@ -38,6 +38,12 @@ export interface ParsedCommandLine {
   live: boolean;
   /** `ledger export --since`: as written (ledger-export.ts reads it). */
   since?: string;
+  /** `ledger export --user`: one person's calls. */
+  user?: string;
+  /** `ledger export --format`: JSON Lines (the default) or CSV. */
+  format?: 'jsonl' | 'csv';
+  /** `usage --by-user`: each person's use and per-person limits. */
+  byUser?: boolean;
 }
 
 /** A configuration error: the CLI prints `message` as one line and exits with status 2. */
@@ -56,6 +62,8 @@ export function parseCommandLine(
   let json = false;
   let live = false;
   let since: string | undefined;
+  const exportOptions: { user?: string; format?: 'jsonl' | 'csv' } = {};
+  let byUser = false;
 
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
@@ -66,13 +74,31 @@ export function parseCommandLine(
     else if (arg === '--live') live = true;
     else if (arg === 'ledger' && command === 'serve') {
       if (argv[i + 1] !== 'export')
-        throw new ConfigError('ledger takes one command: ledger export [--since TIME]');
+        throw new ConfigError(
+          'ledger takes one command: ledger export [--since TIME] [--user ID] [--format jsonl|csv]',
+        );
       i++;
       command = 'ledger-export';
     } else if (arg === '--since' || arg.startsWith('--since=')) {
       if (command !== 'ledger-export') throw new ConfigError('--since belongs to ledger export (see --help)');
       since = arg.includes('=') ? arg.slice('--since='.length) : argv[++i];
       if (!since) throw new ConfigError('option --since needs a value');
+    } else if (
+      arg === '--user' ||
+      arg === '--format' ||
+      arg.startsWith('--user=') ||
+      arg.startsWith('--format=')
+    ) {
+      const [name, inline] = splitFlag(arg);
+      if (command !== 'ledger-export') throw new ConfigError(`${name} belongs to ledger export (see --help)`);
+      const value = inline ?? argv[++i];
+      if (!value) throw new ConfigError(`option ${name} needs a value`);
+      if (name === '--user') exportOptions.user = value;
+      else if (value === 'jsonl' || value === 'csv') exportOptions.format = value;
+      else throw new ConfigError(`invalid --format "${value.slice(0, 20)}": jsonl or csv`);
+    } else if (arg === '--by-user') {
+      if (command !== 'usage') throw new ConfigError('--by-user belongs to usage (see --help)');
+      byUser = true;
     } else if (arg.startsWith('--')) {
       const [flag, inline] = splitFlag(arg);
       const setting = SETTINGS.find((s) => s.flag === flag);
@@ -114,6 +140,10 @@ export function parseCommandLine(
     const alias = where === setting.env ? setting.flag : setting.env;
     throw new ConfigError(`invalid ${where} (${alias}): ${issue.message}${shown}`);
   }
+  if (parsed.data.budgetWebhook && !parsed.data.budgetWebhookSecret)
+    throw new ConfigError(
+      'GATEWAY_BUDGET_WEBHOOK needs GATEWAY_BUDGET_WEBHOOK_SECRET: the key its POSTs are signed with (HMAC-SHA256)',
+    );
   const { apiKeyFile, outputDir, inputRoots, ledgerDir, ...rest } = parsed.data;
   const cwdIsWorkspace = isWorkspaceDir(cwd);
   const inputRootsSet = inputRoots !== undefined && inputRoots.length > 0;
@@ -122,6 +152,8 @@ export function parseCommandLine(
     json,
     live,
     ...(since !== undefined ? { since } : {}),
+    ...exportOptions,
+    ...(byUser ? { byUser } : {}),
     config: {
       ...rest,
       apiKey: rest.apiKey ?? readKeyFile(apiKeyFile, origin.apiKeyFile ?? 'GATEWAY_API_KEY_FILE'),

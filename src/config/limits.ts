@@ -1,9 +1,11 @@
-// GATEWAY_LIMITS: how many billed calls of a kind, or how much estimated cost, a period allows.
+// GATEWAY_LIMITS (everyone sharing the ledger together) and GATEWAY_LIMITS_PER_USER (each person
+// alone): how many billed calls of a kind, or how much estimated cost, a period allows.
 //
 //   limits  := entry ("," entry)*
 //   entry   := kind "=" count "/" period  |  "cost" "=" amount "/" period
 //   kind    := video | speech | transcription | chat | search | fetch
 //   period  := hour | day        (rolling: the last 60 minutes, the last 24 hours)
+//            | week | month      (calendar, UTC: since Monday 00:00, since the 1st 00:00)
 //            | session           (this server process, since it started)
 //
 // e.g. `video=5/day,speech=100/day,chat=300/hour,cost=2.50/day`. A count is a whole number (0
@@ -18,6 +20,8 @@ export interface Limit {
   period: Period;
   /** As the user would write it, e.g. `video=5/day`. */
   text: string;
+  /** From GATEWAY_LIMITS_PER_USER: each person's calls are counted apart. */
+  perUser?: boolean;
 }
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
@@ -39,7 +43,7 @@ export function parseLimits(text: string): Parsed<Limit[]> {
         error: `"${entry}": unknown kind ${subject}; kinds are ${BILLED_KINDS.join(', ')} and cost`,
       };
     if (!(PERIODS as readonly string[]).includes(period))
-      return { ok: false, error: `"${entry}": the period must be hour, day or session` };
+      return { ok: false, error: `"${entry}": the period must be hour, day, week, month or session` };
     const max = Number(amount);
     if (subject !== 'cost' && !Number.isInteger(max))
       return { ok: false, error: `"${entry}": the count must be a whole number of calls` };

@@ -283,7 +283,32 @@ const SETTING_TABLE = {
       help:
         'most billed calls per period, comma-separated kind=count/period, e.g. video=5/day,chat=300/hour: ' +
         'kinds video, speech, transcription, chat, search, fetch; periods hour and day (rolling, across ' +
-        'processes) and session (this process); cost=2.50/day limits the estimated cost (see GATEWAY_PRICES)',
+        'processes), week and month (calendar, UTC, the week from Monday) and session (this process); ' +
+        'cost=2.50/day limits the estimated cost (see GATEWAY_PRICES). The total for everyone sharing the ledger',
+    }),
+    limitsPerUser: setting({
+      env: 'GATEWAY_LIMITS_PER_USER',
+      schema: grammar(parseLimits),
+      default: [],
+      help:
+        "each person's billed calls per period, as GATEWAY_LIMITS (e.g. video=3/day,cost=20/month), counted " +
+        "for each person apart (an OAuth token's subject, else the local user); checked with GATEWAY_LIMITS in " +
+        'the same transaction',
+    }),
+    budgetWebhook: setting({
+      env: 'GATEWAY_BUDGET_WEBHOOK',
+      schema: httpUrl,
+      help:
+        "a URL that hears, by a signed POST, when a billed call takes a limit (a person's or everyone's) past " +
+        '80 % and 100 %: once per crossing, retried, never holding a call up (docs/money.md); kept out of ' +
+        'logs and messages, as its path may be its only key',
+      secret: true,
+    }),
+    budgetWebhookSecret: setting({
+      env: 'GATEWAY_BUDGET_WEBHOOK_SECRET',
+      schema: z.string().min(16, 'must be at least 16 characters'),
+      help: 'the key GATEWAY_BUDGET_WEBHOOK signs its POSTs with (HMAC-SHA256 in X-Gateway-Signature)',
+      secret: true,
     }),
     prices: setting({
       env: 'GATEWAY_PRICES',

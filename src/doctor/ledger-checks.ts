@@ -94,6 +94,11 @@ async function readReport(config: Config, log: Logger): Promise<Read> {
 }
 
 function limitsCheck(config: Config, read: Read): Check {
+  const perUser = config.limitsPerUser.length
+    ? `; each person's (GATEWAY_LIMITS_PER_USER, see usage --by-user): ${config.limitsPerUser.map((l) => l.text).join(', ')}`
+    : '';
+  if (config.limits.length === 0 && perUser)
+    return ok('limits', false, `Limits: none for everyone together${perUser}`);
   if (config.limits.length === 0)
     return ok('limits', false, 'Limits: none (GATEWAY_LIMITS is not set), so billed calls are not bounded');
   if (!('report' in read)) {
@@ -108,7 +113,7 @@ function limitsCheck(config: Config, read: Read): Check {
   const now = Date.parse(read.report.at);
   const limits = usageData(read.report, false).limits;
   const shown = limits.map((l) => `${l.limit} (${limitState(l, now)})`).join('; ');
-  const message = `Limits (GATEWAY_LIMITS), across this user's server processes: ${shown}`;
+  const message = `Limits (GATEWAY_LIMITS), across this user's server processes: ${shown}${perUser}`;
   if (config.limits.some((l) => l.subject === 'cost') && config.prices.length === 0) {
     return warn(
       'limits',

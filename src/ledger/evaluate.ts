@@ -1,7 +1,7 @@
 // What the calls in the ledger mean for the next one: whether a call counts against the limits,
 // whether a new call fits every limit — and if not, when it would. Decided once, for every database.
 
-import { type BilledKind, PERIOD_MS } from '../config/billed-kinds.js';
+import { type BilledKind, PERIOD_MS, periodSpan } from '../config/billed-kinds.js';
 import type { Limit } from '../config/limits.js';
 import type { Price } from '../config/prices.js';
 import { costOf, groupCost, priceFor } from './costs.js';
@@ -20,6 +20,8 @@ export function counts(state: CallState): boolean {
 export interface View {
   db: Statements;
   sessionId: string;
+  /** Whose calls a per-person limit counts. */
+  person: string;
   prices: readonly Price[];
   now: number;
 }
@@ -59,7 +61,7 @@ export interface LimitUse {
  * fits again (null for a session limit, or never). Nothing of it was sent, nor billed.
  */
 export interface LimitRefusal {
-  setting: 'GATEWAY_LIMITS';
+  setting: Setting;
   limit: Limit;
   used: number;
   thisCost?: number;
@@ -68,13 +70,48 @@ export interface LimitRefusal {
   sent: false;
 }
 
-const EPSILON = 1e-9;
+/** The setting a limit is written in: everyone's together, or each person's. */
+export type Setting = 'GATEWAY_LIMITS' | 'GATEWAY_LIMITS_PER_USER';
+export const settingOf = (limit: Limit): Setting =>
+  limit.perUser ? 'GATEWAY_LIMITS_PER_USER' : 'GATEWAY_LIMITS';
 
-/** The calls a limit's period holds: the last hour or day, or this session. */
+const EPSILON = 1e-9;
+/** The shares of a limit (in %) whose crossing a call's result and the budget webhook tell of. */
+const SHARES = [80, 100] as const;
+
+/**
+ * A limit a call takes past 80 % or 100 % of what it allows: its use and what is left after the
+ * call, and when more is possible (ISO: a rolling window's oldest call leaving it, a calendar
+ * window's end; null for a session's limit, at the server's restart).
+ */
+export interface Crossing {
+  limit: Limit;
+  setting: Setting;
+  share: (typeof SHARES)[number];
+  used: number;
+  left: number;
+  until: string | null;
+}
+
+/**
+ * The calls a limit's period holds: the last hour or day (after its start), this calendar week
+ * or month (from its start), or this session; the person's alone for a per-person limit.
+ */
 function windowOf(view: View, limit: Limit): Window {
-  const within: Window =
-    limit.period === 'session' ? { session: view.sessionId } : { since: view.now - PERIOD_MS[limit.period] };
+  const span = periodSpan(limit.period, view.now);
+  const rolling = limit.period === 'hour' || limit.period === 'day';
+  const within: Window = span
+    ? { since: rolling ? span.start : span.start - 1 }
+    : { session: view.sessionId };
+  if (limit.perUser) within.person = view.person;
   return limit.subject === 'cost' ? within : { ...within, kind: limit.subject };
+}
+
+/** When a counted call begun at `at` leaves the limit's window: rolling, a period later; else at its end. */
+function leaves(view: View, limit: Limit, at: number): string {
+  const { period } = limit;
+  const rolling = period === 'hour' || period === 'day';
+  return new Date(rolling ? at + PERIOD_MS[period] : (periodSpan(period, view.now)?.end ?? at)).toISOString();
 }
 
 /** Calls, or for a cost limit their estimated cost, and the calls whose cost is unknown. */
@@ -106,39 +143,68 @@ export async function limitUse(view: View, limit: Limit): Promise<LimitUse> {
   };
 }
 
-/** Null when the call fits every limit; else the refusal of the limit that holds it back longest. */
-export async function refusal(
+/**
+ * Whether the call fits every limit: else the refusal of the limit that holds it back longest;
+ * if it fits, the limits it takes past 80 % or 100 % of what they allow.
+ */
+export async function judge(
   view: View,
   limits: readonly Limit[],
   call: Proposed,
-): Promise<LimitRefusal | null> {
+): Promise<{ refusal: LimitRefusal | null; crossed: Crossing[] }> {
   let worst: LimitRefusal | null = null;
+  const crossing: { limit: Limit; after: number; share: Crossing['share'] }[] = [];
   let worstAt = -Infinity;
   const applying = limits.filter((limit) => limit.subject === 'cost' || limit.subject === call.kind);
   const rows = await tallies(
     view.db,
     applying.map((limit) => windowOf(view, limit)),
   );
+  const thisCost = costOf(view.prices, call.kind, call.model, call.expected) ?? 0;
   for (const [i, limit] of applying.entries()) {
     const tally = used(view, limit, rows[i] ?? []);
     let found: LimitRefusal | null;
     if (limit.subject === 'cost') {
       const unknown = unknownCost(view.prices, call);
       found = unknown
-        ? { setting: 'GATEWAY_LIMITS', limit, used: tally.used, needs: unknown, nextAt: null, sent: false }
-        : await costRefusal(
-            view,
-            limit,
-            tally.used,
-            costOf(view.prices, call.kind, call.model, call.expected) ?? 0,
-          );
+        ? { setting: settingOf(limit), limit, used: tally.used, needs: unknown, nextAt: null, sent: false }
+        : await costRefusal(view, limit, tally.used, thisCost);
     } else found = await countRefusal(view, limit, tally.used);
+    const after = tally.used + (limit.subject === 'cost' ? thisCost : 1);
+    for (const share of found ? [] : SHARES) {
+      const mark = (share / 100) * limit.max - EPSILON;
+      if (tally.used < mark && after >= mark) crossing.push({ limit, after, share });
+    }
     if (!found) continue;
     const at = found.nextAt === null ? Infinity : Date.parse(found.nextAt);
     if (at > worstAt) [worst, worstAt] = [found, at];
   }
-  return worst;
+  if (worst) return { refusal: worst, crossed: [] };
+  const crossed = crossing.map(async ({ limit, after, share }): Promise<Crossing> => {
+    const [oldest] = limit.period === 'session' ? [] : await countedCalls(view.db, windowOf(view, limit));
+    const until = limit.period === 'session' ? null : leaves(view, limit, oldest?.beganAt ?? view.now);
+    return {
+      limit,
+      setting: settingOf(limit),
+      share,
+      used: after,
+      left: Math.max(0, limit.max - after),
+      until,
+    };
+  });
+  return { refusal: null, crossed: await Promise.all(crossed) };
 }
+
+/** A crossing as a call's result says it, in one line. */
+export function crossingSentence(c: Crossing): string {
+  const { limit } = c;
+  const more = c.until === null ? 'more when the server restarts' : `more from ${clock(c.until)}`;
+  const left = limit.subject === 'cost' ? money(c.left) : c.left;
+  const share = Math.floor((c.used / limit.max) * 100 + EPSILON);
+  return `Budget: ${share} % of ${whose(limit)} limit ${limit.text} (${c.setting}) used, ${left} left; ${more}.`;
+}
+
+const whose = (limit: Limit) => (limit.perUser ? 'your' : "the team's");
 
 /** A call priced per unit whose amount is neither given nor reported: what would make it known. */
 function unknownCost(prices: readonly Price[], call: Proposed): LimitRefusal['needs'] | undefined {
@@ -155,9 +221,9 @@ async function countRefusal(view: View, limit: Limit, used: number): Promise<Lim
   if (limit.period !== 'session' && limit.max > 0) {
     const calls = await countedCalls(view.db, windowOf(view, limit));
     const leaving = calls[used - limit.max];
-    if (leaving) nextAt = new Date(leaving.beganAt + PERIOD_MS[limit.period]).toISOString();
+    if (leaving) nextAt = leaves(view, limit, leaving.beganAt);
   }
-  return { setting: 'GATEWAY_LIMITS', limit, used, nextAt, sent: false };
+  return { setting: settingOf(limit), limit, used, nextAt, sent: false };
 }
 
 /** `thisCost`: the estimated cost of the call proposed (0 when unknown). */
@@ -175,28 +241,26 @@ async function costRefusal(
     for (const call of await countedCalls(view.db, windowOf(view, limit))) {
       spent -= costOf(view.prices, call.kind, call.model, call.amount ?? undefined) ?? 0;
       if (fits(spent)) {
-        nextAt = new Date(call.beganAt + PERIOD_MS[limit.period]).toISOString();
+        nextAt = leaves(view, limit, call.beganAt);
         break;
       }
     }
   }
-  return { setting: 'GATEWAY_LIMITS', limit, used, thisCost, nextAt, sent: false };
+  return { setting: settingOf(limit), limit, used, thisCost, nextAt, sent: false };
 }
 
 /** The refusal in words: the limit, its use, when the next call is possible, how to raise it. */
 export function refusalSentence(r: LimitRefusal, now: number): string {
-  const { limit } = r;
+  const { limit, setting } = r;
+  const named = `${whose(limit)} limit ${limit.text} (${setting})`;
   if (r.needs) {
     return (
-      `Not sent, and nothing billed: the limit ${limit.text} (GATEWAY_LIMITS) needs this call's estimated cost, ` +
+      `Not sent, and nothing billed: ${named} needs this call's estimated cost, ` +
       `and without ${r.needs.argument} it cannot be known before sending (${r.needs.price} in GATEWAY_PRICES). ` +
       `Pass ${r.needs.argument} to have it checked against the limit.`
     );
   }
-  const span =
-    limit.period === 'session'
-      ? 'in this server process since it started'
-      : `in the last ${limit.period === 'hour' ? 'hour' : '24 hours'}, across all of this user's server processes`;
+  const span = `${limit.perUser ? 'of yours ' : ''}${SPAN[limit.period]}${limit.perUser || limit.period === 'session' ? '' : ', by everyone sharing the ledger'}`;
   const use =
     limit.subject === 'cost'
       ? `an estimated ${money(r.used)} spent ${span}${r.thisCost ? `, and this call would cost about ${money(r.thisCost)}` : ''}`
@@ -210,10 +274,18 @@ export function refusalSentence(r: LimitRefusal, now: number): string {
           ? 'This call alone is estimated above the limit'
           : `The limit allows no ${limit.subject} calls`;
   return (
-    `Not sent, and nothing billed: the limit ${limit.text} (GATEWAY_LIMITS) is reached, with ${use}. ` +
-    `${when}; to allow more, raise it in GATEWAY_LIMITS and restart the server.`
+    `Not sent, and nothing billed: ${named} is reached, with ${use}. ` +
+    `${when}; to allow more, raise it in ${setting} and restart the server.`
   );
 }
+
+const SPAN: Record<Limit['period'], string> = {
+  hour: 'in the last hour',
+  day: 'in the last 24 hours',
+  week: 'this week (since Monday 00:00 UTC)',
+  month: 'this month (since the 1st, 00:00 UTC)',
+  session: 'in this server process since it started',
+};
 
 /** A cost, rounded as an estimate should be. */
 export function money(amount: number): string {

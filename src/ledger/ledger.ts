@@ -3,9 +3,10 @@
 //
 // A billed call is begun before its request leaves: in one database transaction that no other
 // begin interleaves with, the ledger answers a duplicate from an earlier call, checks
-// GATEWAY_LIMITS and records the begin; the commit is on disk before the call may go. The call is
-// ended with its outcome and amount. A begin that is never ended (its process was killed, or the
-// machine went down) reads as `unknown` and still counts: it may have been billed.
+// GATEWAY_LIMITS and the caller's GATEWAY_LIMITS_PER_USER and records the begin, with who called;
+// the commit is on disk before the call may go. The call is ended with its outcome and amount. A
+// begin that is never ended (its process was killed, or the machine went down) reads as `unknown`
+// and still counts: it may have been billed.
 //
 // Failing to record is failing closed: a call the ledger cannot begin is not sent
 // (LedgerUnavailable says why). Ending never fails the call it ends: the call has happened.
@@ -16,8 +17,8 @@ import {
   type BilledKind,
   DEFAULT_DUPLICATE_WINDOW_SECONDS,
   PERIOD_MS,
-  PERIODS,
-  type Period,
+  periodSpan,
+  REPORT_PERIODS,
   RETENTION_DAYS,
 } from '../config/billed-kinds.js';
 import type { Limit } from '../config/limits.js';
@@ -27,9 +28,11 @@ import { withoutCredentials } from '../lib/urls.js';
 import { codeOf, type Database, LedgerUnavailable, type Statements } from './database.js';
 import {
   type CallState,
+  type Crossing,
+  crossingSentence,
+  judge,
   type LimitRefusal,
   limitUse,
-  refusal,
   refusalSentence,
   type View,
 } from './evaluate.js';
@@ -37,17 +40,19 @@ import { type CallFingerprint, callHash, firstWords } from './fingerprint.js';
 import {
   callOf,
   type LedgerCall,
+  type PersonUsage,
   type RecentJob,
   type ReportContext,
   recentJobsOf,
   type UsageReport,
+  usageByPersonOf,
   usageOf,
 } from './reports.js';
 import * as sql from './sql.js';
 import { openSqlite } from './sqlite.js';
 
-export type { CallState, LedgerCall, LimitRefusal, RecentJob, UsageReport };
-export { LedgerUnavailable };
+export type { CallState, Crossing, LedgerCall, LimitRefusal, PersonUsage, RecentJob, UsageReport };
+export { crossingSentence, LedgerUnavailable };
 
 export interface LedgerOptions {
   /** GATEWAY_LEDGER_DIR: the SQLite ledger's folder, made (0700) if missing. */
@@ -55,7 +60,10 @@ export interface LedgerOptions {
   /** GATEWAY_LEDGER_URL: a PostgreSQL database instead, shared across hosts. */
   url?: string;
   log: Logger;
+  /** GATEWAY_LIMITS: everyone's calls together. */
   limits?: readonly Limit[];
+  /** GATEWAY_LIMITS_PER_USER: each person's calls apart. */
+  limitsPerUser?: readonly Limit[];
   prices?: readonly Price[];
   /** GATEWAY_DUPLICATE_WINDOW_SECONDS; 0 turns the duplicate guard off. */
   duplicateWindowSeconds?: number;
@@ -86,9 +94,16 @@ const OPEN_CALLS_READ = 10_000;
 /** Longer job ids are not stored (the call's own result still carries them). */
 const MAX_JOB_ID_BYTES = 2048;
 
-/** A billed call about to be sent. */
+/** Who calls: a person (an OAuth token's subject, or `local:<user>`) and the client they call through. */
+export interface Person {
+  id: string;
+  client?: string;
+}
+
+/** A billed call about to be sent, and who it is for. */
 export interface BillableCall extends CallFingerprint {
   kind: BilledKind;
+  by: Person;
   /** The Idempotency-Key a video submit is sent with: a retry of an unknown outcome reuses it. */
   idempotencyKey?: string;
   /** The amount expected, when known before sending: video seconds asked for, characters to speak. */
@@ -100,8 +115,8 @@ export interface BillableCall extends CallFingerprint {
 }
 
 export type BeginResult =
-  /** Recorded and on disk: send the call, then end(id, …). */
-  | { status: 'go'; id: string; hash: string }
+  /** Recorded and on disk: send the call, then end(id, …). `crossed`: the limits it takes past 80 % or 100 %. */
+  | { status: 'go'; id: string; hash: string; crossed: Crossing[] }
   /** Over a limit: nothing may be sent. `sentence` says so for the result. */
   | { status: 'limited'; refusal: LimitRefusal; sentence: string }
   /**
@@ -128,7 +143,7 @@ export interface CallEnd {
 }
 
 /** A ledger opened only to report on it (Ledger.read). */
-export type LedgerReader = Pick<Ledger, 'where' | 'usage' | 'exportCalls' | 'close'>;
+export type LedgerReader = Pick<Ledger, 'where' | 'usage' | 'usageByPerson' | 'exportCalls' | 'close'>;
 
 export class Ledger {
   readonly sessionId = randomBytes(6).toString('base64url');
@@ -166,7 +181,10 @@ export class Ledger {
     private readonly options: LedgerOptions,
     private readonly readOnly: boolean,
   ) {
-    this.limits = options.limits ?? [];
+    this.limits = [
+      ...(options.limits ?? []),
+      ...(options.limitsPerUser ?? []).map((limit) => ({ ...limit, perUser: true })),
+    ];
     this.prices = options.prices ?? [];
     const given = (name: keyof typeof DEFAULTS) => [name, options[name] ?? DEFAULTS[name]];
     this.settings = Object.fromEntries(
@@ -203,10 +221,10 @@ export class Ledger {
           ? await sql.duplicateOf(tx, hash, now - windowMs, row.key)
           : null;
       if (earlier) return { status: 'duplicate', earlier: callOf(earlier, this.reportContext(now)) };
-      const held = await this.limited(tx, now, call, row);
-      if (held) return held;
+      const judged = await this.limited(tx, now, call, row);
+      if ('status' in judged) return judged;
       this.inFlight.set(row.id, await sql.insertCall(tx, row));
-      return { status: 'go', id: row.id, hash };
+      return { status: 'go', id: row.id, hash, crossed: judged.crossed };
     });
     this.sweepSoon();
     return result;
@@ -219,17 +237,27 @@ export class Ledger {
    */
   async check(call: BillableCall): Promise<CheckResult> {
     const row = this.newCall(call, callHash(call));
-    return (await this.store()).transaction(
-      async (tx) => (await this.limited(tx, await tx.now(), call, row)) ?? { status: 'ok' },
-    );
+    return (await this.store()).transaction(async (tx) => {
+      const judged = await this.limited(tx, await tx.now(), call, row);
+      return 'status' in judged ? judged : { status: 'ok' as const };
+    });
   }
 
-  /** The refusal of a limit the call would pass, recorded as a call declined by it; else null. */
-  private async limited(tx: Statements, now: number, call: BillableCall, row: sql.NewCall) {
-    const held = await refusal(this.view(tx, now), this.limits, call);
-    if (!held) return null;
-    await sql.insertCall(tx, row, { ...NO_END, reason: `limit ${held.limit.text}` });
-    return { status: 'limited' as const, refusal: held, sentence: refusalSentence(held, now) };
+  /**
+   * The refusal of a limit the call would pass, recorded as a call declined by it; else the
+   * limits it takes past 80 % or 100 %.
+   */
+  private async limited(
+    tx: Statements,
+    now: number,
+    call: BillableCall,
+    row: sql.NewCall,
+  ): Promise<{ crossed: Crossing[] } | Exclude<CheckResult, { status: 'ok' }>> {
+    const { refusal, crossed } = await judge(this.view(tx, now, row.person), this.limits, call);
+    if (!refusal) return { crossed };
+    const reason = `limit ${refusal.limit.text}${refusal.limit.perUser ? ' per user' : ''}`;
+    await sql.insertCall(tx, row, { ...NO_END, reason });
+    return { status: 'limited' as const, refusal, sentence: refusalSentence(refusal, now) };
   }
 
   /** Records a call that was never begun as declined (the user said no): nothing was sent. */
@@ -293,39 +321,78 @@ export class Ledger {
     return recentJobsOf(rows, statuses, this.reportContext(now));
   }
 
-  /** Calls per kind in the last hour, day and this session; the limits; the latest calls. */
-  async usage(latest = 10): Promise<UsageReport> {
+  /**
+   * Calls per kind in the last hour, day and this session, everyone's and `person`'s own; the
+   * limits (per-person ones as `person`'s, left out without a person); the latest calls.
+   */
+  async usage(latest = 10, person?: string): Promise<UsageReport> {
     const db = await this.store();
     const now = await db.now();
     const ctx = this.reportContext(now);
     // Calls not ended are counted as billed; those no longer being sent are also unknown.
-    const unknownOpen: Record<Period, number> = { hour: 0, day: 0, session: 0 };
+    const unknownOpen = { all: { hour: 0, day: 0, session: 0 }, mine: { hour: 0, day: 0, session: 0 } };
     for (const open of await sql.openCalls(
       db,
       Math.min(now - PERIOD_MS.day, this.startedAt),
       OPEN_CALLS_READ,
     )) {
       if (ctx.stateOf(open) !== 'unknown') continue;
-      for (const period of PERIODS)
-        if (period === 'session' ? open.session === this.sessionId : open.beganAt > now - PERIOD_MS[period])
-          unknownOpen[period]++;
+      for (const period of REPORT_PERIODS)
+        if (period === 'session' ? open.session === this.sessionId : open.beganAt > now - PERIOD_MS[period]) {
+          unknownOpen.all[period]++;
+          if (open.person === person) unknownOpen.mine[period]++;
+        }
     }
-    const view = this.view(db, now);
+    const view = this.view(db, now, person ?? '');
+    const limits = this.limits.filter((limit) => !limit.perUser || person !== undefined);
     const inputs = {
-      rows: await sql.usageRows(db, now, this.sessionId),
+      rows: await sql.usageRows(db, now, this.sessionId, person ?? null),
       unknownOpen,
       latest: await sql.latestCalls(db, latest),
-      limits: await Promise.all(this.limits.map((limit) => limitUse(view, limit))),
+      limits: await Promise.all(limits.map((limit) => limitUse(view, limit))),
     };
     const pricesSet = this.prices.length > 0;
-    return usageOf(inputs, { ...ctx, now, dir: this.where, sessionStartedAt: this.startedAt, pricesSet });
+    const about = {
+      now,
+      dir: this.where,
+      sessionStartedAt: this.startedAt,
+      pricesSet,
+      person: person ?? null,
+    };
+    return usageOf(inputs, { ...ctx, ...about });
   }
 
-  /** Every call begun at or after `since`, oldest first, a page at a time, as reports show them. */
-  async exportCalls(since: number, onPage: (calls: LedgerCall[]) => Promise<void> | void): Promise<void> {
+  /**
+   * Each person's counted calls in the last 24 hours and this calendar month, and their use of
+   * each GATEWAY_LIMITS_PER_USER limit: for whoever runs the service.
+   */
+  async usageByPerson(): Promise<PersonUsage[]> {
+    const db = await this.store();
+    const now = await db.now();
+    const [day, month] = [now - PERIOD_MS.day, (periodSpan('month', now) as { start: number }).start];
+    const rows = await sql.personRows(db, Math.min(day, month), day, month);
+    const people = [...new Set(rows.map((row) => row.person))].sort();
+    const perUser = this.limits.filter((limit) => limit.perUser);
+    const uses = await Promise.all(
+      people.map((person) =>
+        Promise.all(perUser.map((limit) => limitUse(this.view(db, now, person), limit))),
+      ),
+    );
+    return usageByPersonOf(people, rows, uses, this.prices);
+  }
+
+  /**
+   * Every call (of one person, or everyone's) begun at or after `since`, oldest first, a page at
+   * a time, as reports show them.
+   */
+  async exportCalls(
+    since: number,
+    onPage: (calls: LedgerCall[]) => Promise<void> | void,
+    person?: string,
+  ): Promise<void> {
     const db = await this.store();
     const ctx = this.reportContext(await db.now());
-    await sql.exportPages(db, since, (rows) => onPage(rows.map((row) => callOf(row, ctx))));
+    await sql.exportPages(db, since, person ?? null, (rows) => onPage(rows.map((row) => callOf(row, ctx))));
   }
 
   /** Waits for writes under way, and closes the database. Later calls are refused. */
@@ -394,6 +461,9 @@ export class Ledger {
       session: this.sessionId,
       pid: process.pid,
       host: this.host,
+      // '' is everyone's tally (sql.ts): no person is called that.
+      person: call.by.id.slice(0, 256) || '?',
+      client: call.by.client?.slice(0, 256) ?? null,
       kind,
       tool: call.tool.slice(0, 64),
       model: call.model.slice(0, 256),
@@ -411,8 +481,8 @@ export class Ledger {
     return row.host === this.host && !processAlive(row.pid) ? 'unknown' : 'pending';
   }
 
-  private view(db: Statements, now: number): View {
-    return { db, sessionId: this.sessionId, prices: this.prices, now };
+  private view(db: Statements, now: number, person: string): View {
+    return { db, sessionId: this.sessionId, person, prices: this.prices, now };
   }
 
   private reportContext(now: number): ReportContext {
@@ -422,14 +492,14 @@ export class Ledger {
 
 /** The ledger's options from the settings. */
 export function ledgerOptions(
-  config: Pick<Required<LedgerOptions>, 'limits' | 'prices' | 'duplicateWindowSeconds'> & {
+  config: Pick<Required<LedgerOptions>, 'limits' | 'limitsPerUser' | 'prices' | 'duplicateWindowSeconds'> & {
     ledgerDir: string;
     ledgerUrl?: string | undefined;
   },
   log: Logger,
 ): LedgerOptions {
-  const { ledgerDir: dir, ledgerUrl: url, limits, prices, duplicateWindowSeconds } = config;
-  return { dir, ...(url ? { url } : {}), limits, prices, duplicateWindowSeconds, log };
+  const { ledgerDir: dir, ledgerUrl: url, limits, limitsPerUser, prices, duplicateWindowSeconds } = config;
+  return { dir, ...(url ? { url } : {}), limits, limitsPerUser, prices, duplicateWindowSeconds, log };
 }
 
 const NO_END: sql.CallEndRow = {

@@ -22,7 +22,7 @@ import {
   type Statements,
   waitText,
 } from './database.js';
-import { schemaSql } from './sql.js';
+import { SCHEMA_VERSION, schemaSql } from './sql.js';
 
 export interface PostgresOptions {
   url: string;
@@ -35,7 +35,6 @@ export interface PostgresOptions {
 
 /** The advisory lock every transaction (and the making of the tables) takes, on every host. */
 export const LEDGER_LOCK_KEY = '7455546890867139954';
-const SCHEMA_VERSION = '3';
 const META = 'gateway_ledger_meta';
 const MADE = `SELECT to_regclass('${META}') IS NOT NULL AS made`;
 /** The database's clock in ms: what `$now` reads. */
@@ -69,7 +68,7 @@ export async function openPostgres(options: PostgresOptions): Promise<Database> 
           `${schema.join(';\n')}; INSERT INTO ${META} VALUES ('schema_version', '${SCHEMA_VERSION}')`,
         );
       });
-    else if (version !== SCHEMA_VERSION)
+    else if (version !== String(SCHEMA_VERSION))
       throw new LedgerUnavailable(
         `The ledger of billed calls (${where}) was made by another version of gateway-tools-mcp (ledger version ${version}, this one reads ${SCHEMA_VERSION}): run the same version on every host that shares it, or name another database in GATEWAY_LEDGER_URL.`,
       );

@@ -7,24 +7,27 @@ import {
   type BilledKind,
   MEASURE,
   type Measure,
-  PERIODS,
   type Period,
+  REPORT_PERIODS,
+  type ReportPeriod,
 } from '../config/billed-kinds.js';
 import type { Price } from '../config/prices.js';
 import { costOf, groupCost } from './costs.js';
 import type { CallState, LimitUse } from './evaluate.js';
 import { counts } from './evaluate.js';
-import type { CallRow, UsageRow } from './sql.js';
+import type { CallRow, PersonRow, TallyRow, UsageRow } from './sql.js';
 
 /**
  * One billed call, as reports show it: when it was begun (ISO), the prompt's or text's first
  * words, the amount the gateway reported (else the amount expected) in `unit`, its cost estimated
  * from GATEWAY_PRICES (null without a price or an amount), the file it saved (speech), why it was
- * declined or refused, and whether this server process began it.
+ * declined or refused, and whether this server process began it; who called, through which client.
  */
 export interface LedgerCall {
   id: string;
   at: string;
+  person: string;
+  client: string | null;
   kind: BilledKind;
   tool: string;
   model: string;
@@ -54,6 +57,8 @@ export function callOf(row: CallRow, ctx: ReportContext): LedgerCall {
   return {
     id: row.id,
     at: iso(row.beganAt),
+    person: row.person,
+    client: row.client,
     kind: row.kind,
     tool: row.tool,
     model: row.model,
@@ -140,17 +145,23 @@ export interface PeriodUsage {
   unpriced: number;
 }
 
-/** Where the ledger is, each period's use, each limit's use (as LimitUse), the latest calls of every process. */
+/**
+ * Where the ledger is, each period's use (everyone's, and the person's the report is for), each
+ * limit's use (as LimitUse; a per-person limit's, the person's), the latest calls of every process.
+ */
 export interface UsageReport {
   dir: string;
   at: string;
   session: { id: string; startedAt: string };
-  periods: Record<Period, PeriodUsage>;
+  periods: Record<ReportPeriod, PeriodUsage>;
+  person: string | null;
+  mine: Record<ReportPeriod, PeriodUsage> | null;
   limits: (Omit<LimitUse, 'limit'> & {
     limit: string;
     subject: BilledKind | 'cost';
     period: Period;
     max: number;
+    perUser: boolean;
   })[];
   latest: LedgerCall[];
 }
@@ -161,36 +172,51 @@ export interface UsageReport {
  */
 export interface UsageInputs {
   rows: readonly UsageRow[];
-  unknownOpen: Record<Period, number>;
+  unknownOpen: Record<'all' | 'mine', Record<ReportPeriod, number>>;
   latest: readonly CallRow[];
   limits: readonly LimitUse[];
 }
 
 export function usageOf(
   inputs: UsageInputs,
-  ctx: ReportContext & { now: number; dir: string; sessionStartedAt: number; pricesSet: boolean },
+  ctx: ReportContext & {
+    now: number;
+    dir: string;
+    sessionStartedAt: number;
+    pricesSet: boolean;
+    person: string | null;
+  },
 ): UsageReport {
-  const periods = Object.fromEntries(PERIODS.map((p) => [p, emptyPeriod(ctx.pricesSet)])) as Record<
-    Period,
-    PeriodUsage
-  >;
+  const empty = () =>
+    Object.fromEntries(REPORT_PERIODS.map((p) => [p, emptyPeriod(ctx.pricesSet)])) as Record<
+      ReportPeriod,
+      PeriodUsage
+    >;
+  const [periods, mine] = [empty(), empty()];
   for (const row of inputs.rows) {
-    for (const period of PERIODS) {
+    for (const period of REPORT_PERIODS) {
       const within = period === 'hour' ? row.inHour : period === 'day' ? row.inDay : row.inSession;
       if (within) addTo(periods[period], row, ctx.prices);
+      if (within && row.mine) addTo(mine[period], row, ctx.prices);
     }
   }
-  for (const period of PERIODS) periods[period].unknown += inputs.unknownOpen[period];
+  for (const period of REPORT_PERIODS) {
+    periods[period].unknown += inputs.unknownOpen.all[period];
+    mine[period].unknown += inputs.unknownOpen.mine[period];
+  }
   return {
     dir: ctx.dir,
     at: iso(ctx.now),
     session: { id: ctx.sessionId, startedAt: iso(ctx.sessionStartedAt) },
     periods,
+    person: ctx.person,
+    mine: ctx.person === null ? null : mine,
     limits: inputs.limits.map(({ limit, ...use }) => ({
       limit: limit.text,
       subject: limit.subject,
       period: limit.period,
       max: limit.max,
+      perUser: limit.perUser === true,
       ...use,
     })),
     latest: inputs.latest.map((row) => callOf(row, ctx)),
@@ -218,4 +244,49 @@ function addTo(period: PeriodUsage, row: UsageRow, prices: readonly Price[]): vo
   const group = groupCost(prices, row);
   period.cost += group.cost;
   period.unpriced += group.unpriced;
+}
+
+/**
+ * A person's counted calls per kind in the last 24 hours and this calendar month, their estimated
+ * cost (null without prices), and their use of each GATEWAY_LIMITS_PER_USER limit.
+ */
+export interface PersonUsage {
+  person: string;
+  day: Record<BilledKind, number>;
+  month: Record<BilledKind, number>;
+  dayCost: number | null;
+  monthCost: number | null;
+  limits: { limit: string; used: number; left: number; nextAt: string | null }[];
+}
+
+export function usageByPersonOf(
+  people: readonly string[],
+  rows: readonly PersonRow[],
+  uses: readonly (readonly LimitUse[])[],
+  prices: readonly Price[],
+): PersonUsage[] {
+  const none = () => Object.fromEntries(BILLED_KINDS.map((kind) => [kind, 0])) as Record<BilledKind, number>;
+  const cost = (list: readonly TallyRow[]) =>
+    prices.length === 0 ? null : list.reduce((sum, row) => sum + groupCost(prices, row).cost, 0);
+  return people.map((person, i) => {
+    const own = rows.filter((row) => row.person === person);
+    const [day, month] = [none(), none()];
+    for (const row of own) {
+      if (row.inDay) day[row.kind] += row.calls;
+      if (row.inMonth) month[row.kind] += row.calls;
+    }
+    return {
+      person,
+      day,
+      month,
+      dayCost: cost(own.filter((row) => row.inDay)),
+      monthCost: cost(own.filter((row) => row.inMonth)),
+      limits: (uses[i] ?? []).map((use) => ({
+        limit: use.limit.text,
+        used: use.used,
+        left: use.left,
+        nextAt: use.nextAt,
+      })),
+    };
+  });
 }

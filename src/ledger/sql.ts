@@ -6,19 +6,25 @@ import type { Params, Row, SqlValue, Statements } from './database.js';
 
 export const CALLS = 'gateway_ledger_calls';
 export const STATUSES = 'gateway_ledger_job_status';
+/** The schema's version: a ledger of another version is not written to (SQLite, PostgreSQL). */
+export const SCHEMA_VERSION = 4;
 /**
- * The counted calls of each quarter hour, by kind and model, kept by the database itself
- * (triggers on the calls): a limit's window is its whole quarters from here and the calls of the
- * one quarter it begins in, so a begin reads a few hundred rows however many calls the day holds.
+ * The counted calls of each quarter hour and of each day (UTC), by person, kind and model, and
+ * again for everyone together (person ''), kept by the database itself (triggers on the calls): a
+ * limit's window is its whole days and whole quarters from here and the calls of the one quarter
+ * it begins in, so a begin reads a few hundred rows however many calls a month holds, and however
+ * many people share the ledger.
  */
 const TALLIES = 'gateway_ledger_tallies';
 const QUARTER_MS = 900_000;
+const DAY_MS = 86_400_000;
 
 export type Outcome = 'accepted' | 'refused' | 'unknown' | 'declined';
 
 /**
  * A billed call as the ledger keeps it: its begin, and its end once recorded (else nulls). The
- * session is the server process's (pids are reused); the hash is callHash() of the purchase, how a
+ * person is who called (an OAuth token's subject, or `local:<user>`) and the client what they
+ * called through; the session is the server process's (pids are reused); the hash is callHash() of the purchase, how a
  * duplicate is recognised; the words are the prompt's or text's first; the key is a video
  * submit's Idempotency-Key; the amount is as the gateway reported it; the status is the job's
  * when accepted; the file is the one the call saved (speech).
@@ -29,6 +35,8 @@ export interface CallRow {
   session: string;
   pid: number;
   host: string;
+  person: string;
+  client: string | null;
   kind: BilledKind;
   tool: string;
   model: string;
@@ -50,11 +58,15 @@ export type CallEndRow = Pick<CallRow, 'job' | 'amount' | 'reason' | 'status' | 
 };
 export type NewCall = Omit<CallRow, 'beganAt' | 'endedAt' | keyof CallEndRow>;
 
-/** Which calls a tally takes: those begun after `since`, or this session's; of one kind, or all. */
+/**
+ * Which calls a tally takes: those begun after `since`, or this session's; of one kind, or all; of
+ * one person, or everyone's.
+ */
 export interface Window {
   since?: number;
   session?: string;
   kind?: BilledKind;
+  person?: string;
 }
 
 /** Counted calls of one kind and model, and the sum of their amounts (reported, else expected). */
@@ -76,6 +88,15 @@ export interface UsageRow extends TallyRow {
   inHour: boolean;
   inDay: boolean;
   inSession: boolean;
+  /** The calls of the person the report is for. */
+  mine: boolean;
+}
+
+/** A person's counted calls of a kind and model, in the last day and in this calendar month. */
+export interface PersonRow extends TallyRow {
+  person: string;
+  inDay: boolean;
+  inMonth: boolean;
 }
 
 /** The schema in the database's own words: its column types, and how a trigger is written. */
@@ -83,7 +104,7 @@ export function schemaSql(dialect: 'sqlite' | 'postgres'): string[] {
   const [serial, integer, real] =
     dialect === 'sqlite' ? ['INTEGER', 'INTEGER', 'REAL'] : ['bigserial', 'bigint', 'double precision'];
   const columns = `seq ${serial} PRIMARY KEY, id TEXT NOT NULL, began_at ${integer} NOT NULL,
-    session TEXT NOT NULL, pid ${integer} NOT NULL, host TEXT NOT NULL, kind TEXT NOT NULL, tool TEXT NOT NULL,
+    session TEXT NOT NULL, pid ${integer} NOT NULL, host TEXT NOT NULL, person TEXT NOT NULL, client TEXT, kind TEXT NOT NULL, tool TEXT NOT NULL,
     model TEXT NOT NULL, hash TEXT NOT NULL, words TEXT NOT NULL, key TEXT, expected ${real}, outcome TEXT,
     ended_at ${integer}, job TEXT, amount ${real}, reason TEXT, status TEXT, file TEXT`;
   const change = (row: 'NEW' | 'OLD', sign: '+' | '-') => tallyChange(row, sign);
@@ -92,10 +113,11 @@ export function schemaSql(dialect: 'sqlite' | 'postgres'): string[] {
     `CREATE INDEX IF NOT EXISTS ${CALLS}_began_at ON ${CALLS} (began_at)`,
     `CREATE INDEX IF NOT EXISTS ${CALLS}_hash ON ${CALLS} (hash, began_at)`,
     `CREATE INDEX IF NOT EXISTS ${CALLS}_session ON ${CALLS} (session, began_at)`,
+    `CREATE INDEX IF NOT EXISTS ${CALLS}_person ON ${CALLS} (person, began_at)`,
     `CREATE TABLE IF NOT EXISTS ${STATUSES} (job TEXT PRIMARY KEY, status TEXT NOT NULL, at ${integer} NOT NULL)`,
-    `CREATE TABLE IF NOT EXISTS ${TALLIES} (quarter ${integer} NOT NULL, kind TEXT NOT NULL, model TEXT NOT NULL,
-      calls ${integer} NOT NULL, amount ${real} NOT NULL, unmeasured ${integer} NOT NULL,
-      PRIMARY KEY (quarter, kind, model))${dialect === 'sqlite' ? ' WITHOUT ROWID' : ''}`,
+    `CREATE TABLE IF NOT EXISTS ${TALLIES} (person TEXT NOT NULL, span ${integer} NOT NULL, bucket ${integer} NOT NULL,
+      kind TEXT NOT NULL, model TEXT NOT NULL, calls ${integer} NOT NULL, amount ${real} NOT NULL,
+      unmeasured ${integer} NOT NULL, PRIMARY KEY (person, span, bucket, kind, model))${dialect === 'sqlite' ? ' WITHOUT ROWID' : ''}`,
     ...(dialect === 'sqlite'
       ? [
           ['INSERT', change('NEW', '+')],
@@ -116,15 +138,20 @@ export function schemaSql(dialect: 'sqlite' | 'postgres'): string[] {
   ];
 }
 
-/** A call's part in its quarter's tally, added (+) or taken away (-) when it counts. */
+/**
+ * A call's part in the tallies of its quarter and day (its person's, everyone's), added (+) or
+ * taken away (-) when it counts.
+ */
 function tallyChange(row: 'NEW' | 'OLD', sign: '+' | '-'): string {
   const measured = `coalesce(${row}.amount, ${row}.expected)`;
   const add = (column: string) => `${column} = ${TALLIES}.${column} + excluded.${column}`;
-  return `INSERT INTO ${TALLIES} (quarter, kind, model, calls, amount, unmeasured)
-    SELECT CAST(${row}.began_at / ${QUARTER_MS} AS BIGINT), ${row}.kind, ${row}.model, ${sign}1,
+  return `INSERT INTO ${TALLIES} (person, span, bucket, kind, model, calls, amount, unmeasured)
+    SELECT who.person, spans.span, CAST(${row}.began_at / spans.span AS BIGINT), ${row}.kind, ${row}.model, ${sign}1,
       ${sign}coalesce(${measured}, 0), ${sign}${flag(`${measured} IS NULL`)}
+    FROM (SELECT ${row}.person AS person UNION ALL SELECT '') AS who,
+      (SELECT ${QUARTER_MS} AS span UNION ALL SELECT ${DAY_MS}) AS spans
     WHERE ${counted(`${row}.outcome`)}
-    ON CONFLICT (quarter, kind, model) DO UPDATE SET ${add('calls')}, ${add('amount')}, ${add('unmeasured')}`;
+    ON CONFLICT (person, span, bucket, kind, model) DO UPDATE SET ${add('calls')}, ${add('amount')}, ${add('unmeasured')}`;
 }
 
 /** The calls that count against the limits: not ended, accepted, or unknown. */
@@ -132,7 +159,7 @@ const counted = (outcome = 'outcome') => `(${outcome} IS NULL OR ${outcome} IN (
 /** A condition as 1 or 0: SQLite and PostgreSQL answer a comparison differently (0/1, true/false). */
 const flag = (condition: string) => `CASE WHEN ${condition} THEN 1 ELSE 0 END`;
 const MEASURED = 'coalesce(amount, expected)';
-const BEGIN_COLUMNS = 'id, session, pid, host, kind, tool, model, hash, words, key, expected';
+const BEGIN_COLUMNS = 'id, session, pid, host, person, client, kind, tool, model, hash, words, key, expected';
 const END_COLUMNS = 'outcome, job, amount, reason, status, file';
 /** A call's columns as CallRow names them (both drivers give numbers and nulls). */
 const CALL = `began_at AS "beganAt", ended_at AS "endedAt", ${BEGIN_COLUMNS}, ${END_COLUMNS}`;
@@ -174,8 +201,9 @@ export async function duplicateOf(
 
 /**
  * Counted calls of each window by kind and model, in one statement. A window since a time: the
- * tallies of the quarters wholly inside it, and the calls of the quarter it begins in. A
- * session's window: its calls.
+ * tallies (its person's, or everyone's) of the days wholly inside it, of the quarters wholly inside
+ * it before its first whole day, and the calls of the quarter it begins in. A session's window:
+ * its calls.
  */
 export async function tallies(db: Statements, windows: readonly Window[]): Promise<TallyRow[][]> {
   if (windows.length === 0) return [];
@@ -186,14 +214,21 @@ export async function tallies(db: Statements, windows: readonly Window[]): Promi
       return ` AND ${condition} $${name}${i}`;
     };
     const kind = window.kind !== undefined ? where('kind =', 'kind', window.kind) : '';
+    const person = window.person !== undefined ? where('person =', 'person', window.person) : '';
     const one = `1 AS calls, coalesce(${MEASURED}, 0) AS amount, ${flag(`${MEASURED} IS NULL`)} AS unmeasured`;
-    let calls = `SELECT ${i} AS w, kind, model, ${one} FROM ${CALLS} WHERE ${counted()}${kind}`;
+    let calls = `SELECT ${i} AS w, kind, model, ${one} FROM ${CALLS} WHERE ${counted()}${kind}${person}`;
     if (window.since !== undefined) calls += where('began_at >', 'since', window.since);
     if (window.session !== undefined) return [calls + where('session =', 'session', window.session)];
-    const edge = Math.floor((window.since ?? Number.NEGATIVE_INFINITY) / QUARTER_MS);
+    const quarter = Math.floor((window.since ?? Number.NEGATIVE_INFINITY) / QUARTER_MS) + 1;
+    const day = Math.ceil((quarter * QUARTER_MS) / DAY_MS);
+    const tally = (span: number) =>
+      `SELECT ${i} AS w, kind, model, calls, amount, unmeasured FROM ${TALLIES}
+        WHERE person = $who${i} AND span = ${span}${kind}${where('bucket >=', `from${span}`, span === DAY_MS ? day : quarter)}`;
+    params[`$who${i}`] = window.person ?? '';
     return [
-      `SELECT ${i} AS w, kind, model, calls, amount, unmeasured FROM ${TALLIES} WHERE true${kind}${where('quarter >', 'edge', edge)}`,
-      calls + where('began_at <', 'edgeEnd', (edge + 1) * QUARTER_MS),
+      tally(DAY_MS),
+      tally(QUARTER_MS) + where('bucket <', 'dayQuarter', (day * DAY_MS) / QUARTER_MS),
+      calls + where('began_at <', 'edge', quarter * QUARTER_MS),
     ];
   });
   const rows = await db.query(
@@ -213,6 +248,7 @@ export async function countedCalls(db: Statements, window: Window): Promise<Coun
     ['since', 'began_at', '>'],
     ['session', 'session', '='],
     ['kind', 'kind', '='],
+    ['person', 'person', '='],
   ] as const) {
     if (window[name] === undefined) continue;
     where.push(`${column} ${op} $${name}`);
@@ -259,32 +295,60 @@ export async function openCalls(db: Statements, since: number, limit: number): P
   return (await db.query(sql, { $since: since, $limit: limit })) as unknown as CallRow[];
 }
 
-/** Calls of the last day and of this session, grouped by kind, model, outcome and period. */
-export async function usageRows(db: Statements, now: number, session: string): Promise<UsageRow[]> {
+/**
+ * Calls of the last day and of this session, grouped by kind, model, outcome, period and whether
+ * they are `person`'s.
+ */
+export async function usageRows(
+  db: Statements,
+  now: number,
+  session: string,
+  person: string | null,
+): Promise<UsageRow[]> {
   const rows = await db.query(
     `SELECT kind, model, outcome, ${flag('began_at > $hour')} AS "inHour", ${flag('began_at > $day')} AS "inDay",
-      ${flag('session = $session')} AS "inSession", count(*) AS calls, coalesce(sum(${MEASURED}), 0) AS amount,
-      count(*) - count(${MEASURED}) AS unmeasured
-      FROM ${CALLS} WHERE began_at > $day OR session = $session GROUP BY kind, model, outcome, 4, 5, 6`,
-    { $hour: now - 3_600_000, $day: now - 86_400_000, $session: session },
+      ${flag('session = $session')} AS "inSession", ${flag('person = $person')} AS mine, count(*) AS calls,
+      coalesce(sum(${MEASURED}), 0) AS amount, count(*) - count(${MEASURED}) AS unmeasured
+      FROM ${CALLS} WHERE began_at > $day OR session = $session GROUP BY kind, model, outcome, 4, 5, 6, 7`,
+    { $hour: now - 3_600_000, $day: now - 86_400_000, $session: session, $person: person },
   );
-  const flags = (row: Row) => ({
-    inHour: row.inHour === 1,
-    inDay: row.inDay === 1,
-    inSession: row.inSession === 1,
-  });
-  return rows.map((row) => ({ ...row, ...flags(row) })) as unknown as UsageRow[];
+  return rows.map((row) => ({
+    ...row,
+    ...flags(row, 'inHour', 'inDay', 'inSession', 'mine'),
+  })) as unknown as UsageRow[];
 }
 
-/** Every call begun at or after `since`, oldest first, a page at a time. */
+/** Counted calls by person, kind and model since `since`, with whether each is in the day and the month. */
+export async function personRows(
+  db: Statements,
+  since: number,
+  day: number,
+  month: number,
+): Promise<PersonRow[]> {
+  const rows = await db.query(
+    `SELECT person, kind, model, ${flag('began_at > $day')} AS "inDay", ${flag('began_at >= $month')} AS "inMonth",
+      count(*) AS calls, coalesce(sum(${MEASURED}), 0) AS amount, count(*) - count(${MEASURED}) AS unmeasured
+      FROM ${CALLS} WHERE began_at >= $since AND ${counted()} GROUP BY person, kind, model, 4, 5`,
+    { $since: since, $day: day, $month: month },
+  );
+  return rows.map((row) => ({ ...row, ...flags(row, 'inDay', 'inMonth') })) as unknown as PersonRow[];
+}
+
+/** 0/1 columns as booleans. */
+const flags = (row: Row, ...names: string[]) =>
+  Object.fromEntries(names.map((name) => [name, Number(row[name]) === 1]));
+
+/** Every call (of a person, or everyone's) begun at or after `since`, oldest first, a page at a time. */
 export async function exportPages(
   db: Statements,
   since: number,
+  person: string | null,
   onPage: (rows: CallRow[]) => Promise<void> | void,
 ): Promise<void> {
   for (let after = -1; ; ) {
-    const sql = `SELECT seq, ${CALL} FROM ${CALLS} WHERE began_at >= $since AND seq > $after ORDER BY seq LIMIT 1000`;
-    const rows = await db.query(sql, { $since: since, $after: after });
+    const sql = `SELECT seq, ${CALL} FROM ${CALLS} WHERE began_at >= $since AND seq > $after
+      AND (CAST($person AS TEXT) IS NULL OR person = CAST($person AS TEXT)) ORDER BY seq LIMIT 1000`;
+    const rows = await db.query(sql, { $since: since, $after: after, $person: person });
     if (rows.length === 0) return;
     after = Number(rows[rows.length - 1]?.seq);
     await onPage(rows as unknown as CallRow[]);
@@ -294,7 +358,7 @@ export async function exportPages(
 /**
  * Removes calls and job statuses older than the retention by the ledger's clock (`$now`: the
  * database server's, or for SQLite the kernel's, which no process's own clock moves), except the
- * `kept` calls recorded last, whatever their times. A limit's window is at most a day and every
+ * `kept` calls recorded last, whatever their times. A limit's window is at most a month and every
  * process reckons it by that same clock, so what is removed is what no process still counts.
  */
 export async function removeOld(db: Statements, retentionMs: number, kept: number): Promise<number> {

@@ -37,7 +37,7 @@ import {
   type Statements,
   waitText,
 } from './database.js';
-import { schemaSql } from './sql.js';
+import { SCHEMA_VERSION, schemaSql } from './sql.js';
 import { checkLedgerPlace, DATABASE_FILE, fullDisk, placeError, readOnlyFolder } from './sqlite-place.js';
 
 export interface SqliteOptions {
@@ -53,8 +53,6 @@ export interface SqliteOptions {
 /** SQLite's primary result codes (the low byte of an extended code), by what they mean here. */
 const BUSY = [5, 6];
 const [READONLY, IOERR, CORRUPT, FULL, CANTOPEN, NOTADB] = [8, 10, 11, 13, 14, 26];
-/** The schema's version, in SQLite's user_version: a ledger of another version is not written to. */
-const SCHEMA_VERSION = 3;
 
 export async function openSqlite(options: SqliteOptions): Promise<Database> {
   const { dir, readOnly = false } = options;

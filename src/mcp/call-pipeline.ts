@@ -52,6 +52,7 @@ export function toolCalls(connection: ClientConnection, known: PublicTools) {
       },
       runtime.log,
     );
+    const notes: string[] = [];
     const contextOf: ContextOf = ({ workspace, approval }) => ({
       ...connection.forCall(extra, requestClient(connection.server, extra).modern, workspace),
       runtime,
@@ -60,11 +61,13 @@ export function toolCalls(connection: ClientConnection, known: PublicTools) {
       toolName: known.name,
       progress: gate.progress,
       approval,
+      note: (line) => notes.push(line),
     });
     const ran = await guarded(tool, connection, async () => {
       const inputs = await settleInputs(connection, tool, args.valid, { name, given }, extra, contextOf);
       if ('ask' in inputs) return inputs.ask;
-      return check(tool, schemas, scrub(await tool.run(args.valid, inputs.context), connection), connection);
+      const result = withNotes(await tool.run(args.valid, inputs.context), notes);
+      return check(tool, schemas, scrub(result, connection), connection);
     });
     if (isInputRequiredResult(ran)) return ran;
     // The last progress notification is on its way before the result follows it.
@@ -75,6 +78,13 @@ export function toolCalls(connection: ClientConnection, known: PublicTools) {
 }
 
 type Schemas = ReturnType<typeof toolSchemas>;
+
+/** A result with the notes of its call (a limit nearly reached) at the end of its text. */
+function withNotes(result: CallToolResult, notes: readonly string[]): CallToolResult {
+  const [first, ...rest] = result.content;
+  if (notes.length === 0 || first?.type !== 'text') return result;
+  return { ...result, content: [{ ...first, text: `${first.text}\n\n${notes.join('\n')}` }, ...rest] };
+}
 
 /**
  * The caller: the subject of the OAuth token the HTTP transport verified, else the one person

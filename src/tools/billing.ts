@@ -8,15 +8,17 @@
 import { z } from 'zod';
 import { ServiceError } from '../gateway/errors.js';
 import {
-  type BillableCall,
   type CallEnd,
+  type Crossing,
+  crossingSentence,
   type Ledger,
   type LedgerCall,
   LedgerUnavailable,
 } from '../ledger/ledger.js';
 import { UserError } from '../lib/user-error.js';
-import type { ToolContext } from './define.js';
+import type { BillableCall, ToolContext } from './define.js';
 import { MaybeBilled } from './results.js';
+import { budgetEvent, budgetWebhookOf } from './usage/budget-webhook.js';
 
 export type { BillableCall, LedgerCall };
 
@@ -60,12 +62,14 @@ export async function billed<R>(
   const begun = await ledger
     .begin({
       ...call,
+      by: ctx.principal,
       inputs: { ...call.inputs, gateway: gatewayOf(ctx) },
       allowDuplicate: call.allowDuplicate || !duplicate,
     })
     .catch(notSent);
   if (begun.status === 'limited') throw new UserError(begun.sentence);
   if (begun.status === 'duplicate') return (duplicate as NonNullable<typeof duplicate>)(begun.earlier);
+  tellCrossings(ctx, begun.crossed, begun.id);
   ctx.approval.spend(call.kind);
   let ended = false;
   const end = async (result: CallEnd) => {
@@ -92,6 +96,17 @@ export async function billed<R>(
   } finally {
     await end({ outcome: 'declined', reason: 'not sent' });
   }
+}
+
+/**
+ * The limits a call takes past 80 % or 100 %: one line in its result for each (the higher share
+ * crossed), and each crossing to the budget webhook, in the background.
+ */
+function tellCrossings(ctx: ToolContext, crossed: readonly Crossing[], callId: string): void {
+  const highest = new Map(crossed.map((c) => [c.limit, c]));
+  for (const c of highest.values()) ctx.note?.(crossingSentence(c));
+  const webhook = budgetWebhookOf(ctx.runtime);
+  for (const c of webhook ? crossed : []) webhook?.send(budgetEvent(c, ctx.principal.id, callId, Date.now()));
 }
 
 /**

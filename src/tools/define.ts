@@ -6,7 +6,7 @@ import type { Config } from '../config/config.js';
 import type { ConfirmKind } from '../config/confirm-kinds.js';
 import type { ToolGroup } from '../config/tool-groups.js';
 import type { Workspace } from '../files/workspace.js';
-import type { BillableCall } from '../ledger/ledger.js';
+import type { BillableCall as LedgerBillableCall } from '../ledger/ledger.js';
 import type { Logger } from '../lib/log.js';
 import type { Runtime } from '../runtime.js';
 
@@ -41,6 +41,9 @@ export interface Progress {
   total?: number;
   message?: string;
 }
+
+/** A billed call as a tool describes it: billed() adds who calls (the context's principal). */
+export type BillableCall = Omit<LedgerBillableCall, 'by'>;
 
 /**
  * Who calls: an OAuth token's subject (`id`) and the client it was issued to (`client`); with
@@ -91,6 +94,8 @@ export interface ToolContext {
   savedFile(path: string, mimeType: string, description: string, bytes?: number): ResourceLink;
   /** What the person approved before run(): billed() asks it before a call is begun. */
   approval: Approval;
+  /** Adds a line to the end of the result's text (billed(): a limit past 80 %); none outside a call. */
+  note?(line: string): void;
 }
 
 /**

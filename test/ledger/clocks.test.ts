@@ -24,8 +24,8 @@ const log = { level: 'error', error: quiet, warn: quiet, info: quiet, debug: qui
 const ledger = Ledger.open({ dir: task.dir, limits: parseLimits(task.limits).value, log, keptCalls: task.keptCalls });
 const statuses = [];
 const calls = [
-  ...Array.from({ length: task.videos }, (_, i) => ({ kind: 'video', tool: 'video_generate', model: 'xai/grok-imagine-video', text: task.name + ' video ' + i })),
-  ...Array.from({ length: task.chats }, (_, i) => ({ kind: 'chat', tool: 'ask_model', model: 'openai/gpt-4o-mini', text: task.name + ' question ' + i })),
+  ...Array.from({ length: task.videos }, (_, i) => ({ kind: 'video', by: { id: task.name }, tool: 'video_generate', model: 'xai/grok-imagine-video', text: task.name + ' video ' + i })),
+  ...Array.from({ length: task.chats }, (_, i) => ({ kind: 'chat', by: { id: task.name }, tool: 'ask_model', model: 'openai/gpt-4o-mini', text: task.name + ' question ' + i })),
 ];
 for (const call of calls) {
   const result = await ledger.begin(call);

@@ -40,10 +40,16 @@ describe('GATEWAY_LIMITS', () => {
     );
     expect(limits('')).toEqual([]);
     expect(limits('video=1/hour,video=3/day')).toHaveLength(2);
+    expect(limits('video=3/week,cost=20/month').map((l) => [l.period, l.perUser])).toEqual([
+      ['week', undefined],
+      ['month', undefined],
+    ]);
   });
 
   it('says what is wrong with a limit', () => {
-    expect(limitError('video=5/week')).toBe('"video=5/week": the period must be hour, day or session');
+    expect(limitError('video=5/fortnight')).toBe(
+      '"video=5/fortnight": the period must be hour, day, week, month or session',
+    );
     expect(limitError('vidoe=5/day')).toBe(
       '"vidoe=5/day": unknown kind vidoe; kinds are video, speech, transcription, chat, search, fetch and cost',
     );
@@ -56,9 +62,12 @@ describe('GATEWAY_LIMITS', () => {
   });
 
   it('stops start-up with exit status 2 and one line naming GATEWAY_LIMITS', async () => {
-    expect(() => parseCommandLine([], { GATEWAY_LIMITS: 'video=5/week' }, '/work/project')).toThrow(
-      'invalid GATEWAY_LIMITS (--limits): "video=5/week": the period must be hour, day or session (got "video=5/week")',
+    expect(() => parseCommandLine([], { GATEWAY_LIMITS: 'video=5/fortnight' }, '/work/project')).toThrow(
+      'invalid GATEWAY_LIMITS (--limits): "video=5/fortnight": the period must be hour, day, week, month or session (got "video=5/fortnight")',
     );
+    expect(() =>
+      parseCommandLine([], { GATEWAY_LIMITS_PER_USER: 'video=5/fortnight' }, '/work/project'),
+    ).toThrow('invalid GATEWAY_LIMITS_PER_USER (--limits-per-user): "video=5/fortnight"');
     const run = await runCli([], { GATEWAY_LIMITS: 'video=five/day' });
     expect(run.code).toBe(2);
     expect(run.stderr.trim()).toBe(

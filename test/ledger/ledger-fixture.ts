@@ -169,12 +169,12 @@ export interface Setup {
 /** A ledger on a new place of `store`, with GATEWAY_LIMITS and GATEWAY_PRICES as written. */
 export async function setup(
   store: StoreUnderTest,
-  options: { limits?: string; prices?: string; place?: Place } & Omit<
+  options: { limits?: string; limitsPerUser?: string; prices?: string; place?: Place } & Omit<
     Partial<LedgerOptions>,
-    'limits' | 'prices' | 'dir' | 'url' | 'log'
+    'limits' | 'limitsPerUser' | 'prices' | 'dir' | 'url' | 'log'
   > = {},
 ): Promise<Setup> {
-  const { limits = '', prices = '', place: given, ...rest } = options;
+  const { limits = '', limitsPerUser = '', prices = '', place: given, ...rest } = options;
   const place = given ?? (await store.place());
   const clock = { now: START };
   const warnings: string[] = [];
@@ -188,11 +188,13 @@ export async function setup(
   };
   const parsedLimits = parseLimits(limits);
   const parsedPrices = parsePrices(prices);
-  if (!parsedLimits.ok || !parsedPrices.ok) throw new Error('bad test setting');
+  const perUser = parseLimits(limitsPerUser);
+  if (!parsedLimits.ok || !parsedPrices.ok || !perUser.ok) throw new Error('bad test setting');
   const options_ = (more: Partial<LedgerOptions>): LedgerOptions => ({
     ...place,
     log,
     limits: parsedLimits.value,
+    limitsPerUser: perUser.value,
     prices: parsedPrices.value,
     ...(store.movableClock ? { now: () => clock.now } : {}),
     ...rest,
@@ -222,6 +224,9 @@ function tracked<T extends LedgerReader>(ledger: T): T {
 
 export const VIDEO_MODEL = 'xai/grok-imagine-video';
 
+/** Who the fixture's calls are for, unless a test says. */
+export const ANA = { id: 'ana', client: 'cli-a' };
+
 /** A video submit of 6 seconds, as video_generate begins it. */
 export function video(
   text = 'a red fox running through snow at dawn',
@@ -229,6 +234,7 @@ export function video(
 ): BillableCall {
   return {
     kind: 'video',
+    by: ANA,
     tool: 'video_generate',
     model: VIDEO_MODEL,
     text,
@@ -239,11 +245,11 @@ export function video(
 }
 
 export function chat(text: string): BillableCall {
-  return { kind: 'chat', tool: 'ask_model', model: 'openai/gpt-4o-mini', text };
+  return { kind: 'chat', by: ANA, tool: 'ask_model', model: 'openai/gpt-4o-mini', text };
 }
 
 export function speech(text: string, more: Partial<BillableCall> = {}): BillableCall {
-  return { kind: 'speech', tool: 'audio_speech', model: 'openai/tts-1', text, ...more };
+  return { kind: 'speech', by: ANA, tool: 'audio_speech', model: 'openai/tts-1', text, ...more };
 }
 
 /** Begins a call that must go, and returns its id. */

@@ -171,17 +171,17 @@ describe('a database the ledger cannot use', () => {
     expect(sqliteRows(place.dir).map((row) => row.words)).toEqual(['on a new ledger']);
   });
 
-  it('is refused when another version of gateway-tools-mcp wrote it', async () => {
+  it('is refused when another version of gateway-tools-mcp wrote it, the one before this too', async () => {
     const { ledger: first, open, place } = await setup(SQLITE);
     await go(first, chat('x'));
     await first.close();
     const db = new DatabaseSync(join(place.dir, DATABASE));
-    db.exec('PRAGMA user_version = 7');
+    db.exec('PRAGMA user_version = 3');
     db.close();
     const { error } = await refusal(open().begin(chat('y')));
     expect(error).toBeInstanceOf(LedgerUnavailable);
     expect(error.message).toContain(
-      'was written by another version of gateway-tools-mcp (ledger version 7, this one reads 3)',
+      'was written by another version of gateway-tools-mcp (ledger version 3, this one reads 4)',
     );
     expect(sqliteRows(place.dir)).toHaveLength(1);
   });

@@ -56,7 +56,7 @@ describe.each(stores)('the ledger on $name', (store) => {
       const { ledger, open, place, now } = await setup(store);
       const result = await ledger.begin(video(PROMPT, { idempotencyKey: 'gtm-key-1' }));
       const hash = callHash(video(PROMPT));
-      expect(result).toEqual({ status: 'go', id: expect.any(String), hash });
+      expect(result).toEqual({ status: 'go', id: expect.any(String), hash, crossed: [] });
       if (result.status !== 'go') return;
 
       // Read by another process's ledger: committed, not only in this one's memory.
@@ -65,6 +65,8 @@ describe.each(stores)('the ledger on $name', (store) => {
       expect(begun).toEqual({
         id: result.id,
         at: expect.any(String),
+        person: 'ana',
+        client: 'cli-a',
         kind: 'video',
         tool: 'video_generate',
         model: VIDEO_MODEL,
@@ -319,6 +321,7 @@ describe.each(stores)('the ledger on $name', (store) => {
           subject: 'video',
           period: 'day',
           max: 5,
+          perUser: false,
           used: 2,
           left: 3,
           unpriced: 0,
@@ -330,6 +333,7 @@ describe.each(stores)('the ledger on $name', (store) => {
           subject: 'speech',
           period: 'hour',
           max: 3,
+          perUser: false,
           used: 1,
           left: 2,
           unpriced: 0,
@@ -341,6 +345,7 @@ describe.each(stores)('the ledger on $name', (store) => {
           subject: 'cost',
           period: 'day',
           max: 10,
+          perUser: false,
           used: expect.closeTo(0.83),
           left: expect.closeTo(9.17),
           unpriced: 1,
@@ -462,6 +467,8 @@ describe('the ledger on SQLite, as its clock moves', () => {
       session: ledger.sessionId,
       pid: process.pid,
       host: hostname().slice(0, 255),
+      person: 'ana',
+      client: 'cli-a',
       kind: 'video',
       tool: 'video_generate',
       model: VIDEO_MODEL,

@@ -96,6 +96,8 @@ describe.skipIf(!HAS_POSTGRES)(
         session: 'session-a',
         pid: process.pid,
         host: 'host-a',
+        person: 'ana',
+        client: null,
         kind,
         tool: 'video_submit',
         model: 'sora-2',
@@ -340,14 +342,14 @@ describe.skipIf(!HAS_POSTGRES)(
       const admin = await connect(url);
       // 2,500 calls, the first 100 of them two days old.
       await admin.query(
-        `INSERT INTO gateway_ledger_calls (id, began_at, session, pid, host, kind, tool, model, hash, words)
+        `INSERT INTO gateway_ledger_calls (id, began_at, session, pid, host, person, kind, tool, model, hash, words)
        SELECT 'bulk-' || n, (extract(epoch from clock_timestamp()) * 1000)::bigint - CASE WHEN n <= 100 THEN $1::bigint ELSE 0 END,
-         's', 1, 'h', 'chat', 'chat', 'm', 'h' || n, 'w' FROM generate_series(1, 2500) AS n`,
+         's', 1, 'h', 'p', 'chat', 'chat', 'm', 'h' || n, 'w' FROM generate_series(1, 2500) AS n`,
         [2 * DAY],
       );
       const now = await store.now();
       const pages: CallRow[][] = [];
-      await exportPages(store, Number.NEGATIVE_INFINITY, (rows) => {
+      await exportPages(store, Number.NEGATIVE_INFINITY, null, (rows) => {
         pages.push(rows);
       });
       expect(pages.map((rows) => rows.length)).toEqual([1000, 1000, 500]);
@@ -355,14 +357,14 @@ describe.skipIf(!HAS_POSTGRES)(
         Array.from({ length: 2500 }, (_, i) => `bulk-${i + 1}`),
       );
       let sinceADay = 0;
-      await exportPages(store, now - DAY, (rows) => {
+      await exportPages(store, now - DAY, null, (rows) => {
         sinceADay += rows.length;
       });
       expect(sinceADay).toBe(2400);
       // The time given is included.
       const firstRecent = pages.flat()[100] as CallRow;
       const fromIt: string[] = [];
-      await exportPages(store, firstRecent.beganAt, (rows) => {
+      await exportPages(store, firstRecent.beganAt, null, (rows) => {
         fromIt.push(...rows.map((row) => row.id));
       });
       expect(fromIt[0]).toBe('bulk-101');
@@ -385,7 +387,7 @@ describe.skipIf(!HAS_POSTGRES)(
       const url = await freshDatabase();
       const reader = await open(url, WAIT_MS, true);
       expect(await latestCalls(reader, 10)).toEqual([]);
-      expect(await usageRows(reader, await reader.now(), 'session-a')).toEqual([]);
+      expect(await usageRows(reader, await reader.now(), 'session-a', null)).toEqual([]);
       const admin = await connect(url);
       const { rows } = await admin.query(`SELECT to_regclass('gateway_ledger_calls') IS NULL AS missing`);
       expect(rows[0].missing).toBe(true);

@@ -86,6 +86,8 @@ if (task.action === 'hold') {
         session: `hold-${name}`,
         pid: process.pid,
         host: 'holder',
+        person: `local:${name}`,
+        client: null,
         kind: 'chat',
         tool: 'ask_model',
         model: 'openai/gpt-4o-mini',
@@ -128,6 +130,7 @@ async function act(round: number): Promise<unknown> {
       const results = await Promise.all(
         Array.from({ length: task.calls ?? 2 }, async (_, i) => {
           const result = await ledger.begin({
+            by: { id: `local:${name}` },
             kind: 'video',
             tool: 'video_generate',
             model: 'xai/grok-imagine-video',
@@ -146,6 +149,7 @@ async function act(round: number): Promise<unknown> {
     }
     case 'hang': {
       const result = await ledger.begin({
+        by: { id: `local:${name}` },
         kind: 'video',
         tool: 'video_generate',
         model: 'xai/grok-imagine-video',
@@ -159,6 +163,7 @@ async function act(round: number): Promise<unknown> {
     case 'stream': {
       for (let i = 0; i < (task.calls ?? 100); i++) {
         const result = await ledger.begin({
+          by: { id: `local:${name}` },
           kind: 'chat',
           tool: 'ask_model',
           model: 'openai/gpt-4o-mini',
@@ -173,6 +178,7 @@ async function act(round: number): Promise<unknown> {
     case 'many': {
       for (let i = 0; i < (task.calls ?? 100); i++) {
         const result = await ledger.begin({
+          by: { id: `local:${name}` },
           kind: 'speech',
           tool: 'audio_speech',
           model: `${'é'.repeat(250)}-${name}`,
@@ -198,6 +204,7 @@ async function act(round: number): Promise<unknown> {
       const report: CallReport = { status: null, error: null, ms: 0, ticks: 0 };
       try {
         const result = await ledger.begin({
+          by: { id: `local:${name}` },
           kind: 'chat',
           tool: 'ask_model',
           model: 'openai/gpt-4o-mini',

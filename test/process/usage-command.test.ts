@@ -33,7 +33,7 @@ async function recordCalls(dir: string): Promise<void> {
     { kind: 'chat', tool: 'ask_model', model: 'openai/gpt-4o-mini', text: 'what is a ledger', amount: 1000 },
   ] as const;
   for (const { amount, ...call } of calls) {
-    const begun = await ledger.begin(call);
+    const begun = await ledger.begin({ ...call, by: { id: 'local:test' } });
     if (begun.status !== 'go') throw new Error(begun.status);
     await ledger.end(begun.id, {
       outcome: 'accepted',
@@ -113,9 +113,9 @@ describe('gateway-tools-mcp usage', () => {
       not_billed: 0,
     });
     expect(data.limits).toEqual([
-      { limit: 'video=2/day', used: 2, left: 0, next_at: expect.stringMatching(/Z$/) },
-      { limit: 'chat=100/hour', used: 1, left: 99, next_at: null },
-      { limit: 'speech=3/session', used: null, left: null, next_at: null },
+      { limit: 'video=2/day', scope: 'everyone', used: 2, left: 0, next_at: expect.stringMatching(/Z$/) },
+      { limit: 'chat=100/hour', scope: 'everyone', used: 1, left: 99, next_at: null },
+      { limit: 'speech=3/session', scope: 'everyone', used: null, left: null, next_at: null },
     ]);
     expect(data.latest.map((c) => [c.tool, c.outcome, c.words])).toEqual([
       ['ask_model', 'accepted', 'what is a ledger'],
@@ -174,6 +174,8 @@ describe('gateway-tools-mcp ledger export', () => {
     expect(Object.keys(calls[0] as object)).toEqual([
       'id',
       'at',
+      'person',
+      'client',
       'kind',
       'tool',
       'model',
@@ -223,22 +225,112 @@ describe('gateway-tools-mcp ledger export', () => {
     const unknown = await runCli(['ledger', 'import']);
     expect([unknown.code, unknown.stderr]).toEqual([
       2,
-      'gateway-tools-mcp: ledger takes one command: ledger export [--since TIME]\n',
+      'gateway-tools-mcp: ledger takes one command: ledger export [--since TIME] [--user ID] [--format jsonl|csv]\n',
     ]);
   });
 });
 
 describe('an invalid GATEWAY_LIMITS', () => {
   it('stops start-up, doctor and usage alike: exit status 2 and one line naming it', async () => {
-    const env = { GATEWAY_LIMITS: 'video=5/week' };
+    const env = { GATEWAY_LIMITS: 'video=5/fortnight' };
     expect(parseLimits(env.GATEWAY_LIMITS).ok).toBe(false);
     const runs = await Promise.all([runCli([], env), runCli(['doctor'], env), runCli(['usage'], env)]);
     for (const run of runs) {
       expect(run.code).toBe(2);
       expect(run.stdout).toBe('');
       expect(run.stderr).toBe(
-        'gateway-tools-mcp: invalid GATEWAY_LIMITS (--limits): "video=5/week": the period must be hour, day or session (got "video=5/week")\n',
+        'gateway-tools-mcp: invalid GATEWAY_LIMITS (--limits): "video=5/fortnight": the period must be hour, day, week, month or session (got "video=5/fortnight")\n',
       );
     }
+  });
+});
+
+describe('by person: usage --by-user and ledger export --user --format csv', () => {
+  /** Two people's calls: Ana's two videos (one prompt a spreadsheet would run), Bob's question. */
+  async function recordPeople(dir: string): Promise<void> {
+    const ledger = Ledger.open({ dir, log: quiet, limitsPerUser: limits('video=3/day') });
+    const calls = [
+      {
+        by: { id: 'ana', client: 'claude-code' },
+        kind: 'video',
+        text: 'a heron, at dawn "slowly"',
+        amount: 8,
+      },
+      { by: { id: 'ana' }, kind: 'video', text: '=HYPERLINK("http://x")', amount: 6 },
+      { by: { id: 'bob' }, kind: 'chat', text: 'what is a ledger', amount: 1000 },
+    ] as const;
+    for (const { amount, ...call } of calls) {
+      const model = call.kind === 'video' ? 'xai/grok-imagine-video' : 'openai/gpt-4o-mini';
+      const begun = await ledger.begin({ ...call, tool: `${call.kind}_tool`, model });
+      if (begun.status !== 'go') throw new Error(begun.status);
+      await ledger.end(begun.id, { outcome: 'accepted', amount });
+    }
+    await ledger.close();
+  }
+  const limits = (text: string) => {
+    const parsed = parseLimits(text);
+    if (!parsed.ok) throw new Error(parsed.error);
+    return parsed.value;
+  };
+
+  it("lists each person's calls, cost and per-person limits, as a table and as --json", async () => {
+    const dir = tempDir('gtm-ledger-');
+    await recordPeople(dir);
+    const env = {
+      GATEWAY_LEDGER_DIR: dir,
+      GATEWAY_LIMITS_PER_USER: 'video=3/day',
+      GATEWAY_PRICES: 'xai/*=0.05/second',
+    };
+    const table = await runCli(['usage', '--by-user'], env);
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout.split('\n').slice(0, 5)).toEqual([
+      `Billed calls by person (ledger ${dir})`,
+      '',
+      '  person  last 24 h  this month  cost 24 h  cost month  video=3/day',
+      '  ana     2 video    2 video     0.7        0.7         2 used, 1 left',
+      '  bob     1 chat     1 chat      0          0           0 used, 3 left',
+    ]);
+    const json = await runCli(['usage', '--by-user', '--json'], env);
+    const { people } = JSON.parse(json.stdout) as {
+      people: { person: string; limits: { used: number }[] }[];
+    };
+    expect(people.map((p) => [p.person, p.limits[0]?.used])).toEqual([
+      ['ana', 2],
+      ['bob', 0],
+    ]);
+    // The plain report leaves per-person limits to --by-user, and says so.
+    expect((await runCli(['usage'], env)).stdout).toContain(
+      'Limits per person (GATEWAY_LIMITS_PER_USER) are shown by gateway-tools-mcp usage --by-user.',
+    );
+  });
+
+  it("exports one person's calls as CSV and as JSON Lines", async () => {
+    const dir = tempDir('gtm-ledger-');
+    await recordPeople(dir);
+    const csv = await runCli(['ledger', 'export', '--user', 'ana', '--format', 'csv'], {
+      GATEWAY_LEDGER_DIR: dir,
+    });
+    expect(csv.code, csv.stderr).toBe(0);
+    const rows = csv.stdout.split('\r\n');
+    expect(rows[0]).toBe(
+      'id,at,person,client,kind,tool,model,words,outcome,job_id,idempotency_key,amount,unit,cost,file,reason,ended_at,pid',
+    );
+    expect(rows).toHaveLength(4); // the header, two calls, and the last line's end
+    expect(rows[1]).toMatch(
+      /^\w+,\d{4}-[\d:T.-]+Z,ana,claude-code,video,video_tool,xai\/grok-imagine-video,"a heron, at dawn ""slowly""",accepted,,,8,seconds,,,,\d{4}-[\d:T.-]+Z,\d+$/,
+    );
+    // A cell a spreadsheet would run as a formula is shown as text.
+    expect(rows[2]).toContain(`,ana,,video,video_tool,xai/grok-imagine-video,"'=HYPERLINK(""http://x"")",`);
+    const jsonl = await runCli(['ledger', 'export', '--user=bob'], { GATEWAY_LEDGER_DIR: dir });
+    const lines = jsonl.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines.map((c) => [c.person, c.client, c.words])).toEqual([['bob', null, 'what is a ledger']]);
+    const wrong = await runCli(['ledger', 'export', '--format', 'xlsx'], { GATEWAY_LEDGER_DIR: dir });
+    expect([wrong.code, wrong.stderr]).toEqual([
+      2,
+      'gateway-tools-mcp: invalid --format "xlsx": jsonl or csv\n',
+    ]);
   });
 });

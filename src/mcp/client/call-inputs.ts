@@ -11,7 +11,13 @@ import type { BilledKind } from '../../config/billed-kinds.js';
 import type { Workspace } from '../../files/workspace.js';
 import { UserError } from '../../lib/user-error.js';
 import { notSent } from '../../tools/billing.js';
-import type { AnyToolDefinition, Approval, Confirmation, ToolContext } from '../../tools/define.js';
+import type {
+  AnyToolDefinition,
+  Approval,
+  Confirmation,
+  Principal,
+  ToolContext,
+} from '../../tools/define.js';
 import type { RequestExtra } from '../server.js';
 import type { Answer } from './confirm.js';
 import type { ClientConnection } from './connection.js';
@@ -64,16 +70,17 @@ export async function settleInputs(
   if (round) {
     const inRound = await confirmations.inRound(confirmation, round, log);
     if ('ask' in inRound) {
-      await refuseIfLimited(connection, confirmation);
+      await refuseIfLimited(connection, confirmation, unasked.principal);
       return { ask: await round.ask(connection.runtime, 'confirm', inRound.ask) };
     }
     answer = inRound;
   } else {
-    await refuseIfLimited(connection, confirmation);
+    await refuseIfLimited(connection, confirmation, unasked.principal);
     answer = await confirmations.ask(confirmation, extra, log);
   }
   if (!answer.approved) {
-    if (answer.recorded !== false) await recordDeclined(connection, confirmation, answer.reason, log);
+    if (answer.recorded !== false)
+      await recordDeclined(connection, confirmation, unasked.principal, answer.reason, log);
     throw new UserError(answer.sentence);
   }
   return { context: contextOf({ ...settled, approval: approvalOf(confirmation.call.kind, asked) }) };
@@ -97,9 +104,13 @@ function approvalOf(
 }
 
 /** A call its limits would refuse now is refused before anyone is asked to approve it. */
-async function refuseIfLimited(connection: ClientConnection, confirmation: Confirmation): Promise<void> {
+async function refuseIfLimited(
+  connection: ClientConnection,
+  confirmation: Confirmation,
+  by: Principal,
+): Promise<void> {
   const checked = await ledgerOf(connection)
-    .check(confirmation.call)
+    .check({ ...confirmation.call, by })
     .catch((error: unknown) => notSent(error));
   if (checked.status === 'limited') throw new UserError(checked.sentence);
 }
@@ -107,11 +118,12 @@ async function refuseIfLimited(connection: ClientConnection, confirmation: Confi
 async function recordDeclined(
   connection: ClientConnection,
   confirmation: Confirmation,
+  by: Principal,
   reason: string,
   log: ToolContext['log'],
 ): Promise<void> {
   try {
-    await ledgerOf(connection).decline(confirmation.call, reason);
+    await ledgerOf(connection).decline({ ...confirmation.call, by }, reason);
   } catch (error) {
     log.warn(
       `ledger: the declined ${confirmation.call.kind} call was not recorded (${(error as Error).message})`,

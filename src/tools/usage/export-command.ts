@@ -1,6 +1,7 @@
-// `gateway-tools-mcp ledger export [--since TIME]`: every billed call in the ledger as JSON Lines
-// on stdout, oldest first, for `jq` and spreadsheets. Read only, like `usage`: nothing is made
-// or written, and a ledger not made yet exports nothing.
+// `gateway-tools-mcp ledger export [--since TIME] [--user ID] [--format jsonl|csv]`: every billed
+// call in the ledger (or one person's) as JSON Lines or CSV on stdout, oldest first, for `jq` and
+// spreadsheets. Read only, like `usage`: nothing is made or written, and a ledger not made yet
+// exports nothing.
 
 import type { Config } from '../../config/config.js';
 import { ConfigError } from '../../config/config.js';
@@ -12,6 +13,9 @@ import { ledgerReader } from './read-usage.js';
 interface ExportedCall {
   id: string;
   at: string;
+  /** Who called (an OAuth token's subject, or `local:<user>`), and through which client. */
+  person: string;
+  client: string | null;
   kind: string;
   tool: string;
   model: string;
@@ -30,29 +34,74 @@ interface ExportedCall {
   pid: number;
 }
 
+export interface ExportOptions {
+  since?: string | undefined;
+  user?: string | undefined;
+  format?: 'jsonl' | 'csv' | undefined;
+}
+
 /** Writes the lines with `write`, which may wait (a full pipe). Throws LedgerUnavailable, or ConfigError for --since. */
 export async function exportCommand(
   config: Config,
-  since: string | undefined,
+  { since, user, format = 'jsonl' }: ExportOptions,
   log: Logger,
   write: (text: string) => Promise<void>,
   now: number = Date.now(),
 ): Promise<void> {
   const from = since === undefined ? 0 : sinceTime(since, now);
   const reader = ledgerReader(config, log);
+  const line =
+    format === 'csv'
+      ? (call: ExportedCall) => `${COLUMNS.map((column) => csvCell(call[column])).join(',')}\r\n`
+      : (call: ExportedCall) => `${JSON.stringify(call)}\n`;
   try {
-    await reader.exportCalls(from, (calls) =>
-      write(calls.map((c) => `${JSON.stringify(exported(c))}\n`).join('')),
-    );
+    if (format === 'csv') await write(`${COLUMNS.join(',')}\r\n`);
+    await reader.exportCalls(from, (calls) => write(calls.map((c) => line(exported(c))).join('')), user);
   } finally {
     await reader.close();
   }
+}
+
+/** The CSV header: the JSON Lines keys, in their order. */
+const COLUMNS: readonly (keyof ExportedCall)[] = [
+  'id',
+  'at',
+  'person',
+  'client',
+  'kind',
+  'tool',
+  'model',
+  'words',
+  'outcome',
+  'job_id',
+  'idempotency_key',
+  'amount',
+  'unit',
+  'cost',
+  'file',
+  'reason',
+  'ended_at',
+  'pid',
+];
+
+/**
+ * A CSV cell (RFC 4180): quoted when it holds a comma, quote or line break; null is empty. Text
+ * that a spreadsheet would run as a formula (a prompt's words beginning with =, +, -, @) is
+ * prefixed with ' so that it is shown, not run.
+ */
+function csvCell(value: string | number | null): string {
+  if (value === null) return '';
+  if (typeof value === 'number') return String(value);
+  const text = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
 function exported(call: LedgerCall): ExportedCall {
   return {
     id: call.id,
     at: call.at,
+    person: call.person,
+    client: call.client,
     kind: call.kind,
     tool: call.tool,
     model: call.model,

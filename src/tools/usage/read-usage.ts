@@ -21,14 +21,15 @@ export function ledgerExists(config: Config): boolean {
 }
 
 /**
- * This server's report: its own ledger (which knows this process's calls as they happen), or,
- * while no folder exists, a reading of none. Throws LedgerUnavailable when it cannot be read.
+ * This server's report for `person`: its own ledger (which knows this process's calls as they
+ * happen), or, while no folder exists, a reading of none. Throws LedgerUnavailable when it cannot
+ * be read.
  */
-export async function serverUsage(runtime: Runtime): Promise<UsageReport> {
-  if (ledgerExists(runtime.config)) return runtime.ledger().usage(LATEST_CALLS);
+export async function serverUsage(runtime: Runtime, person: string): Promise<UsageReport> {
+  if (ledgerExists(runtime.config)) return runtime.ledger().usage(LATEST_CALLS, person);
   const reader = ledgerReader(runtime.config, runtime.log);
   try {
-    return await reader.usage(LATEST_CALLS);
+    return await reader.usage(LATEST_CALLS, person);
   } finally {
     await reader.close();
   }

@@ -6,12 +6,29 @@ import type { Config } from '../../config/config.js';
 import type { Logger } from '../../lib/log.js';
 import { ledgerExists, ledgerReader } from './read-usage.js';
 import { LATEST_CALLS, usageData } from './usage-data.js';
-import { usageTable } from './usage-text.js';
+import { byPersonTable, usageTable } from './usage-text.js';
 
-/** What to print on stdout. Throws LedgerUnavailable when the ledger cannot be read. */
-export async function usageCommand(config: Config, json: boolean, log: Logger): Promise<string> {
+/**
+ * What to print on stdout: the report, or with `byUser` each person's use and per-person limits.
+ * Throws LedgerUnavailable when the ledger cannot be read.
+ */
+export async function usageCommand(
+  config: Config,
+  json: boolean,
+  log: Logger,
+  byUser = false,
+): Promise<string> {
   const exists = ledgerExists(config);
   const reader = ledgerReader(config, log);
+  if (byUser) {
+    try {
+      const people = await reader.usageByPerson();
+      if (json) return `${JSON.stringify({ ledger: reader.where, people }, null, 2)}\n`;
+      return byPersonTable(reader.where, people, Date.now());
+    } finally {
+      await reader.close();
+    }
+  }
   let report: Awaited<ReturnType<typeof reader.usage>>;
   try {
     report = await reader.usage(LATEST_CALLS);
@@ -21,7 +38,9 @@ export async function usageCommand(config: Config, json: boolean, log: Logger): 
   const data = usageData(report, false);
   if (json) return `${JSON.stringify({ ...data, ledger_exists: exists }, null, 2)}\n`;
   const note = exists
-    ? undefined
+    ? config.limitsPerUser.length > 0
+      ? 'Limits per person (GATEWAY_LIMITS_PER_USER) are shown by gateway-tools-mcp usage --by-user.'
+      : undefined
     : `There is no ledger yet in ${config.ledgerDir}: no billed call has been recorded there.`;
   return usageTable(data, Date.parse(report.at), note);
 }

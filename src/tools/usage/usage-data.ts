@@ -1,7 +1,7 @@
 // The usage report as data: the `usage` tool's structured content and `gateway-tools-mcp usage
 // --json`. The text forms (usage-text.ts) are written from this, so every form says the same.
 
-import { BILLED_KINDS, type BilledKind, MEASURE, type Period } from '../../config/billed-kinds.js';
+import { BILLED_KINDS, type BilledKind, MEASURE, type ReportPeriod } from '../../config/billed-kinds.js';
 import type { PeriodUsage, UsageReport } from '../../ledger/reports.js';
 
 /** How many of the latest calls a report lists. */
@@ -23,8 +23,10 @@ export interface PeriodData {
 }
 
 export interface LimitData {
-  /** As written in GATEWAY_LIMITS: `video=5/day`. */
+  /** As written in GATEWAY_LIMITS or GATEWAY_LIMITS_PER_USER: `video=5/day`. */
   limit: string;
+  /** `everyone`: GATEWAY_LIMITS, all calls together; `you`: GATEWAY_LIMITS_PER_USER, the caller's calls. */
+  scope: 'everyone' | 'you';
   /** Calls (or estimated cost) in the limit's period; null for a session limit seen from outside a server. */
   used: number | null;
   /** 0 when used up. */
@@ -47,7 +49,9 @@ export interface UsageData {
   /** The ledger's folder. */
   ledger: string;
   /** hour and day (rolling, every process of this user) and, in a server, session (this process). */
-  periods: Partial<Record<Period, PeriodData>>;
+  periods: Partial<Record<ReportPeriod, PeriodData>>;
+  /** The same periods, of the caller's calls alone (in a server). */
+  you?: { person: string; periods: Partial<Record<ReportPeriod, PeriodData>> };
   limits: LimitData[];
   /** Newest first. */
   latest: LatestCall[];
@@ -58,18 +62,30 @@ export interface UsageData {
  * left out and session limits show no use.
  */
 export function usageData(report: UsageReport, withSession: boolean): UsageData {
-  const periods: Partial<Record<Period, PeriodData>> = {
+  const periods: Partial<Record<ReportPeriod, PeriodData>> = {
     hour: periodData(report.periods.hour),
     day: periodData(report.periods.day),
   };
   if (withSession) periods.session = periodData(report.periods.session);
+  const { mine } = report;
   return {
     ledger: report.dir,
     periods,
+    ...(mine && report.person !== null
+      ? {
+          you: {
+            person: report.person,
+            periods: Object.fromEntries(
+              Object.keys(periods).map((p) => [p, periodData(mine[p as ReportPeriod])]),
+            ),
+          },
+        }
+      : {}),
     limits: report.limits.map((l) => {
       const unseen = !withSession && l.period === 'session';
       return {
         limit: l.limit,
+        scope: l.perUser ? ('you' as const) : ('everyone' as const),
         used: unseen ? null : round(l.used),
         left: unseen ? null : round(l.left),
         next_at: unseen ? null : l.nextAt,

@@ -6,14 +6,15 @@ import {
   type BilledKind,
   MEASURE,
   type Measure,
-  PERIODS,
-  type Period,
+  REPORT_PERIODS,
+  type ReportPeriod,
 } from '../../config/billed-kinds.js';
 import { clock, duration, money } from '../../ledger/evaluate.js';
+import type { PersonUsage } from '../../ledger/reports.js';
 import { withoutControlChars } from '../../lib/text.js';
 import type { LimitData, PeriodData, UsageData } from './usage-data.js';
 
-const PERIOD_LABEL: Record<Period, string> = {
+const PERIOD_LABEL: Record<ReportPeriod, string> = {
   hour: 'last hour',
   day: 'last 24 h',
   session: 'this session',
@@ -34,6 +35,7 @@ export function usageMarkdown(data: UsageData, now: number): string {
     `Billed calls of every server process of this user (ledger ${data.ledger}):`,
     rows ? rows.join('\n') : noCalls(data),
     notes(data),
+    yours(data),
     [limitsHeading(data), ...data.limits.map((l) => `- ${limitLine(l, now)}`)].join('\n'),
   ];
   if (data.latest.length > 0) {
@@ -77,7 +79,7 @@ interface Table {
 
 /** Calls per kind and period, and the estimated cost; null when there is nothing to show. */
 function callTable(data: UsageData): Table | null {
-  const periods = PERIODS.filter((p) => data.periods[p]);
+  const periods = REPORT_PERIODS.filter((p) => data.periods[p]);
   const shown = periods.map((p) => data.periods[p] as PeriodData);
   if (shown.every((p) => BILLED_KINDS.every((k) => p.calls[k] === 0))) return null;
   const rows = BILLED_KINDS.map((kind) => [kind, ...shown.map((p) => callCell(p, kind))]);
@@ -118,14 +120,60 @@ function notes(data: UsageData): string {
   return said.join(' ');
 }
 
+/** The caller's own calls in each period, in one line: `Yours (ana): last hour 1 video; …`. */
+function yours(data: UsageData): string {
+  if (!data.you) return '';
+  const spent = Object.entries(data.you.periods).map(([period, use]) => {
+    const calls = BILLED_KINDS.filter((kind) => use.calls[kind] > 0).map(
+      (kind) => `${use.calls[kind]} ${kind}`,
+    );
+    const cost = use.cost !== null && use.cost > 0 ? ` (about ${money(use.cost)})` : '';
+    return `${PERIOD_LABEL[period as ReportPeriod]} ${calls.length > 0 ? calls.join(', ') : 'none'}${cost}`;
+  });
+  return `Yours (${withoutControlChars(data.you.person)}): ${spent.join('; ')}.`;
+}
+
 function limitsHeading(data: UsageData): string {
+  if (data.limits.some((l) => l.scope === 'you'))
+    return 'Limits (GATEWAY_LIMITS: everyone sharing the ledger; GATEWAY_LIMITS_PER_USER: yours):';
   return data.limits.length > 0
     ? 'Limits (GATEWAY_LIMITS):'
     : 'No limits: GATEWAY_LIMITS is not set, so billed calls are not bounded.';
 }
 
 function limitLine(limit: LimitData, now: number): string {
-  return `${limit.limit}: ${limitState(limit, now)}`;
+  return `${limit.scope === 'you' ? 'yours: ' : ''}${limit.limit}: ${limitState(limit, now)}`;
+}
+
+/** `usage --by-user`: each person's calls in the last 24 hours and this month, and their limits. */
+export function byPersonTable(ledger: string, people: readonly PersonUsage[], now: number): string {
+  const kinds = (calls: Record<BilledKind, number>) =>
+    BILLED_KINDS.filter((kind) => calls[kind] > 0)
+      .map((kind) => `${calls[kind]} ${kind}`)
+      .join(', ') || 'none';
+  const priced = people.some((p) => p.dayCost !== null);
+  const limits = people[0]?.limits.map((l) => l.limit) ?? [];
+  const head = [
+    'person',
+    'last 24 h',
+    'this month',
+    ...(priced ? ['cost 24 h', 'cost month'] : []),
+    ...limits,
+  ];
+  const rows = people.map((p) => [
+    withoutControlChars(p.person),
+    kinds(p.day),
+    kinds(p.month),
+    ...(priced ? [money(p.dayCost ?? 0), money(p.monthCost ?? 0)] : []),
+    ...p.limits.map((l) =>
+      limitState({ limit: l.limit, scope: 'you', used: l.used, left: l.left, next_at: l.nextAt }, now),
+    ),
+  ]);
+  const lines = [`Billed calls by person (ledger ${ledger})`, ''];
+  if (rows.length === 0) lines.push('No billed calls this month, nor in the last 24 hours.');
+  else lines.push(...aligned([head, ...rows]).map((row) => `  ${row}`));
+  if (limits.length > 0) lines.push('', 'Limits per person: GATEWAY_LIMITS_PER_USER.');
+  return `${lines.join('\n')}\n`;
 }
 
 /** A limit's state: how much is used and left, or when the next call is possible. */

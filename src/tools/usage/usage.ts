@@ -1,5 +1,6 @@
 // `usage`: what billed calls have been made and what the limits leave, from the ledger every
-// server process of the user shares. Free: it reads local files and sends nothing.
+// server process sharing it writes: everyone's, and the caller's own beside it. Free: it reads the
+// ledger and sends nothing.
 
 import { z } from 'zod';
 import { LedgerUnavailable } from '../../ledger/ledger.js';
@@ -17,21 +18,24 @@ import { usageMarkdown } from './usage-text.js';
 const fields = z.record(z.string(), z.union([z.string(), z.number(), z.null()]));
 const counts = z.record(z.string(), z.number());
 
+/** hour, day, session: calls and amounts per kind, estimated cost, unknown and not billed. */
+const periods = z.record(
+  z.string(),
+  z.object({
+    calls: counts,
+    amounts: counts,
+    cost: z.number().nullable(),
+    unpriced: z.number(),
+    unknown: z.number(),
+    not_billed: z.number(),
+  }),
+);
+
 const outputSchema = {
   ledger: z.string(),
-  /** hour, day, session: calls and amounts per kind, estimated cost, unknown and not billed. */
-  periods: z.record(
-    z.string(),
-    z.object({
-      calls: counts,
-      amounts: counts,
-      cost: z.number().nullable(),
-      unpriced: z.number(),
-      unknown: z.number(),
-      not_billed: z.number(),
-    }),
-  ),
-  /** limit, used, left, next_at */
+  periods,
+  you: z.object({ person: z.string(), periods }).optional(),
+  /** limit, scope (everyone, you), used, left, next_at */
   limits: z.array(fields),
   /** at, tool, model, outcome, words */
   latest: z.array(fields),
@@ -48,7 +52,7 @@ export const usage = defineTool({
   async run(_args, ctx) {
     let report: Awaited<ReturnType<typeof serverUsage>>;
     try {
-      report = await serverUsage(ctx.runtime);
+      report = await serverUsage(ctx.runtime, ctx.principal.id);
     } catch (error) {
       if (error instanceof LedgerUnavailable) throw new UserError(error.message);
       throw error;

@@ -47,6 +47,7 @@ async function recordVideos(dir: string, count: number): Promise<void> {
   const ledger = Ledger.open({ dir, log: quiet });
   for (let i = 0; i < count; i++) {
     const begun = await ledger.begin({
+      by: { id: 'local:test' },
       kind: 'video',
       tool: 'video_generate',
       model: 'xai/grok-imagine-video',

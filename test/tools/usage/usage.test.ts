@@ -37,14 +37,18 @@ async function usage(gw: Connected): Promise<{ result: CallToolResult; text: str
 }
 
 /** Records a billed call the way a billed tool does: begun before sending, ended with its outcome. */
-async function record(gw: Connected, call: Omit<BillableCall, 'tool'> & { tool?: string }, end: CallEnd) {
+async function record(
+  gw: Connected,
+  call: Omit<BillableCall, 'tool' | 'by'> & { tool?: string; by?: BillableCall['by'] },
+  end: CallEnd,
+) {
   const ledger = gw.runtime.ledger();
-  const begun = await ledger.begin({ tool: `${call.kind}_tool`, ...call });
+  const begun = await ledger.begin({ tool: `${call.kind}_tool`, by: { id: 'local:test' }, ...call });
   if (begun.status !== 'go') throw new Error(`not begun: ${begun.status}`);
   await ledger.end(begun.id, end);
 }
 
-const video = (text: string): Omit<BillableCall, 'tool'> & { tool: string } => ({
+const video = (text: string): Omit<BillableCall, 'tool' | 'by'> & { tool: string } => ({
   kind: 'video',
   tool: 'video_generate',
   model: 'xai/grok-imagine-video',
@@ -109,7 +113,9 @@ describe('the usage tool', () => {
       search: 0,
       fetch: 0,
     });
-    expect(data.limits).toEqual([{ limit: 'video=2/day', used: 0, left: 2, next_at: null }]);
+    expect(data.limits).toEqual([
+      { limit: 'video=2/day', scope: 'everyone', used: 0, left: 2, next_at: null },
+    ]);
     expect(data.latest).toEqual([]);
     expect(existsSync(dir)).toBe(false);
   });
@@ -191,11 +197,19 @@ describe('the usage tool', () => {
     );
     const { text, data } = await usage(gw);
     const [videoLimit, speechLimit, chatLimit] = data.limits;
-    expect(videoLimit).toMatchObject({ limit: 'video=2/day', used: 2, left: 0 });
-    expect(speechLimit).toEqual({ limit: 'speech=1/session', used: 1, left: 0, next_at: null });
-    expect(chatLimit).toEqual({ limit: 'chat=5/hour', used: 0, left: 5, next_at: null });
+    expect(videoLimit).toMatchObject({ limit: 'video=2/day', scope: 'everyone', used: 2, left: 0 });
+    expect(speechLimit).toEqual({
+      limit: 'speech=1/session',
+      scope: 'everyone',
+      used: 1,
+      left: 0,
+      next_at: null,
+    });
+    expect(chatLimit).toEqual({ limit: 'chat=5/hour', scope: 'everyone', used: 0, left: 5, next_at: null });
     // When the next video is possible is when the ledger lets it through: the refusal agrees.
-    const third = await gw.runtime.ledger().begin({ ...video('third'), tool: 'video_generate' });
+    const third = await gw.runtime
+      .ledger()
+      .begin({ ...video('third'), tool: 'video_generate', by: { id: 'local:test' } });
     expect(third.status).toBe('limited');
     expect(third.status === 'limited' && third.refusal.nextAt).toBe(videoLimit?.next_at);
     const at = videoLimit?.next_at ?? '';
@@ -227,7 +241,9 @@ describe('the usage tool', () => {
     const { text, data } = await usage(gw);
     expect(data.periods.day).toMatchObject({ cost: 0.6, unpriced: 1 });
     expect(data.periods.session).toMatchObject({ cost: 0.6, unpriced: 1 });
-    expect(data.limits).toEqual([{ limit: 'cost=1/day', used: 0.6, left: 0.4, next_at: null }]);
+    expect(data.limits).toEqual([
+      { limit: 'cost=1/day', scope: 'everyone', used: 0.6, left: 0.4, next_at: null },
+    ]);
     expect(text).toContain('| cost (estimated) | 0.6 | 0.6 | 0.6 |');
     expect(text).toContain('The cost leaves out 1 call no price in GATEWAY_PRICES applies to.');
     expect(text).toContain('- cost=1/day: 0.6 used, 0.4 left');
@@ -242,9 +258,9 @@ describe('the usage tool', () => {
     await record(gw, video('ten seconds'), { outcome: 'accepted', jobId: 'vj_1', amount: 10 });
     const { text, data } = await usage(gw);
     const [cost, speech] = data.limits;
-    expect(cost).toMatchObject({ limit: 'cost=0.5/day', used: 0.5, left: 0 });
+    expect(cost).toMatchObject({ limit: 'cost=0.5/day', scope: 'everyone', used: 0.5, left: 0 });
     expect(Date.parse(cost?.next_at ?? '') - Date.parse(data.latest[0]?.at ?? '')).toBe(86_400_000);
-    expect(speech).toEqual({ limit: 'speech=0/day', used: 0, left: 0, next_at: null });
+    expect(speech).toEqual({ limit: 'speech=0/day', scope: 'everyone', used: 0, left: 0, next_at: null });
     expect(text).toMatch(/- cost=0\.5\/day: 0\.5 used, none left: the next call is possible at .* UTC \(in /);
     expect(text).toContain('- speech=0/day: 0 used, none left: it allows no call');
   });
@@ -260,7 +276,9 @@ describe('the usage tool', () => {
     expect(data.periods.day?.calls.video).toBe(5);
     expect(data.periods.hour?.calls.video).toBe(5);
     expect(data.periods.session?.calls.video).toBe(1);
-    expect(data.limits).toEqual([expect.objectContaining({ limit: 'video=5/day', used: 5, left: 0 })]);
+    expect(data.limits).toEqual([
+      expect.objectContaining({ limit: 'video=5/day', scope: 'everyone', used: 5, left: 0 }),
+    ]);
     expect(data.latest.map((c) => c.words).sort()).toEqual(
       ['video a 0 0', 'video a 0 1', 'video b 0 0', 'video b 0 1', 'this server'].sort(),
     );
