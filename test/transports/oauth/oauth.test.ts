@@ -21,7 +21,7 @@ import { generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectEra, MODERN } from '../../harness/eras.js';
 import { useReferenceService } from '../../harness/gateway.js';
-import { spawnServer } from '../../harness/harness.js';
+import { spawnServer, textOf } from '../../harness/harness.js';
 import {
   eventually,
   type HttpServerProcess,
@@ -333,6 +333,52 @@ describe('scopes per tool family, when required', () => {
     );
     await transport.terminateSession();
     await client.close();
+  });
+});
+
+describe("each person's budget, by the token's subject", () => {
+  it('limits each person apart (GATEWAY_LIMITS_PER_USER) and everyone together (GATEWAY_LIMITS)', async () => {
+    const port = await freePort();
+    const own = `http://127.0.0.1:${port}`;
+    const budgeted = await startHttpCli(
+      {
+        ...gateway.env,
+        GATEWAY_OAUTH_ISSUER: idp.issuer,
+        GATEWAY_PUBLIC_URL: own,
+        GATEWAY_LIMITS_PER_USER: 'search=2/day',
+        GATEWAY_LIMITS: 'search=3/day',
+      },
+      ['--port', String(port)],
+    );
+    try {
+      const search = async (person: string, query: string) => {
+        const token = await idp.sign({ sub: person, aud: `${own}/mcp`, scope: 'search' });
+        const client = new LegacyClient({ name: person, version: '1' });
+        const transport = new LegacyHttpTransport(new URL(`${own}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${token}` } },
+        });
+        await client.connect(transport);
+        try {
+          return (await client.callTool({ name: 'web_search', arguments: { query } })) as CallToolResult;
+        } finally {
+          await client.close();
+        }
+      };
+      const before = gateway.service.counters.search ?? 0;
+      expect((await search('alice', 'alice one')).isError).toBeFalsy();
+      expect((await search('alice', 'alice two')).isError).toBeFalsy();
+      const third = await search('alice', 'alice three');
+      expect(third.isError).toBe(true);
+      expect(textOf(third)).toMatch(/GATEWAY_LIMITS_PER_USER/);
+      // Another person still has room of their own, until everyone's limit is reached.
+      expect((await search('bob', 'bob one')).isError).toBeFalsy();
+      const team = await search('bob', 'bob two');
+      expect(team.isError).toBe(true);
+      expect(textOf(team)).toMatch(/GATEWAY_LIMITS\b(?!_PER_USER)/);
+      expect((gateway.service.counters.search ?? 0) - before).toBe(3);
+    } finally {
+      await budgeted.stop();
+    }
   });
 });
 
