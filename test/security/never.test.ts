@@ -60,9 +60,13 @@ describe('what the server never does', () => {
     expect(filesMatching(/import\(\s*'undici'\s*\)|^import\s+(?!type\b)[^;]*from\s+'undici'/m)).toEqual([
       'gateway/client.ts',
     ]);
-    // The one exception: the OAuth resource server asks the issuer GATEWAY_OAUTH_ISSUER names for
-    // its metadata, keys and introspection, and nothing else.
-    expect(filesMatching(/\bfetch\(|XMLHttpRequest|WebSocket/)).toEqual(['transports/http/oauth/tokens.ts']);
+    // The two exceptions, each to an address the operator names: the OAuth resource server asks
+    // the issuer (GATEWAY_OAUTH_ISSUER) for its metadata, keys and introspection, and the budget
+    // webhook posts its events to GATEWAY_BUDGET_WEBHOOK.
+    expect(filesMatching(/\bfetch\(|XMLHttpRequest|WebSocket/)).toEqual([
+      'tools/usage/budget-webhook.ts',
+      'transports/http/oauth/tokens.ts',
+    ]);
     expect(filesMatching(/(from\s+|getBuiltinModule\()'node:(https|http2|tls|dgram)'/)).toEqual([]);
     // Built-ins taken lazily (not at start-up) are only these: address checks and DNS.
     const lazy = sources.flatMap((s) =>
