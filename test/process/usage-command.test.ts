@@ -317,7 +317,7 @@ describe('by person: usage --by-user and ledger export --user --format csv', () 
     );
     expect(rows).toHaveLength(4); // the header, two calls, and the last line's end
     expect(rows[1]).toMatch(
-      /^\w+,\d{4}-[\d:T.-]+Z,ana,claude-code,video,video_tool,xai\/grok-imagine-video,"a heron, at dawn ""slowly""",accepted,,,8,seconds,,,,\d{4}-[\d:T.-]+Z,\d+$/,
+      /^[\w-]+,\d{4}-[\d:T.-]+Z,ana,claude-code,video,video_tool,xai\/grok-imagine-video,"a heron, at dawn ""slowly""",accepted,,,8,seconds,,,,\d{4}-[\d:T.-]+Z,\d+$/,
     );
     // A cell a spreadsheet would run as a formula is shown as text.
     expect(rows[2]).toContain(`,ana,,video,video_tool,xai/grok-imagine-video,"'=HYPERLINK(""http://x"")",`);
