@@ -21,7 +21,7 @@ import type {
 import type { RequestExtra } from '../server.js';
 import type { Answer } from './confirm.js';
 import type { ClientConnection } from './connection.js';
-import { callRound } from './input-rounds.js';
+import { type CallRound, callRound } from './input-rounds.js';
 import { requestClient } from './request-client.js';
 
 /** The call's context once its inputs are settled, or the round that asks the client for them. */
@@ -42,36 +42,41 @@ export async function settleInputs(
   extra: RequestExtra,
   contextOf: ContextOf,
 ): Promise<Inputs> {
-  const round = requestClient(connection.server, extra).modern
-    ? callRound(extra, called.name, called.given)
-    : undefined;
+  // A 2026-07-28 call's round (its digest hashes the arguments, inline audio included) is made
+  // only for a call that has something to ask.
+  const modern = requestClient(connection.server, extra).modern;
+  let round: CallRound | undefined;
+  const roundOf = () => {
+    round ??= callRound(extra, called.name, called.given);
+    return round;
+  };
   let workspace: Workspace | undefined;
-  if (tool.usesFiles && round) {
-    const settled = connection.roundWorkspace(extra, round);
-    if ('ask' in settled) return { ask: await round.ask(connection.runtime, 'roots', settled.ask) };
+  if (tool.usesFiles && modern) {
+    const settled = connection.roundWorkspace(extra, roundOf());
+    if ('ask' in settled) return { ask: await roundOf().ask(connection.runtime, 'roots', settled.ask) };
     workspace = settled;
   } else if (tool.usesFiles) workspace = await connection.workspaceFor(extra);
   const settled = workspace ? { workspace } : {};
-  const unasked = contextOf({ ...settled, approval: approvalOf(undefined) });
   const { confirmations } = connection;
   const asked = (kind: BilledKind) => confirmations.asks(kind, extra);
-  const confirmation =
-    tool.confirm && asked(tool.confirm.kind) ? await tool.confirm.call(args, unasked) : undefined;
-  if (confirmation && confirmation.call.kind !== tool.confirm?.kind)
-    throw new Error(
-      `${tool.name} declared a ${tool.confirm?.kind} confirmation and gave a ${confirmation.call.kind} call`,
-    );
-  if (!confirmation) {
+  if (!tool.confirm || !asked(tool.confirm.kind)) {
     // Nothing to ask: a billed call of a kind GATEWAY_CONFIRM names is then refused by billed().
     return { context: contextOf({ ...settled, approval: approvalOf(undefined, asked) }) };
   }
+  const unasked = contextOf({ ...settled, approval: approvalOf(undefined) });
+  const confirmation = await tool.confirm.call(args, unasked);
+  if (confirmation && confirmation.call.kind !== tool.confirm.kind)
+    throw new Error(
+      `${tool.name} declared a ${tool.confirm.kind} confirmation and gave a ${confirmation.call.kind} call`,
+    );
+  if (!confirmation) return { context: contextOf({ ...settled, approval: approvalOf(undefined, asked) }) };
   const log = unasked.log;
   let answer: Answer;
-  if (round) {
-    const inRound = await confirmations.inRound(confirmation, round, log);
+  if (modern) {
+    const inRound = await confirmations.inRound(confirmation, roundOf(), log);
     if ('ask' in inRound) {
       await refuseIfLimited(connection, confirmation, unasked.principal);
-      return { ask: await round.ask(connection.runtime, 'confirm', inRound.ask) };
+      return { ask: await roundOf().ask(connection.runtime, 'confirm', inRound.ask) };
     }
     answer = inRound;
   } else {
