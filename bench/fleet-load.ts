@@ -12,7 +12,7 @@ import { HAPROXY } from '../test/harness/haproxy.js';
 import { tempDir } from '../test/harness/harness.js';
 import { startHttpCli } from '../test/harness/http-harness.js';
 import { HAS_POSTGRES, startPostgres } from '../test/harness/postgres.js';
-import { type BenchService, startReferenceProcess } from './lib.js';
+import { type BenchService, percentile, startReferenceProcess } from './lib.js';
 
 export interface FleetLoadResult {
   fleet: { addedP99: number; refused: number; calls: number };
@@ -91,7 +91,7 @@ async function run(url: string, callsEach: number): Promise<Run> {
   } finally {
     await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
   }
-  return { p99: p99(times), refused, calls: CLIENTS * callsEach };
+  return { p99: percentile(times, 0.99), refused, calls: CLIENTS * callsEach };
 }
 
 /** The same search sent to the gateway directly, as many at once as the clients make. */
@@ -111,12 +111,7 @@ async function directP99(service: BenchService, calls: number): Promise<number> 
       }
     }),
   );
-  return p99(times);
-}
-
-function p99(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] ?? Number.NaN;
+  return percentile(times, 0.99);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -126,6 +126,12 @@ export function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
+/** The value at fraction `q` of the way through the sorted values (0.5: the median, 0.99: p99). */
+export function percentile(values: readonly number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? Number.NaN;
+}
+
 export function ratio(value: number, baseline: number): string {
   return `${(value / baseline).toFixed(2)}×`;
 }

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startIdentityProvider } from '../test/transports/oauth/identity-provider.js';
-import { type BenchService, ROOT, startReferenceProcess } from './lib.js';
+import { type BenchService, percentile, ROOT, startReferenceProcess } from './lib.js';
 
 export interface OAuthResult {
   /** p50 of web_search with a JWT checked against the issuer's keys, ms. */
@@ -52,7 +52,7 @@ export async function benchOAuth(calls: number, service: BenchService): Promise<
       }
     }
     await Promise.all(clients.map((client) => client.close()));
-    return { tokenMs: p50(times[0]), oauthMs: p50(times[1]) };
+    return { tokenMs: percentile(times[0] ?? [], 0.5), oauthMs: percentile(times[1] ?? [], 0.5) };
   } finally {
     for (const server of servers) server.kill('SIGTERM');
     await idp.close();
@@ -95,11 +95,6 @@ async function connect(url: string, token: string): Promise<Client> {
     }),
   );
   return client;
-}
-
-function p50(values: number[] = []): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -8,7 +8,7 @@ import { connectEra, type EraClient } from '../test/harness/eras.js';
 import { tempDir } from '../test/harness/harness.js';
 import { type HttpServerProcess, startHttpCli } from '../test/harness/http-harness.js';
 import { HAS_POSTGRES, startPostgres } from '../test/harness/postgres.js';
-import { type BenchService, startReferenceProcess } from './lib.js';
+import { type BenchService, percentile, startReferenceProcess } from './lib.js';
 
 export interface SharedCacheResult {
   /** p50 of the second part from the other replica (the shared cache), ms. */
@@ -47,17 +47,12 @@ export async function benchSharedCache(
       await from.callTool('web_fetch', { url, start_index: next, max_length: 2000 });
       (from === b ? times.other : times.same).push(performance.now() - started);
     }
-    return { otherMs: p50(times.other), sameMs: p50(times.same) };
+    return { otherMs: percentile(times.other, 0.5), sameMs: percentile(times.same, 0.5) };
   } finally {
     await Promise.all(clients.map((client) => client.close()));
     await Promise.all(replicas.map((replica) => replica.stop()));
     await postgres.stop();
   }
-}
-
-function p50(values: number[]): number {
-  const sorted = [...values].sort((x, y) => x - y);
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
