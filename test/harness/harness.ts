@@ -215,3 +215,29 @@ export function processAlive(pid: number): boolean {
     return false;
   }
 }
+
+/**
+ * Starts the built server over stdio as a client does, with `node` and `env` only, expecting it
+ * to stop before the client connects; gives what the client's log (its stderr) got.
+ */
+export async function failedStdioStart(node: string, env: Record<string, string>): Promise<string> {
+  const transport = new StdioClientTransport({
+    command: node,
+    args: [CLI],
+    env: { PATH: process.env.PATH ?? '', ...env },
+    cwd: tempDir('gtm-failed-start-'),
+    stderr: 'pipe',
+  });
+  let log = '';
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    log += chunk.toString();
+  });
+  const client = testClient();
+  const connected = await client.connect(transport, { timeout: scaled(10_000) }).then(
+    () => true,
+    () => false,
+  );
+  if (connected) throw new Error(`the server started, and should not have: ${log}`);
+  await client.close().catch(() => {});
+  return log;
+}

@@ -1,27 +1,14 @@
 // GATEWAY_BASE_URL typed without its scheme (the host and port 9router prints, `127.0.0.1:20128`),
 // as a client meets it: the server it starts over stdio exits 2 before answering, and the client's
 // log (the server's stderr) says what to set instead; a password in the address is never shown.
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { describe, expect, it } from 'vitest';
-import { CLI, SERVER_NODE, tempDir, testClient } from '../harness/harness.js';
+import { failedStdioStart, SERVER_NODE } from '../harness/harness.js';
 
 /** Starts the built server as a client does, and returns what its log got once connecting failed. */
 async function clientLog(baseUrl: string): Promise<{ log: string }> {
-  const transport = new StdioClientTransport({
-    command: SERVER_NODE,
-    args: [CLI],
-    env: { PATH: process.env.PATH ?? '', GATEWAY_BASE_URL: baseUrl, GATEWAY_API_KEY: 'a-key' },
-    cwd: tempDir('gtm-base-url-'),
-    stderr: 'pipe',
-  });
-  let log = '';
-  transport.stderr?.on('data', (chunk: Buffer) => {
-    log += chunk.toString();
-  });
-  const client = testClient();
-  await expect(client.connect(transport, { timeout: 10_000 })).rejects.toThrow();
-  await client.close().catch(() => {});
-  return { log };
+  return {
+    log: await failedStdioStart(SERVER_NODE, { GATEWAY_BASE_URL: baseUrl, GATEWAY_API_KEY: 'a-key' }),
+  };
 }
 
 describe('GATEWAY_BASE_URL without http://, seen by the client', () => {

@@ -6,11 +6,10 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { OLDEST_NODE, tooOldNode } from '../../src/lib/node-version.js';
 import { ensureNode } from '../cached-packages.js';
-import { CLI, PROJECT_ROOT, tempDir, testClient } from '../harness/harness.js';
+import { CLI, failedStdioStart, PROJECT_ROOT, tempDir } from '../harness/harness.js';
 
 const OLD_NODE = '20.20.2';
 const LINE = new RegExp(
@@ -65,20 +64,7 @@ describe(`on Node.js ${OLD_NODE}`, () => {
   });
 
   it('over stdio, the client fails to connect and its log (the server’s stderr) has the line', async () => {
-    const transport = new StdioClientTransport({
-      command: oldNode,
-      args: [CLI],
-      env: { PATH: process.env.PATH ?? '', GATEWAY_API_KEY: 'a-key' },
-      cwd: tempDir('gtm-old-node-stdio-'),
-      stderr: 'pipe',
-    });
-    let log = '';
-    transport.stderr?.on('data', (chunk: Buffer) => {
-      log += chunk.toString();
-    });
-    const client = testClient();
-    await expect(client.connect(transport, { timeout: 10_000 })).rejects.toThrow();
-    await client.close().catch(() => {});
+    const log = await failedStdioStart(oldNode, { GATEWAY_API_KEY: 'a-key' });
     expect(log).toMatch(LINE);
     expect(log).not.toMatch(/node:sqlite|This is a bug/);
   });
