@@ -10,8 +10,13 @@ export interface Database {
   /** Where the ledger is, as messages say it: a file, or a URL without its password. */
   readonly where: string;
   query(sql: string, params?: Params): Promise<Row[]>;
-  /** Returns the number of rows changed. */
-  run(sql: string, params?: Params): Promise<number>;
+  /**
+   * Returns the number of rows changed. `durable: false`: a write whose loss in a crash of the
+   * machine (not of the process) costs nothing, such as an end, which then reads as unknown and
+   * still counts, or a cached page; its commit does not wait for the disk (SQLite: the next synced
+   * commit takes it there).
+   */
+  run(sql: string, params?: Params, options?: RunOptions): Promise<number>;
   /** The ledger's clock, ms since the epoch: the same for every process that shares the ledger. */
   now(): Promise<number>;
   /**
@@ -23,6 +28,13 @@ export interface Database {
   /** Waits for the statements under way, and closes. */
   close(): Promise<void>;
 }
+
+export interface RunOptions {
+  durable?: boolean;
+}
+
+/** A write whose loss with the machine costs nothing (see Database.run). */
+export const NOT_SYNCED: RunOptions = { durable: false };
 
 /** What a transaction's work may do. */
 export type Statements = Pick<Database, 'query' | 'run' | 'now'>;

@@ -2,7 +2,7 @@
 // is the database's clock (`$now`, database.ts), in ms since the epoch.
 
 import type { BilledKind } from '../config/billed-kinds.js';
-import type { Params, Row, SqlValue, Statements } from './database.js';
+import { NOT_SYNCED, type Params, type Row, type SqlValue, type Statements } from './database.js';
 
 export const CALLS = 'gateway_ledger_calls';
 export const STATUSES = 'gateway_ledger_job_status';
@@ -176,11 +176,13 @@ export async function insertCall(db: Statements, call: NewCall, end?: CallEndRow
   return Number(row?.seq);
 }
 
+/** An end, unlike a begin, is not synced on its own: lost with the machine, the call reads as unknown and counts. */
 export async function endCall(db: Statements, seq: number, end: CallEndRow): Promise<void> {
   const set = END_COLUMNS.split(', ').map((column) => `${column} = $${column}`);
   await db.run(
     `UPDATE ${CALLS} SET ${set.join(', ')}, ended_at = $now WHERE seq = $seq`,
     named({ ...end, seq }),
+    NOT_SYNCED,
   );
 }
 
@@ -264,6 +266,7 @@ export async function noteStatus(db: Statements, job: string, status: string): P
     `INSERT INTO ${STATUSES} (job, status, at) VALUES ($job, $status, $now)
       ON CONFLICT (job) DO UPDATE SET status = excluded.status, at = excluded.at`,
     { $job: job, $status: status },
+    NOT_SYNCED,
   );
 }
 

@@ -1,7 +1,8 @@
 // The ledger in one SQLite file (GATEWAY_LEDGER_DIR/ledger.sqlite), shared by every server process
 // of the user on this machine through SQLite's own locks, which the kernel releases when a process
 // dies. WAL mode with synchronous=FULL: every commit is synced to disk before it returns, so a
-// begin recorded is a begin kept.
+// begin recorded is a begin kept. A write whose loss costs nothing (an end, a cached page) is
+// committed without its own sync, and reaches the disk with the next synced commit.
 //
 // node:sqlite is synchronous, so the adapter never waits inside it: a lock held by another process
 // is answered at once (busy_timeout 0) and tried again on a timer, up to the wait bound, while the
@@ -34,6 +35,7 @@ import {
   LedgerUnavailable,
   type Params,
   type Row,
+  type RunOptions,
   type Statements,
   waitText,
 } from './database.js';
@@ -164,8 +166,19 @@ class Sqlite implements Database {
     return this.whenFree(() => this.statements().query(sql, params));
   }
 
-  run(sql: string, params?: Params): Promise<number> {
-    return this.serially(() => this.whenFree(() => this.statements().run(sql, params)));
+  run(sql: string, params?: Params, options?: RunOptions): Promise<number> {
+    const run = () => this.statements().run(sql, params);
+    return this.serially(() => this.whenFree(options?.durable === false ? () => this.unsynced(run) : run));
+  }
+
+  /** `op` with its commit left to the next synced one: WAL mode keeps the order of commits. */
+  private unsynced<T>(op: () => T): T {
+    this.statement('PRAGMA synchronous = NORMAL').run();
+    try {
+      return op();
+    } finally {
+      this.statement('PRAGMA synchronous = FULL').run();
+    }
   }
 
   /** BEGIN IMMEDIATE: the writer's lock, taken before the work reads anything; the clock read under it. */

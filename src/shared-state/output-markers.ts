@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { NOT_SYNCED } from '../ledger/database.js';
 import { OUTPUT_MARKERS, type SharedStore, withTables } from './tables.js';
 
 /** The name a marker file starts with: a dotfile, which no tool's saved files look like. */
@@ -33,8 +34,13 @@ export async function markOutputFolder(store: SharedStore, folder: string): Prom
       `INSERT INTO ${OUTPUT_MARKERS} (marker, host, folder, seen_at) VALUES ($marker, $host, $folder, $now)
         ON CONFLICT (marker) DO UPDATE SET seen_at = excluded.seen_at`,
       { $marker: marker, $host: hostname(), $folder: folder },
+      NOT_SYNCED,
     );
-    await db.run(`DELETE FROM ${OUTPUT_MARKERS} WHERE seen_at < $now - $gone`, { $gone: GONE_MS * 7 });
+    await db.run(
+      `DELETE FROM ${OUTPUT_MARKERS} WHERE seen_at < $now - $gone`,
+      { $gone: GONE_MS * 7 },
+      NOT_SYNCED,
+    );
   };
   await record();
   return {
@@ -42,7 +48,7 @@ export async function markOutputFolder(store: SharedStore, folder: string): Prom
     async remove() {
       rmSync(join(folder, marker), { force: true });
       const db = await withTables(await store());
-      await db.run(`DELETE FROM ${OUTPUT_MARKERS} WHERE marker = $marker`, { $marker: marker });
+      await db.run(`DELETE FROM ${OUTPUT_MARKERS} WHERE marker = $marker`, { $marker: marker }, NOT_SYNCED);
     },
   };
 }

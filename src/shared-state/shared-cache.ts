@@ -10,7 +10,7 @@
 
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Database } from '../ledger/database.js';
+import { NOT_SYNCED, type Statements } from '../ledger/database.js';
 import { CACHE, type SharedStore, withTables } from './tables.js';
 
 export interface SharedCacheOptions {
@@ -23,6 +23,7 @@ export interface SharedCacheOptions {
   claimMs?: number;
 }
 
+type Writes = Pick<Statements, 'query' | 'run'>;
 const CLAIM_MS = 3 * 60_000;
 /** How often a process waiting for another's load looks again: at most this late. */
 const POLL_MS = [10, 20, 50, 100, 200];
@@ -71,7 +72,7 @@ export class SharedCache<T> {
    * claim is given up for the next caller.
    */
   async getOrLoad(key: string, load: () => Promise<T>): Promise<T> {
-    let db: Database;
+    let db: Writes;
     try {
       db = await this.db();
     } catch {
@@ -131,7 +132,7 @@ export class SharedCache<T> {
 
   /** A stored value, a claim someone holds, or nothing usable. */
   private async read(
-    db: Database,
+    db: Writes,
     id: string,
   ): Promise<{ kind: 'value'; value: T } | { kind: 'claimed' } | { kind: 'none' }> {
     const [row] = await db.query(
@@ -157,8 +158,13 @@ export class SharedCache<T> {
     );
   }
 
-  private async db() {
-    return withTables(await this.store());
+  /** The store, its writes not synced on their own: a value lost with the machine is loaded again. */
+  private async db(): Promise<Writes> {
+    const db = await withTables(await this.store());
+    return {
+      query: (sql, params) => db.query(sql, params),
+      run: (sql, params) => db.run(sql, params, NOT_SYNCED),
+    };
   }
 }
 
