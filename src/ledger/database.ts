@@ -23,8 +23,13 @@ export interface Database {
    * Runs `work` in a transaction no other process's transaction interleaves with, committed (and
    * on disk) when it returns; another's is waited for without blocking the event loop, up to the
    * wait bound, then LedgerUnavailable. The work must be short and must send nothing.
+   *
+   * `scope`: the one thing the work decides about (a call no limit counts decides only whether it
+   * repeats an earlier one: its hash). Transactions of different scopes may then run at once where
+   * the database allows it (PostgreSQL; SQLite has one writer); one without a scope runs apart
+   * from every other without one.
    */
-  transaction<T>(work: (tx: Statements) => Promise<T>): Promise<T>;
+  transaction<T>(work: (tx: Statements) => Promise<T>, scope?: string): Promise<T>;
   /** Waits for the statements under way, and closes. */
   close(): Promise<void>;
 }

@@ -214,18 +214,21 @@ export class Ledger {
     const hash = callHash(call);
     const row = this.newCall(call, hash);
     const windowMs = this.settings.duplicateWindowSeconds * 1000;
-    const result = await (await this.store()).transaction(async (tx): Promise<BeginResult> => {
-      const now = await tx.now();
-      const earlier =
-        !call.allowDuplicate && windowMs > 0
-          ? await sql.duplicateOf(tx, hash, now - windowMs, row.key)
-          : null;
-      if (earlier) return { status: 'duplicate', earlier: callOf(earlier, this.reportContext(now)) };
-      const judged = await this.limited(tx, now, call, row);
-      if ('status' in judged) return judged;
-      this.inFlight.set(row.id, await sql.insertCall(tx, row));
-      return { status: 'go', id: row.id, hash, crossed: judged.crossed };
-    });
+    const result = await (await this.store()).transaction(
+      async (tx): Promise<BeginResult> => {
+        const now = await tx.now();
+        const earlier =
+          !call.allowDuplicate && windowMs > 0
+            ? await sql.duplicateOf(tx, hash, now - windowMs, row.key)
+            : null;
+        if (earlier) return { status: 'duplicate', earlier: callOf(earlier, this.reportContext(now)) };
+        const judged = await this.limited(tx, now, call, row);
+        if ('status' in judged) return judged;
+        this.inFlight.set(row.id, await sql.insertCall(tx, row));
+        return { status: 'go', id: row.id, hash, crossed: judged.crossed };
+      },
+      this.scopeOf(call.kind, hash),
+    );
     this.sweepSoon();
     return result;
   }
@@ -264,7 +267,18 @@ export class Ledger {
   async decline(call: BillableCall, reason: string): Promise<void> {
     const row = this.newCall(call, callHash(call));
     const end = { ...NO_END, reason: reason.slice(0, 200) };
-    await (await this.store()).transaction((tx) => sql.insertCall(tx, row, end));
+    await (await this.store()).transaction((tx) => sql.insertCall(tx, row, end), `call ${row.hash}`);
+  }
+
+  /**
+   * What a begin decides about: the limits, when one counts calls of this kind (a cost limit counts
+   * every kind), so it runs apart from every other such begin; else only whether it repeats an
+   * earlier call, so it runs apart from those of the same hash alone.
+   */
+  private scopeOf(kind: BilledKind, hash: string): string | undefined {
+    return this.limits.some((limit) => limit.subject === 'cost' || limit.subject === kind)
+      ? undefined
+      : `call ${hash}`;
   }
 
   /**

@@ -1,9 +1,10 @@
 // The ledger in a PostgreSQL database (GATEWAY_LEDGER_URL), shared by every server process on
 // every host that names it: a team's one set of limits, one budget and one duplicate guard.
 //
-// Transactions take turns through one transaction-scoped advisory lock, the same on every host,
-// waited for as a query like any other (the event loop serves everything else), bounded by
-// lock_timeout. A process stopped (SIGSTOP) or cut off while holding it keeps it only until the
+// Transactions take turns through a transaction-scoped advisory lock, the same on every host: the
+// ledger's, or a scope's (a call no limit counts takes its hash's, so that such calls from many
+// replicas do not queue behind each other). It is waited for as a query like any other (the event
+// loop serves everything else), bounded by lock_timeout. A process stopped (SIGSTOP) or cut off while holding it keeps it only until the
 // database ends its idle transaction. Every time, retention's too, is the database server's clock,
 // so hosts whose clocks differ agree on the hour and day.
 //
@@ -11,6 +12,7 @@
 // no message: `where` masks it, every text from pg is scrubbed of it, and pg's errors (which carry
 // the client) are not kept as causes.
 
+import { createHash } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import type { Logger } from '../lib/log.js';
 import { withoutCredentials } from '../lib/urls.js';
@@ -167,8 +169,8 @@ async function newPool({ url, waitMs, log }: PostgresOptions, where: string, scr
 
 class Postgres implements Database {
   private readonly statements: Statements;
-  /** This process's transactions one at a time: one connection waits for the lock, the others stay free. */
-  private turns: Promise<unknown> = Promise.resolve();
+  /** This process's transactions of a scope one at a time: one connection waits for its lock, the others stay free. */
+  private readonly turns = new Map<string, Promise<unknown>>();
   /** Operations under way, which close() lets finish. */
   private readonly underWay = new Set<Promise<unknown>>();
 
@@ -196,10 +198,12 @@ class Postgres implements Database {
   }
 
   /** The wait bound counts from the call: a turn behind this process's other transactions is part of it. */
-  transaction<T>(work: (tx: Statements) => Promise<T>): Promise<T> {
+  transaction<T>(work: (tx: Statements) => Promise<T>, scope = ''): Promise<T> {
     const deadline = performance.now() + this.waitMs;
-    const turn = this.turns.then(() => this.locked(deadline, work));
-    this.turns = turn.catch(() => undefined);
+    const turn = (this.turns.get(scope) ?? Promise.resolve()).then(() => this.locked(deadline, work, scope));
+    const done = turn.catch(() => undefined);
+    this.turns.set(scope, done);
+    void done.then(() => this.turns.get(scope) === done && this.turns.delete(scope));
     return this.tracked(turn);
   }
 
@@ -208,8 +212,8 @@ class Postgres implements Database {
     await this.pool.end().catch(() => undefined);
   }
 
-  /** A transaction holding the ledger's lock, READ COMMITTED whatever the database's default. */
-  private async locked<T>(deadline: number, work: (tx: Statements) => Promise<T>): Promise<T> {
+  /** A transaction holding its scope's lock, READ COMMITTED whatever the database's default. */
+  private async locked<T>(deadline: number, work: (tx: Statements) => Promise<T>, scope: string): Promise<T> {
     const client: PoolClient = await this.pool.connect().catch((error) => Promise.reject(this.fail(error)));
     let broken: Error | undefined;
     const onError = (error: Error) => {
@@ -227,7 +231,7 @@ class Postgres implements Database {
       if (left <= 0) throw this.fail({ code: '55P03' });
       // One round trip: the transaction, its wait bound, the lock, and the clock once it is held.
       const opened = (await query({
-        text: `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = ${left}; SELECT pg_advisory_xact_lock(${LEDGER_LOCK_KEY}); SELECT ${DB_NOW} AS now`,
+        text: `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = ${left}; SELECT pg_advisory_xact_lock(${lockKey(scope)}); SELECT ${DB_NOW} AS now`,
       })) as unknown as { rows: Row[] }[];
       const lockedAt = Number(opened.at(-1)?.rows[0]?.now);
       const result = await work({ ...statementsOver(query), now: async () => lockedAt });
@@ -248,6 +252,11 @@ class Postgres implements Database {
     running.then(done, done);
     return running;
   }
+}
+
+/** The advisory lock of a scope (database.ts): the ledger's own without one, else 64 bits of its digest. */
+export function lockKey(scope: string): string {
+  return scope ? createHash('sha256').update(scope).digest().readBigInt64BE(0).toString() : LEDGER_LOCK_KEY;
 }
 
 /** The ledger's statements through pg: named parameters as $1…, `$now` as the database's clock. */

@@ -181,7 +181,10 @@ class Sqlite implements Database {
     }
   }
 
-  /** BEGIN IMMEDIATE: the writer's lock, taken before the work reads anything; the clock read under it. */
+  /**
+   * BEGIN IMMEDIATE: the writer's lock, taken before the work reads anything; the clock read under
+   * it. One writer at a time whatever the scope.
+   */
   transaction<T>(work: (tx: Statements) => Promise<T>): Promise<T> {
     return this.serially(async () => {
       await this.whenFree(() => this.db.exec('BEGIN IMMEDIATE'));

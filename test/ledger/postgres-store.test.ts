@@ -9,8 +9,10 @@ import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { parseLimits } from '../../src/config/limits.js';
 import { type Database, LedgerUnavailable, type Statements } from '../../src/ledger/database.js';
-import { LEDGER_LOCK_KEY, openPostgres } from '../../src/ledger/postgres.js';
+import { Ledger } from '../../src/ledger/ledger.js';
+import { LEDGER_LOCK_KEY, lockKey, openPostgres } from '../../src/ledger/postgres.js';
 import {
   type CallRow,
   endCall,
@@ -33,6 +35,12 @@ const WAIT_MS = 1_000;
 const MARGIN_MS = 1_500;
 
 type Server = Awaited<ReturnType<typeof startPostgres>>;
+
+function limitsOf(text: string) {
+  const parsed = parseLimits(text);
+  if (!parsed.ok) throw new Error(parsed.error);
+  return parsed.value;
+}
 
 /** Log lines a store wrote, to check that none carries the password. */
 const logged: string[] = [];
@@ -174,6 +182,64 @@ describe.skipIf(!HAS_POSTGRES)(
         expect(status?.at).toBeLessThanOrEqual(after);
       } finally {
         off.mockRestore();
+      }
+    });
+
+    it("runs a scope's transactions apart from that scope's alone: another scope, or none, goes on beside it", async () => {
+      const url = await freshDatabase();
+      const store = await open(url);
+      const holder = await connect(url);
+      await holder.query(`BEGIN; SELECT pg_advisory_xact_lock(${lockKey('call a')})`);
+      const outcome = (scope?: string) =>
+        store
+          .transaction((tx) => insertCall(tx, newCall()), scope)
+          .then(
+            () => 'recorded',
+            (error: Error) => error.message,
+          );
+      try {
+        expect(await outcome('call b')).toBe('recorded');
+        expect(await outcome()).toBe('recorded');
+        expect(await outcome('call a')).toMatch(/^The ledger of billed calls \(postgres:\/\/[^)]*\) is busy/);
+      } finally {
+        await holder.query('ROLLBACK');
+      }
+      await holder.query(`BEGIN; SELECT pg_advisory_xact_lock(${LEDGER_LOCK_KEY})`);
+      try {
+        expect(await outcome('call a')).toBe('recorded');
+        expect(await outcome()).toMatch(/is busy/);
+      } finally {
+        await holder.query('ROLLBACK');
+      }
+      expect(await latestCalls(store, 10)).toHaveLength(3);
+    });
+
+    it('begins a call no limit counts beside a held limit; one a limit counts waits for it', async () => {
+      const url = await freshDatabase();
+      const holder = await connect(url);
+      const begin = async (limits: string, kind: 'search' | 'video') => {
+        const ledger = Ledger.open({
+          dir: '/nonexistent',
+          url,
+          log,
+          waitMs: WAIT_MS,
+          limits: limitsOf(limits),
+        });
+        opened.push({ end: () => ledger.close() });
+        const call = { kind, by: { id: 'ana' }, tool: kind, model: 'm', text: `${kind} ${++calls}` };
+        return ledger.begin(call).then(
+          (result) => result.status,
+          (error: Error) => error.message,
+        );
+      };
+      expect(await begin('video=3/day', 'search')).toBe('go'); // the tables made before the lock is held
+      await holder.query(`BEGIN; SELECT pg_advisory_xact_lock(${LEDGER_LOCK_KEY})`);
+      try {
+        expect(await begin('video=3/day', 'search')).toBe('go');
+        expect(await begin('video=3/day', 'video')).toMatch(/is busy/);
+        expect(await begin('cost=5/day', 'search')).toMatch(/is busy/);
+      } finally {
+        await holder.query('ROLLBACK');
       }
     });
 
