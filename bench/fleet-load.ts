@@ -1,8 +1,9 @@
 /**
  * 50 clients at once through HAProxy and three replicas sharing one PostgreSQL, against the same
  * 50 clients on one replica alone: web_search calls (2026-07-28 era), each client one call after
- * another. Printed: the p99 of a call's time less the p99 of the same search sent to the gateway
- * directly (the server's added time), and how many calls were refused. Run alone:
+ * another, after one untimed search each. Printed: the p99 of a call's time less the p99 of the
+ * same search sent to the gateway directly (the server's added time), and how many calls were
+ * refused. Run alone:
  * `npx tsx bench/fleet-load.ts` (needs PostgreSQL and HAProxy, as the tests do).
  */
 import { request } from 'undici';
@@ -71,6 +72,8 @@ async function run(url: string, callsEach: number): Promise<Run> {
   const times: number[] = [];
   let refused = 0;
   try {
+    // One search each first, not timed: every replica's code warm, as a running service's is.
+    await Promise.all(clients.map((client, c) => client.callTool('web_search', { query: `warm ${c}` })));
     await Promise.all(
       clients.map(async (client, c) => {
         for (let i = 0; i < callsEach; i++) {
