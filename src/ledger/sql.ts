@@ -363,6 +363,7 @@ export async function exportPages(
  * database server's, or for SQLite the kernel's, which no process's own clock moves), except the
  * `kept` calls recorded last, whatever their times. A limit's window is at most a month and every
  * process reckons it by that same clock, so what is removed is what no process still counts.
+ * Not synced: what a crash of the machine brings back is removed the next time.
  */
 export async function removeOld(db: Statements, retentionMs: number, kept: number): Promise<number> {
   const params = { $retention: retentionMs };
@@ -370,9 +371,10 @@ export async function removeOld(db: Statements, retentionMs: number, kept: numbe
     `DELETE FROM ${CALLS} WHERE began_at < $now - $retention
       AND seq < (SELECT min(seq) FROM (SELECT seq FROM ${CALLS} ORDER BY seq DESC LIMIT $kept) AS recent)`,
     { ...params, $kept: kept },
+    NOT_SYNCED,
   );
-  await db.run(`DELETE FROM ${STATUSES} WHERE at < $now - $retention`, params);
-  await db.run(`DELETE FROM ${TALLIES} WHERE calls = 0`);
+  await db.run(`DELETE FROM ${STATUSES} WHERE at < $now - $retention`, params, NOT_SYNCED);
+  await db.run(`DELETE FROM ${TALLIES} WHERE calls = 0`, {}, NOT_SYNCED);
   return removed;
 }
 
