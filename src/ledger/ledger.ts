@@ -219,7 +219,7 @@ export class Ledger {
         const now = await tx.now();
         const earlier =
           !call.allowDuplicate && windowMs > 0
-            ? await sql.duplicateOf(tx, hash, now - windowMs, row.key)
+            ? await sql.duplicateOf(tx, hash, now - windowMs, row.key, row.person)
             : null;
         if (earlier) return { status: 'duplicate', earlier: callOf(earlier, this.reportContext(now)) };
         const judged = await this.limited(tx, now, call, row);
@@ -323,11 +323,12 @@ export class Ledger {
     }
   }
 
-  /** Video submits of every process, newest first. */
-  async recentJobs(limit = 20): Promise<RecentJob[]> {
+  /** Video submits of every process (of one person's, when given), newest first. */
+  async recentJobs(limit = 20, person?: string): Promise<RecentJob[]> {
     const db = await this.store();
     const now = await db.now();
-    const rows = await sql.latestCalls(db, limit, true);
+    const only = { videos: true, person: person === undefined ? undefined : personKey(person) };
+    const rows = await sql.latestCalls(db, limit, only);
     const statuses = await sql.jobStatuses(
       db,
       rows.flatMap((row) => (row.job ? [row.job] : [])),
@@ -339,7 +340,8 @@ export class Ledger {
    * Calls per kind in the last hour, day and this session, everyone's and `person`'s own; the
    * limits (per-person ones as `person`'s, left out without a person); the latest calls.
    */
-  async usage(latest = 10, person?: string): Promise<UsageReport> {
+  async usage(latest = 10, whose?: string): Promise<UsageReport> {
+    const person = whose === undefined ? undefined : personKey(whose);
     const db = await this.store();
     const now = await db.now();
     const ctx = this.reportContext(now);
@@ -362,7 +364,7 @@ export class Ledger {
     const inputs = {
       rows: await sql.usageRows(db, now, this.sessionId, person ?? null),
       unknownOpen,
-      latest: await sql.latestCalls(db, latest),
+      latest: await sql.latestCalls(db, latest, { person }),
       limits: await Promise.all(limits.map((limit) => limitUse(view, limit))),
     };
     const pricesSet = this.prices.length > 0;
@@ -475,8 +477,7 @@ export class Ledger {
       session: this.sessionId,
       pid: process.pid,
       host: this.host,
-      // '' is everyone's tally (sql.ts): no person is called that.
-      person: call.by.id.slice(0, 256) || '?',
+      person: personKey(call.by.id),
       client: call.by.client?.slice(0, 256) ?? null,
       kind,
       tool: call.tool.slice(0, 64),
@@ -524,6 +525,9 @@ const NO_END: sql.CallEndRow = {
   status: null,
   file: null,
 };
+
+/** A person as the ledger keeps them. '' is everyone's tally (sql.ts): no person is called that. */
+const personKey = (id: string) => id.slice(0, 256) || '?';
 
 const amountOrNull = (n: number | undefined) => (n !== undefined && Number.isFinite(n) && n >= 0 ? n : null);
 

@@ -186,17 +186,21 @@ export async function endCall(db: Statements, seq: number, end: CallEndRow): Pro
   );
 }
 
-/** The newest counted call with this hash begun after `since`, except one sent with `exceptKey`. */
+/**
+ * The person's newest counted call with this hash begun after `since`, except one sent with
+ * `exceptKey`. Another person's identical call is not theirs to be answered with.
+ */
 export async function duplicateOf(
   db: Statements,
   hash: string,
   since: number,
   exceptKey: string | null,
+  person: string,
 ): Promise<CallRow | null> {
   const [row] = await db.query(
-    `SELECT ${CALL} FROM ${CALLS} WHERE hash = $hash AND began_at > $since AND ${counted()}
+    `SELECT ${CALL} FROM ${CALLS} WHERE hash = $hash AND began_at > $since AND ${counted()} AND person = $person
       AND (CAST($except AS TEXT) IS NULL OR key IS NULL OR key <> CAST($except AS TEXT)) ${ORDER} LIMIT 1`,
-    { $hash: hash, $since: since, $except: exceptKey },
+    { $hash: hash, $since: since, $except: exceptKey, $person: person },
   );
   return (row as CallRow | undefined) ?? null;
 }
@@ -284,12 +288,19 @@ export interface JobStatus {
   at: number;
 }
 
-/** The latest calls (of a kind, and counted), newest first. */
-export async function latestCalls(db: Statements, limit: number, videoCounted = false): Promise<CallRow[]> {
-  const where = videoCounted ? `WHERE kind = 'video' AND ${counted()}` : '';
-  return (await db.query(`SELECT ${CALL} FROM ${CALLS} ${where} ${ORDER} LIMIT $limit`, {
-    $limit: limit,
-  })) as unknown as CallRow[];
+/** The latest calls (counted video submits only, one person's only), newest first. */
+export async function latestCalls(
+  db: Statements,
+  limit: number,
+  only: { videos?: boolean; person?: string | undefined } = {},
+): Promise<CallRow[]> {
+  const where = [
+    ...(only.videos ? [`kind = 'video' AND ${counted()}`] : []),
+    ...(only.person !== undefined ? ['person = $person'] : []),
+  ];
+  const params = { $limit: limit, ...(only.person !== undefined ? { $person: only.person } : {}) };
+  const sql = `SELECT ${CALL} FROM ${CALLS} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ${ORDER} LIMIT $limit`;
+  return (await db.query(sql, params)) as unknown as CallRow[];
 }
 
 /** Calls not ended begun after `since`, newest first. */

@@ -2,7 +2,8 @@
 // call records who made it and through which client; GATEWAY_LIMITS_PER_USER counts each
 // person's calls apart while GATEWAY_LIMITS counts everyone's, both in the begin's transaction
 // (exact under concurrent begins of several people); a refusal names which limit; a call that
-// takes a limit past 80 % says so; usage, usage by person and export by person. On SQLite alone,
+// takes a limit past 80 % says so; usage, usage by person and export by person; the duplicate
+// guard, the recent video jobs and the latest calls are each person's own. On SQLite alone,
 // with its clock moved: the calendar week and month at their edges.
 
 import { describe, expect, it } from 'vitest';
@@ -205,6 +206,34 @@ describe.each(stores)('budgets per person on $name', (store) => {
       'bob',
     );
     expect(bobs).toEqual(['bob a video of bob']);
+  });
+});
+
+describe.each(stores)("each person's own calls on $name", (store) => {
+  it("answer a repeat with the same person's earlier call only; another person's is a call of its own", async () => {
+    const { ledger } = await setup(store);
+    const first = await ledger.begin(videoOf('ana', 'a lighthouse at dusk'));
+    if (first.status !== 'go') throw new Error(first.status);
+    await ledger.end(first.id, { outcome: 'accepted', jobId: 'vj_ana' });
+    const again = await ledger.begin(videoOf('ana', 'a lighthouse at dusk'));
+    expect(again.status === 'duplicate' && again.earlier.jobId).toBe('vj_ana');
+    expect((await ledger.begin(videoOf('bob', 'a lighthouse at dusk'))).status).toBe('go');
+  });
+
+  it("list a person's own video jobs and latest calls, everyone's without a person", async () => {
+    const { ledger } = await setup(store);
+    for (const [person, job] of [
+      ['ana', 'vj_a'],
+      ['bob', 'vj_b'],
+    ]) {
+      const begun = await ledger.begin(videoOf(person as string));
+      if (begun.status !== 'go') throw new Error(begun.status);
+      await ledger.end(begun.id, { outcome: 'accepted', jobId: job as string });
+    }
+    expect((await ledger.recentJobs(10, 'ana')).map((j) => j.jobId)).toEqual(['vj_a']);
+    expect((await ledger.recentJobs(10)).map((j) => j.jobId)).toEqual(['vj_b', 'vj_a']);
+    expect((await ledger.usage(10, 'bob')).latest.map((c) => c.person)).toEqual(['bob']);
+    expect((await ledger.usage(10)).latest.map((c) => c.person)).toEqual(['bob', 'ana']);
   });
 });
 

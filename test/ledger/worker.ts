@@ -34,6 +34,8 @@ export interface WorkerTask {
   action: 'race' | 'hang' | 'stream' | 'many' | 'hold' | 'call';
   calls?: number;
   name?: string;
+  /** Who calls (the server's person when the test says one), else `local:<name>`. */
+  person?: string;
 }
 
 /** What a `call` action reports. */
@@ -130,7 +132,7 @@ async function act(round: number): Promise<unknown> {
       const results = await Promise.all(
         Array.from({ length: task.calls ?? 2 }, async (_, i) => {
           const result = await ledger.begin({
-            by: { id: `local:${name}` },
+            by: { id: task.person ?? `local:${name}` },
             kind: 'video',
             tool: 'video_generate',
             model: 'xai/grok-imagine-video',
@@ -149,7 +151,7 @@ async function act(round: number): Promise<unknown> {
     }
     case 'hang': {
       const result = await ledger.begin({
-        by: { id: `local:${name}` },
+        by: { id: task.person ?? `local:${name}` },
         kind: 'video',
         tool: 'video_generate',
         model: 'xai/grok-imagine-video',
@@ -163,7 +165,7 @@ async function act(round: number): Promise<unknown> {
     case 'stream': {
       for (let i = 0; i < (task.calls ?? 100); i++) {
         const result = await ledger.begin({
-          by: { id: `local:${name}` },
+          by: { id: task.person ?? `local:${name}` },
           kind: 'chat',
           tool: 'ask_model',
           model: 'openai/gpt-4o-mini',
@@ -178,7 +180,7 @@ async function act(round: number): Promise<unknown> {
     case 'many': {
       for (let i = 0; i < (task.calls ?? 100); i++) {
         const result = await ledger.begin({
-          by: { id: `local:${name}` },
+          by: { id: task.person ?? `local:${name}` },
           kind: 'speech',
           tool: 'audio_speech',
           model: `${'é'.repeat(250)}-${name}`,
@@ -204,7 +206,7 @@ async function act(round: number): Promise<unknown> {
       const report: CallReport = { status: null, error: null, ms: 0, ticks: 0 };
       try {
         const result = await ledger.begin({
-          by: { id: `local:${name}` },
+          by: { id: task.person ?? `local:${name}` },
           kind: 'chat',
           tool: 'ask_model',
           model: 'openai/gpt-4o-mini',

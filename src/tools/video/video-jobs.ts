@@ -38,7 +38,7 @@ export interface ListedJob {
 
 export async function recentJobsResult(ctx: ToolContext): Promise<CallToolResult> {
   const recent = await openLedger(ctx)
-    .recentJobs(LISTED_JOBS)
+    .recentJobs(LISTED_JOBS, ctx.principal.id)
     .catch((error: unknown) => {
       throw error instanceof LedgerUnavailable ? new UserError(error.message) : error;
     });

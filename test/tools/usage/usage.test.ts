@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { BillableCall, CallEnd } from '../../../src/ledger/ledger.js';
+import { localPrincipal } from '../../../src/tools/define.js';
 import type { UsageData } from '../../../src/tools/usage/usage-data.js';
 import {
   type Connected,
@@ -43,7 +44,8 @@ async function record(
   end: CallEnd,
 ) {
   const ledger = gw.runtime.ledger();
-  const begun = await ledger.begin({ tool: `${call.kind}_tool`, by: { id: 'local:test' }, ...call });
+  const by = localPrincipal(gw.runtime.config);
+  const begun = await ledger.begin({ tool: `${call.kind}_tool`, by, ...call });
   if (begun.status !== 'go') throw new Error(`not begun: ${begun.status}`);
   await ledger.end(begun.id, end);
 }
@@ -270,7 +272,10 @@ describe('the usage tool', () => {
     const gw = await server({ GATEWAY_LEDGER_DIR: dir, GATEWAY_LIMITS: 'video=5/day' });
     await record(gw, video('this server'), { outcome: 'accepted', jobId: 'vj_here', amount: 8 });
     await Promise.all(
-      ['a', 'b'].map((name) => otherProcess({ dir, action: 'race', calls: 2, name, limits: 'video=5/day' })),
+      ['a', 'b'].map((name) => {
+        const person = localPrincipal(gw.runtime.config).id; // the same user's other servers
+        return otherProcess({ dir, action: 'race', calls: 2, name, person, limits: 'video=5/day' });
+      }),
     );
     const { text, data } = await usage(gw);
     expect(data.periods.day?.calls.video).toBe(5);
