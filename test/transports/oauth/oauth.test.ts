@@ -382,6 +382,41 @@ describe("each person's budget, by the token's subject", () => {
   });
 });
 
+describe("each person's saved files, 2026-07-28", () => {
+  it("lists a file to the person whose call saved it, not to another person's client of the same process", async () => {
+    const clientOf = async (person: string) => {
+      const token = await idp.sign({ sub: person, aud: resource, scope: 'search audio' });
+      const client = new ModernClient(
+        { name: person, version: '1' },
+        { versionNegotiation: { mode: { pin: MODERN } } },
+      );
+      await client.connect(
+        new ModernHttpTransport(new URL(resource), {
+          requestInit: { headers: { authorization: `Bearer ${token}` } },
+        }),
+      );
+      return client;
+    };
+    const [alice, bob] = [await clientOf('alice'), await clientOf('bob')];
+    try {
+      const spoken = (await alice.callTool({
+        name: 'audio_speech',
+        arguments: { text: 'for alice alone', model: 'openai/tts-1/alloy' },
+      })) as CallToolResult;
+      expect(spoken.isError).toBeFalsy();
+      const link = spoken.content.find((part) => part.type === 'resource_link');
+      expect(link?.uri).toMatch(/^gateway-tools:\/\/output\//);
+      const listed = async (client: ModernClient) =>
+        (await client.listResources()).resources.map((r) => r.uri);
+      expect(await listed(alice)).toContain(link?.uri);
+      expect(await listed(bob)).not.toContain(link?.uri);
+    } finally {
+      await alice.close();
+      await bob.close();
+    }
+  });
+});
+
 describe('sessions', () => {
   it("a session opened with one subject's token is not found with another's", async () => {
     const mine = { authorization: `Bearer ${await idp.machineToken(resource, 'search')}` };
