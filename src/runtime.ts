@@ -26,6 +26,8 @@ export interface Runtime {
   ledger(): Ledger;
   /** Closes the ledger's database, if it was opened. */
   closeLedger(): Promise<void>;
+  /** Work to let finish, within its own bound, before the process closes (a webhook's deliveries). */
+  beforeClose: (() => Promise<void>)[];
 }
 
 export function createRuntime(config: Config, startupWarnings: readonly string[] = []): Runtime {
@@ -54,6 +56,7 @@ export function createRuntime(config: Config, startupWarnings: readonly string[]
     closeLedger: async () => {
       await ledger?.close();
     },
+    beforeClose: [],
   };
 }
 
@@ -89,6 +92,7 @@ export function perRuntime<T>(make: (runtime: Runtime) => T): (runtime: Runtime)
 }
 
 export async function closeRuntime(runtime: Runtime): Promise<void> {
+  await Promise.all(runtime.beforeClose.map((finish) => finish().catch(() => undefined)));
   await runtime.service.client.close();
   await runtime.closeLedger();
 }

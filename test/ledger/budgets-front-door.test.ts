@@ -219,4 +219,35 @@ describe('a budget for each person, through the front door', () => {
       receiver.close();
     }
   });
+
+  it('lets a delivery under way finish as the server stops: its retry is sent at once, not dropped', async () => {
+    const statuses: number[] = [];
+    const seen = new Set<string>();
+    const receiver = createServer(async (request, response) => {
+      for await (const _ of request);
+      const id = String(request.headers['x-gateway-event']);
+      const status = seen.has(id) ? 200 : 503;
+      seen.add(id);
+      statuses.push(status);
+      response.writeHead(status).end();
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const ana = await serverOf('ana', {
+      GATEWAY_LEDGER_DIR: tempDir('gtm-ledger-'),
+      GATEWAY_LIMITS: 'search=1/hour',
+      GATEWAY_BUDGET_WEBHOOK: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/budget`,
+      GATEWAY_BUDGET_WEBHOOK_SECRET: 'a-secret-of-the-operator-0123456789',
+    });
+    try {
+      expect((await search(ana, 'the only one')).isError).toBeFalsy();
+      // 80 % and 100 % of search=1/hour, each first answered 503: their retries wait 1 s.
+      await until(() => statuses.length === 2, 5_000, 'the first attempts');
+      const stopping = performance.now();
+      await ana.close();
+      expect(statuses).toEqual([503, 503, 200, 200]);
+      expect(performance.now() - stopping).toBeLessThan(1_000);
+    } finally {
+      receiver.close();
+    }
+  });
 });

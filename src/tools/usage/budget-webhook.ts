@@ -7,7 +7,8 @@
 // X-Gateway-Signature) and carries no secret: the limit, its use, the person's id and times, never
 // a prompt, a key or the URL. It is sent beside the call, never awaited by it: a slow or failing
 // receiver never holds a billed call up. A network failure, a timeout, 408, 429 or 5xx is tried
-// again after a pause, a few times, with the same event id (X-Gateway-Event, and `id` in the
+// again after a pause (none once the server is stopping, which waits for them up to a bound), a
+// few times, with the same event id (X-Gateway-Event, and `id` in the
 // body), so a receiver that keeps the ids it has taken takes each crossing once even when an
 // answer was lost on the way back.
 
@@ -69,12 +70,43 @@ export function budgetEvent(crossing: Crossing, person: string, callId: string, 
   };
 }
 
+/** How long a stopping server waits for deliveries under way. */
+const FLUSH_MS = 10_000;
+
 export class BudgetWebhook {
+  private readonly pending = new Set<Promise<void>>();
+  /** Set when the server stops: the pauses before retries are cut short. */
+  private hurry: (() => void) | undefined;
+  private readonly hurried = new Promise<void>((resolve) => {
+    this.hurry = resolve;
+  });
+
   constructor(private readonly options: WebhookOptions) {}
 
-  /** Sends the event in the background: it never throws, and a server stopping drops it. */
+  /** Sends the event in the background: it never throws, and never holds the call up. */
   send(event: BudgetEvent): void {
-    void this.deliver(event);
+    const delivery = this.deliver(event);
+    this.pending.add(delivery);
+    void delivery.finally(() => this.pending.delete(delivery));
+  }
+
+  /**
+   * Lets the deliveries under way finish as the server stops, their retries without pauses, for
+   * at most `boundMs`; one still undelivered then is said in the log.
+   */
+  async flush(boundMs = FLUSH_MS): Promise<void> {
+    this.hurry?.();
+    if (this.pending.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), boundMs);
+    });
+    const late = await Promise.race([Promise.all(this.pending).then(() => 'done' as const), bound]);
+    clearTimeout(timer);
+    if (late === 'late')
+      this.options.log.warn(
+        `budget webhook: ${this.pending.size} event(s) not delivered before the server stopped`,
+      );
   }
 
   private async deliver(event: BudgetEvent): Promise<void> {
@@ -82,7 +114,7 @@ export class BudgetWebhook {
     const body = JSON.stringify(event);
     let failure = '';
     for (let attempt = 0; attempt <= delaysMs.length; attempt++) {
-      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, delaysMs[attempt - 1]).unref());
+      if (attempt > 0) await this.pause(delaysMs[attempt - 1] ?? 0);
       const timestamp = String(Math.floor(Date.now() / 1000));
       const signature = createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
       try {
@@ -109,6 +141,18 @@ export class BudgetWebhook {
     // The URL is not named: its path may be its key.
     log.warn(`budget webhook: the ${event.share} % event of ${event.limit} was not delivered (${failure})`);
   }
+
+  /** A pause before a retry, cut short when the server stops. */
+  private pause(ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    return Promise.race([
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, ms);
+        timer.unref();
+      }),
+      this.hurried,
+    ]).finally(() => clearTimeout(timer));
+  }
 }
 
 const webhooks = new WeakMap<object, BudgetWebhook>();
@@ -117,10 +161,16 @@ const webhooks = new WeakMap<object, BudgetWebhook>();
 export function budgetWebhookOf(runtime: {
   config: { budgetWebhook?: string | undefined; budgetWebhookSecret?: string | undefined };
   log: Logger;
+  beforeClose: (() => Promise<void>)[];
 }): BudgetWebhook | undefined {
   const { budgetWebhook: url, budgetWebhookSecret: secret } = runtime.config;
   if (!url || !secret) return undefined;
-  const made = webhooks.get(runtime) ?? new BudgetWebhook({ url, secret, log: runtime.log });
-  webhooks.set(runtime, made);
+  let made = webhooks.get(runtime);
+  if (!made) {
+    const webhook = new BudgetWebhook({ url, secret, log: runtime.log });
+    runtime.beforeClose.push(() => webhook.flush());
+    webhooks.set(runtime, webhook);
+    made = webhook;
+  }
   return made;
 }
