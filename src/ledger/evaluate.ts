@@ -204,7 +204,7 @@ export function crossingSentence(c: Crossing): string {
   return `Budget: ${share} % of ${whose(limit)} limit ${limit.text} (${c.setting}) used, ${left} left; ${more}.`;
 }
 
-const whose = (limit: Limit) => (limit.perUser ? 'your' : "the team's");
+const whose = (limit: Limit) => (limit.perUser ? 'your' : 'the shared');
 
 /** A call priced per unit whose amount is neither given nor reported: what would make it known. */
 function unknownCost(prices: readonly Price[], call: Proposed): LimitRefusal['needs'] | undefined {

@@ -52,7 +52,7 @@ describe.each(BACKENDS)('the ledger of billed calls on %s', (_name, use) => {
       expect(refused).toHaveLength(4);
       for (const result of refused)
         expect(textOf(result)).toMatch(
-          /^Not sent, and nothing billed: the team's limit video=2\/day \(GATEWAY_LIMITS\)/,
+          /^Not sent, and nothing billed: the shared limit video=2\/day \(GATEWAY_LIMITS\)/,
         );
       expect(await reached(backend, 'submits')).toBe(2);
     } finally {

@@ -143,7 +143,7 @@ describe('nothing is sent that the ledger cannot hold', () => {
       const refused = await call(conn, 'web_search', { query: 'second' });
       expect(refused.isError).toBe(true);
       expect(textOf(refused)).toMatch(
-        /^Not sent, and nothing billed: the team's limit search=1\/day \(GATEWAY_LIMITS\) is reached, with 1 search call in the last 24 hours.*The next is possible at \d{4}-\d\d-\d\d \d\d:\d\d UTC.*raise it in GATEWAY_LIMITS/,
+        /^Not sent, and nothing billed: the shared limit search=1\/day \(GATEWAY_LIMITS\) is reached, with 1 search call in the last 24 hours.*The next is possible at \d{4}-\d\d-\d\d \d\d:\d\d UTC.*raise it in GATEWAY_LIMITS/,
       );
       expect(reference.service.counters.search).toBe(1);
       expect(ledgerCalls(conn.dir).map((c) => c.end?.outcome)).toEqual(['accepted', 'declined']);
@@ -203,10 +203,10 @@ describe('nothing is sent that the ledger cannot hold', () => {
       answer('accept');
       const approved = await deciding;
       expect(approved.isError).toBe(true);
-      expect(textOf(approved)).toMatch(/^Not sent, and nothing billed: the team's limit speech=1\/day/);
+      expect(textOf(approved)).toMatch(/^Not sent, and nothing billed: the shared limit speech=1\/day/);
       // Over the limit now: refused without asking anyone.
       const refused = await call(asking, 'audio_speech', { text: 'and now?' });
-      expect(textOf(refused)).toMatch(/^Not sent, and nothing billed: the team's limit speech=1\/day/);
+      expect(textOf(refused)).toMatch(/^Not sent, and nothing billed: the shared limit speech=1\/day/);
       expect(asked).toBe(1);
       expect(reference.service.counters.speech).toBe(1);
       expect(ledgerCalls(asking.dir).map((c) => [c.begin.words, c.end?.outcome, c.end?.reason])).toEqual([

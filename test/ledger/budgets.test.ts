@@ -50,7 +50,7 @@ describe.each(stores)('budgets per person on $name', (store) => {
     expect(team).toMatchObject({ status: 'limited', refusal: { setting: 'GATEWAY_LIMITS', used: 3 } });
     if (team.status !== 'limited') return;
     expect(team.sentence).toMatch(
-      /^Not sent, and nothing billed: the team's limit video=3\/day \(GATEWAY_LIMITS\) is reached, with 3 video calls in the last 24 hours, by everyone sharing the ledger\. The next is possible at /,
+      /^Not sent, and nothing billed: the shared limit video=3\/day \(GATEWAY_LIMITS\) is reached, with 3 video calls in the last 24 hours, by everyone sharing the ledger\. The next is possible at /,
     );
     // A person's cost limit counts only their own spending.
     const costs = await setup(store, {

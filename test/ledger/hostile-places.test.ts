@@ -85,7 +85,7 @@ describe('a cost limit and calls whose cost is unknown before sending', () => {
         });
         expect(result.isError).toBe(true);
         expect(textOf(result)).toBe(
-          "Not sent, and nothing billed: the team's limit cost=1.00/day (GATEWAY_LIMITS) needs this call's estimated cost, and without duration it cannot be known before sending (xai/grok-imagine-video=0.05/second in GATEWAY_PRICES). Pass duration to have it checked against the limit.",
+          "Not sent, and nothing billed: the shared limit cost=1.00/day (GATEWAY_LIMITS) needs this call's estimated cost, and without duration it cannot be known before sending (xai/grok-imagine-video=0.05/second in GATEWAY_PRICES). Pass duration to have it checked against the limit.",
         );
       }
       expect(submitsOf(reference.service)).toHaveLength(0);
@@ -107,7 +107,7 @@ describe('a cost limit and calls whose cost is unknown before sending', () => {
         });
         outcomes.push(result.isError === true);
         if (result.isError)
-          expect(textOf(result)).toMatch(/^Not sent, and nothing billed: the team's limit cost=1.00\/day/);
+          expect(textOf(result)).toMatch(/^Not sent, and nothing billed: the shared limit cost=1.00\/day/);
       }
       // 0.30 each: three make 0.90, a fourth would make 1.20.
       expect(outcomes).toEqual([false, false, false, true, true]);

@@ -74,7 +74,7 @@ describe.skipIf(!HAS_POSTGRES)('a ledger in PostgreSQL shared by servers on seve
     expect(submitsOf(reference.service)).toHaveLength(2);
     for (const r of refused)
       expect(textOf(r)).toMatch(
-        /^Not sent, and nothing billed: the team's limit video=2\/day \(GATEWAY_LIMITS\) is reached, with 2 video calls in the last 24 hours/,
+        /^Not sent, and nothing billed: the shared limit video=2\/day \(GATEWAY_LIMITS\) is reached, with 2 video calls in the last 24 hours/,
       );
     // Nothing was written on the hosts: the ledger is the database.
     for (const h of hosts) expect(existsSync(join(h.dir, 'ledger'))).toBe(false);

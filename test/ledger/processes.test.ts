@@ -304,7 +304,7 @@ async function allCalls(ledger: Ledger): Promise<LedgerCall[]> {
 
 const LIMIT_SENTENCE = (limit: string, used: number) =>
   new RegExp(
-    `^Not sent, and nothing billed: the team's limit ${limit.replace('/', '\\/')} \\(GATEWAY_LIMITS\\) is reached, with ${used} video calls in the last 24 hours, by everyone sharing the ledger\\. The next is possible at .+ \\(in .+\\); to allow more, raise it in GATEWAY_LIMITS and restart the server\\.$`,
+    `^Not sent, and nothing billed: the shared limit ${limit.replace('/', '\\/')} \\(GATEWAY_LIMITS\\) is reached, with ${used} video calls in the last 24 hours, by everyone sharing the ledger\\. The next is possible at .+ \\(in .+\\); to allow more, raise it in GATEWAY_LIMITS and restart the server\\.$`,
   );
 
 describe.each([SQLITE, POSTGRES])('the ledger across processes on $name', (store) => {

@@ -124,7 +124,7 @@ describe.each(ERAS)('a %s client', (era) => {
       expect(rows().slice(1)).toEqual([['a paper boat, accepted', 'accepted', undefined]]);
 
       const over = await accepting.callTool('video_generate', { ...VIDEO, prompt: 'one boat too many' });
-      expect(textOf(over)).toMatch(/^Not sent, and nothing billed: the team's limit video=1\/day/);
+      expect(textOf(over)).toMatch(/^Not sent, and nothing billed: the shared limit video=1\/day/);
       expect(accepting.asked).toHaveLength(1);
       expect(submitsOf(reference.service)).toHaveLength(before + 1);
       expect(rows().slice(2)).toEqual([['one boat too many', 'declined', 'limit video=1/day']]);
