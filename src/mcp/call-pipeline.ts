@@ -79,11 +79,19 @@ export function toolCalls(connection: ClientConnection, known: PublicTools) {
 
 type Schemas = ReturnType<typeof toolSchemas>;
 
-/** A result with the notes of its call (a limit nearly reached) at the end of its text. */
+/**
+ * A result with the notes of its call (a limit nearly reached) at the end of its text, and as
+ * `budget` in its structured content: Claude Code and Codex hand their model that alone.
+ */
 function withNotes(result: CallToolResult, notes: readonly string[]): CallToolResult {
   const [first, ...rest] = result.content;
   if (notes.length === 0 || first?.type !== 'text') return result;
-  return { ...result, content: [{ ...first, text: `${first.text}\n\n${notes.join('\n')}` }, ...rest] };
+  const { structuredContent: structured } = result;
+  return {
+    ...result,
+    content: [{ ...first, text: `${first.text}\n\n${notes.join('\n')}` }, ...rest],
+    ...(structured ? { structuredContent: { ...structured, budget: notes.join(' ') } } : {}),
+  };
 }
 
 /**

@@ -65,8 +65,14 @@ describe('a budget for each person, through the front door', () => {
       const bobs = await search(bob, 'bob first');
       expect(bobs.isError).toBeFalsy();
       expect(textOf(bobs)).toContain(
-        "Budget: 100 % of the shared limit search=3/hour (GATEWAY_LIMITS) used, 0 left;",
+        'Budget: 100 % of the shared limit search=3/hour (GATEWAY_LIMITS) used, 0 left;',
       );
+      // What Claude Code and Codex hand their model: the structured content alone.
+      expect(structuredOf(bobs)).toMatchObject({
+        budget: expect.stringContaining(
+          'Budget: 100 % of the shared limit search=3/hour (GATEWAY_LIMITS) used',
+        ),
+      });
       const refused = await search(bob, 'bob second');
       expect(textOf(refused)).toMatch(
         /^Not sent, and nothing billed: the shared limit search=3\/hour \(GATEWAY_LIMITS\) is reached, with 3 search calls in the last hour, by everyone sharing the ledger\./,

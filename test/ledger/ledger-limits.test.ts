@@ -59,7 +59,7 @@ describe.each(stores)('limits on $name', (store) => {
     if (refused.status !== 'limited') return;
     const [before, after] = refused.sentence.split(/\(in [\d h]+min\)/);
     expect(before).toBe(
-      "Not sent, and nothing billed: the shared limit chat=2/hour (GATEWAY_LIMITS) is reached, with 2 chat calls in the last hour, by everyone sharing the ledger. " +
+      'Not sent, and nothing billed: the shared limit chat=2/hour (GATEWAY_LIMITS) is reached, with 2 chat calls in the last hour, by everyone sharing the ledger. ' +
         `The next is possible at ${clockText(nextAt)} `,
     );
     expect(after).toBe('; to allow more, raise it in GATEWAY_LIMITS and restart the server.');
@@ -238,7 +238,7 @@ describe('limits on SQLite, as time passes', () => {
     const refused = await ledger.begin(chat('three'));
     expect(refused).toMatchObject({ status: 'limited', refusal: { nextAt: '2026-11-24T11:00:00.000Z' } });
     expect(refused.status === 'limited' && refused.sentence).toBe(
-      "Not sent, and nothing billed: the shared limit chat=2/hour (GATEWAY_LIMITS) is reached, with 2 chat calls in the last hour, by everyone sharing the ledger. " +
+      'Not sent, and nothing billed: the shared limit chat=2/hour (GATEWAY_LIMITS) is reached, with 2 chat calls in the last hour, by everyone sharing the ledger. ' +
         'The next is possible at 2026-11-24 11:00 UTC (in 45 min); to allow more, raise it in GATEWAY_LIMITS and restart the server.',
     );
     clock.now = Date.parse('2026-11-24T10:59:59.999Z');
