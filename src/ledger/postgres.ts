@@ -4,8 +4,8 @@
 // Transactions take turns through a transaction-scoped advisory lock, the same on every host: the
 // ledger's, or a scope's (a call no limit counts takes its hash's, so that such calls from many
 // replicas do not queue behind each other). It is waited for as a query like any other (the event
-// loop serves everything else), bounded by lock_timeout. A process stopped (SIGSTOP) or cut off while holding it keeps it only until the
-// database ends its idle transaction. Every time, retention's too, is the database server's clock,
+// loop serves everything else), bounded by lock_timeout. A process stopped (SIGSTOP) or cut off
+// while holding it keeps it only until the database ends its idle transaction. Every time, retention's too, is the database server's clock,
 // so hosts whose clocks differ agree on the hour and day.
 //
 // pg is imported when the ledger is opened, without its native binding. The password appears in

@@ -123,8 +123,9 @@ class Sqlite implements Database {
   /** One transaction at a time from this process: a transaction spans awaits. */
   private writing: Promise<unknown> = Promise.resolve();
   private readonly prepared = new Map<string, StatementSync>();
-  /** The WAL file, opened at the first sync. */
+  /** The WAL file, opened at the first sync, and the syncs under way (close() lets them finish). */
   private wal: Promise<FileHandle> | undefined;
+  private readonly syncing = new Set<Promise<void>>();
 
   constructor(
     private readonly db: DatabaseSync,
@@ -207,19 +208,26 @@ class Sqlite implements Database {
   }
 
   /** The WAL file's data on the disk: what this process committed, and everything before it. */
-  private async synced(): Promise<void> {
-    try {
-      this.wal ??= open(`${this.where}-wal`, 'r');
-      await (await this.wal).datasync();
-    } catch (error) {
-      this.wal = undefined;
-      const dir = this.where.slice(0, -DATABASE_FILE.length - 1);
-      throw fullDisk(dir) ?? placeError(this.where, error);
-    }
+  private synced(): Promise<void> {
+    const syncing = (async () => {
+      try {
+        this.wal ??= open(`${this.where}-wal`, 'r');
+        await (await this.wal).datasync();
+      } catch (error) {
+        this.wal = undefined;
+        const dir = this.where.slice(0, -DATABASE_FILE.length - 1);
+        throw fullDisk(dir) ?? placeError(this.where, error);
+      }
+    })();
+    this.syncing.add(syncing);
+    const done = () => this.syncing.delete(syncing);
+    syncing.then(done, done);
+    return syncing;
   }
 
   async close(): Promise<void> {
     await this.writing;
+    await Promise.allSettled([...this.syncing]);
     await (await this.wal?.catch(() => undefined))?.close();
     this.clock.close?.();
     try {
