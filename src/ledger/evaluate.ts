@@ -180,19 +180,21 @@ export async function judge(
     if (at > worstAt) [worst, worstAt] = [found, at];
   }
   if (worst) return { refusal: worst, crossed: [] };
-  const crossed = crossing.map(async ({ limit, after, share }): Promise<Crossing> => {
+  // One statement at a time: a transaction's statements share one connection.
+  const crossed: Crossing[] = [];
+  for (const { limit, after, share } of crossing) {
     const [oldest] = limit.period === 'session' ? [] : await countedCalls(view.db, windowOf(view, limit));
     const until = limit.period === 'session' ? null : leaves(view, limit, oldest?.beganAt ?? view.now);
-    return {
+    crossed.push({
       limit,
       setting: settingOf(limit),
       share,
       used: after,
       left: Math.max(0, limit.max - after),
       until,
-    };
-  });
-  return { refusal: null, crossed: await Promise.all(crossed) };
+    });
+  }
+  return { refusal: null, crossed };
 }
 
 /** A crossing as a call's result says it, in one line. */
