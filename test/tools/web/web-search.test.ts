@@ -33,7 +33,7 @@ describe('web_search on the reference service only', () => {
 
   it('shows the answer when the service gives one, as a string or an object', async () => {
     const plain = await searchHere({ query: 'the answer please' });
-    expect(textOf(plain)).toMatch(/^Answer: /);
+    expect(textOf(plain)).toMatch(/^Answer: /m);
     expect(structuredOf<{ answer: string }>(plain).answer).toEqual(expect.any(String));
     const obj = await searchHere({ query: 'objanswer please' });
     expect(structuredOf<{ answer: string }>(obj).answer).toEqual(expect.any(String));
