@@ -65,8 +65,8 @@ export const webFetch = defineTool({
   title: 'Web fetch',
   description:
     'Read a web page as markdown, in parts: each result gives the next start_index (from a cache, no ' +
-    'second fetch), tokens left and fetch time. max_age_seconds=0 fetches again, billed again. With ' +
-    'prompt, a small model answers from the page instead (billed).',
+    'second fetch). max_age_seconds=0 fetches again, billed again. With prompt, a small model ' +
+    'answers from the page instead (billed).',
   inputSchema,
   outputSchema,
   annotations: ANNOTATIONS.lookup,
