@@ -30,7 +30,7 @@ function asHtml(markdown: string): string {
 const proseOf = (text: string) =>
   text
     .split('\n')
-    .filter((line) => /[^\x00-\x7f]{6}/.test(line) && !/[<>[\]()|]/.test(line))
+    .filter((line) => /[\u0080-\uffff]{6}/.test(line) && !/[<>[\]()|]/.test(line))
     .join('\n');
 
 const PAGES: Record<string, () => string> = {
