@@ -127,7 +127,7 @@ describe(`Claude Code ${CLAUDE_CODE_NEW_ERA_VERSION} searches the web through th
       // When it searched, and the sites' words in one intact fence.
       const seen = String((result?.content as { text?: string }[] | undefined)?.[0]?.text);
       const fence = expectOneFence(seen, []);
-      expect(fence.before).toMatch(new RegExp(`^Searched ${ISO_SECOND} \\(tavily\\)\\. `));
+      expect(fence.before).toMatch(new RegExp(`(^|\\n)Searched ${ISO_SECOND} \\(tavily\\)\\. `));
       expect(fence.inside).toContain(`1. Result 1 for ${QUERY}`);
 
       const searches = reference.service.requests.filter((r) => r.route === 'search');
@@ -174,7 +174,9 @@ describe(`Claude Code ${CLAUDE_CODE_NEW_ERA_VERSION} searches the web through th
     console.log(`claude: the model received\n${seen.slice(0, 1500)}`);
     const fence = expectOneFence(seen, HOSTILE_LINES);
     expect(fence.before).toMatch(
-      new RegExp(`^Source: ${url} \\(\\d+ characters\\), fetched ${ISO_SECOND}, from cache: no\\n`),
+      new RegExp(
+        `(^|\\n)Source: ${url} \\([\\d,]+ characters\\), fetched ${ISO_SECOND}, from cache: no\\nThe page's text is $`,
+      ),
     );
     expect(fence.inside).toContain(FORGED_SOURCE);
     expect(fence.after).toBe('');

@@ -160,7 +160,7 @@ describe(`Codex ${CODEX_VERSION} searches the web through the server over stdio`
       expect(received).toContain(`Result 1 for ${QUERY} — https://example.com/model-context-protocol/1`);
       // When it searched, and the sites' words in one intact fence.
       const fence = expectOneFence(received, []);
-      expect(fence.before).toMatch(new RegExp(`^Searched ${ISO_SECOND} \\(tavily\\)\\. `));
+      expect(fence.before).toMatch(new RegExp(`(^|\\n)Searched ${ISO_SECOND} \\(tavily\\)\\. `));
       expect(fence.inside).toContain(`1. Result 1 for ${QUERY}`);
     },
     180_000,
@@ -209,7 +209,9 @@ describe(`Codex ${CODEX_VERSION} searches the web through the server over stdio`
     console.log(`codex web_fetch: the model received\n${received.slice(0, 1500)}`);
     const fence = expectOneFence(received, HOSTILE_LINES);
     expect(fence.before).toMatch(
-      new RegExp(`^Source: ${url} \\(\\d+ characters\\), fetched ${ISO_SECOND}, from cache: no\\n`),
+      new RegExp(
+        `(^|\\n)Source: ${url} \\([\\d,]+ characters\\), fetched ${ISO_SECOND}, from cache: no\\nThe page's text is $`,
+      ),
     );
     expect(fence.inside).toContain(FORGED_SOURCE);
     expect(reference.service.requests.filter((r) => r.route === 'fetch')).toHaveLength(1);

@@ -28,7 +28,7 @@ import { scaled } from '../harness/time.js';
 
 const QUERY = 'model context protocol';
 const SEARCH_TOOL = 'mcp_gateway_web_search';
-const FETCH_TOOL = 'mcp_gateway_web_fetch';
+const FETCH_TOOL = 'mcp_gateway_gw_web_fetch';
 const ISO_SECOND = '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ';
 
 function settings(server: { command: string; args: string[] }, env: Record<string, string>) {
@@ -49,13 +49,22 @@ describe(`Gemini CLI ${GEMINI_CLI_VERSION} searches the web through the server o
     gemini = realpathSync(await ensureGeminiCli());
   }, scaled(300_000));
 
-  /** Gemini CLI run headless with `prompt`, its model `model`, the server recorded in `record`. */
-  async function runGemini(model: FakeGemini, record: string, prompt: string): Promise<ClientRun> {
+  /**
+   * Gemini CLI run headless with `prompt`, its model `model`, the server (started with
+   * `serverArgs`) recorded in `record`.
+   */
+  async function runGemini(
+    model: FakeGemini,
+    record: string,
+    prompt: string,
+    serverArgs: string[] = [],
+  ): Promise<ClientRun> {
     const home = dirname(record);
     const work = realpathSync(tempDir('gtm-gemini-work-'));
     const env = { ...serverEnvDefaults(), ...reference.env, GATEWAY_LOG_LEVEL: 'info' };
     mkdirSync(join(home, '.gemini'));
-    const config = settings(recordedServer(record), env);
+    const server = recordedServer(record);
+    const config = settings({ ...server, args: [...server.args, ...serverArgs] }, env);
     writeFileSync(join(home, '.gemini', 'settings.json'), JSON.stringify(config, null, 2));
     writeFileSync(join(home, '.gemini', 'trustedFolders.json'), JSON.stringify({ [work]: 'TRUST_FOLDER' }));
     return runClient(process.execPath, [gemini, '-m', 'gemini-2.5-flash', '-p', prompt], {
@@ -78,6 +87,13 @@ describe(`Gemini CLI ${GEMINI_CLI_VERSION} searches the web through the server o
       console.log(`stdout:\n${ran?.stdout}\nstderr:\n${ran?.stderr}`);
       console.log(`model requests: ${JSON.stringify(model.requests.map((r) => `${r.method} ${r.path}`))}`);
       console.log(`unexpected model paths: ${JSON.stringify(model.unexpected)}`);
+      console.log(`tools offered: ${JSON.stringify(model.offeredTools)}`);
+      const listed = recordedMessages(record, 'server').find((m) => JSON.stringify(m).includes('"tools":['));
+      console.log(
+        `tools listed: ${JSON.stringify(listed)
+          .match(/"name":"[a-z_]+"/g)
+          ?.join(' ')}`,
+      );
       console.log(`sent to the server:\n${JSON.stringify(recordedMessages(record), null, 1)}`);
     });
   }
@@ -112,7 +128,7 @@ describe(`Gemini CLI ${GEMINI_CLI_VERSION} searches the web through the server o
     expect(output).toContain(`Result 1 for ${QUERY} — https://example.com/model-context-protocol/1`);
     // When it searched, and the sites' words in one intact fence.
     const fence = expectOneFence(output, []);
-    expect(fence.before).toMatch(new RegExp(`^Searched ${ISO_SECOND} \\(tavily\\)\\. `));
+    expect(fence.before).toMatch(new RegExp(`(^|\\n)Searched ${ISO_SECOND} \\(tavily\\)\\. `));
     expect(fence.inside).toContain(`1. Result 1 for ${QUERY}`);
   });
 
@@ -126,7 +142,9 @@ describe(`Gemini CLI ${GEMINI_CLI_VERSION} searches the web through the server o
     let run: ClientRun | undefined;
     reportOnFailure(model, record, () => run);
     try {
-      run = await runGemini(model, record, `Read ${url}.`);
+      // Headless, Gemini CLI denies its own web_fetch and drops with it every MCP tool of that bare
+      // name, this server's too (its yolo mode offers it): a prefix (GATEWAY_TOOL_PREFIX) renames it.
+      run = await runGemini(model, record, `Read ${url}.`, ['--tool-prefix', 'gw_']);
     } finally {
       await model.close();
     }
@@ -137,7 +155,9 @@ describe(`Gemini CLI ${GEMINI_CLI_VERSION} searches the web through the server o
     console.log(`gemini web_fetch: the model received\n${output.slice(0, 1500)}`);
     const fence = expectOneFence(output, HOSTILE_LINES);
     expect(fence.before).toMatch(
-      new RegExp(`^Source: ${url} \\(\\d+ characters\\), fetched ${ISO_SECOND}, from cache: no\\n`),
+      new RegExp(
+        `(^|\\n)Source: ${url} \\([\\d,]+ characters\\), fetched ${ISO_SECOND}, from cache: no\\nThe page's text is $`,
+      ),
     );
     expect(fence.inside).toContain(FORGED_SOURCE);
     expect(reference.service.requests.filter((r) => r.route === 'fetch')).toHaveLength(1);
