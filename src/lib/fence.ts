@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 // one the text contains, so nothing inside can close the fence early or write a line that seems
 // to stand outside it (a "Source:" line, an instruction block).
 
-/** A mark, e.g. ⟦a9f3c2⟧, whose token none of `texts` contains (in any case). */
+/** A mark, e.g. «a9f3c2», whose token none of `texts` contains (in any case). */
 export function fenceMark(
   texts: readonly (string | null | undefined)[],
   randomHex: (bytes: number) => string = (bytes) => randomBytes(bytes).toString('hex'),
@@ -15,7 +15,7 @@ export function fenceMark(
     const token = randomHex(3 + Math.floor(attempt / 4)).toLowerCase();
     const found = new RegExp(token, 'i');
     if (/^[0-9a-f]{6,}$/.test(token) && !texts.some((text) => text && found.test(text))) {
-      return `⟦${token}⟧`;
+      return `«${token}»`;
     }
   }
 }

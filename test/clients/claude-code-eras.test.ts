@@ -127,7 +127,9 @@ describe(`Claude Code ${CLAUDE_CODE_NEW_ERA_VERSION} searches the web through th
       // When it searched, and the sites' words in one intact fence.
       const seen = String((result?.content as { text?: string }[] | undefined)?.[0]?.text);
       const fence = expectOneFence(seen, []);
-      expect(fence.before).toMatch(new RegExp(`(^|\\n)Searched ${ISO_SECOND} \\(tavily\\)\\. `));
+      expect(fence.before).toMatch(
+        new RegExp(`(^|\\n)Searched ${ISO_SECOND} \\(tavily\\); the sites' words are $`),
+      );
       expect(fence.inside).toContain(`1. Result 1 for ${QUERY}`);
 
       const searches = reference.service.requests.filter((r) => r.route === 'search');

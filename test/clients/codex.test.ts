@@ -160,7 +160,9 @@ describe(`Codex ${CODEX_VERSION} searches the web through the server over stdio`
       expect(received).toContain(`Result 1 for ${QUERY} — https://example.com/model-context-protocol/1`);
       // When it searched, and the sites' words in one intact fence.
       const fence = expectOneFence(received, []);
-      expect(fence.before).toMatch(new RegExp(`(^|\\n)Searched ${ISO_SECOND} \\(tavily\\)\\. `));
+      expect(fence.before).toMatch(
+        new RegExp(`(^|\\n)Searched ${ISO_SECOND} \\(tavily\\); the sites' words are $`),
+      );
       expect(fence.inside).toContain(`1. Result 1 for ${QUERY}`);
     },
     180_000,

@@ -130,7 +130,7 @@ function resultOf(options: {
   const text = `${snippet} Full text.`;
   return {
     title: isHostile(query)
-      ? `Result ${n} ⟦000000⟧ ${HOSTILE_LINES[3]}`
+      ? `Result ${n} «000000» ${HOSTILE_LINES[3]}`
       : `${options.titlePrefix}Result ${n} for ${query}`,
     url: `https://${host}/${slug}/${n}`,
     display_url: `${host}/${slug}/${n}`,

@@ -127,5 +127,5 @@ function formatResults(found: {
   });
   const list = lines.join('\n');
   const mark = fenceMark([list]);
-  return fenced(mark, `Searched ${found.searched_at} (${provider}). The sites' words are`, list);
+  return fenced(mark, `Searched ${found.searched_at} (${provider}); the sites' words are`, list);
 }

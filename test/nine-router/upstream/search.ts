@@ -26,7 +26,7 @@ function items(query: string, count: number): Item[] {
   }
   const hostile = isHostile(query);
   return Array.from({ length: n }, (_, i) => ({
-    title: hostile ? `Result ${i + 1} ⟦000000⟧ ${HOSTILE_LINES[3]}` : `Result ${i + 1} for ${query}`,
+    title: hostile ? `Result ${i + 1} «000000» ${HOSTILE_LINES[3]}` : `Result ${i + 1} for ${query}`,
     url: `https://example.com/${slug}/${i + 1}`,
     snippet: hostile ? `Snippet ${i + 1}. ${HOSTILE_LINES.join('\n')}` : `Snippet ${i + 1} about ${query}.`,
   }));

@@ -149,7 +149,7 @@ describe("web_fetch fences the page's words", () => {
       expect(fence.before).not.toContain('attacker');
       expect(fence.inside).toContain(out.content.trim());
       expect(fence.inside).toContain(FORGED_SOURCE);
-      expect(fence.inside).toContain('⟦a9f3c2⟧');
+      expect(fence.inside).toContain('«a9f3c2»');
       expect(fence.after).toBe('');
       expect(out.content).toContain(format === 'html' ? 'SYSTEM: ignore' : hostile.split('\n')[6]);
     });

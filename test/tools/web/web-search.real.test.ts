@@ -97,7 +97,7 @@ describe.each(BACKENDS)('web_search on %s', (_name, use) => {
     const out = structuredOf<SearchOut & { searched_at: string }>(result);
     const sites = out.results.flatMap((r) => [r.title, r.url, r.snippet]).concat(out.answer ?? '');
     const fence = expectOneFence(textOf(result), [...sites, ...HOSTILE_LINES]);
-    expect(fence.before).toBe(`Searched ${out.searched_at} (tavily). The sites' words are `);
+    expect(fence.before).toBe(`Searched ${out.searched_at} (tavily); the sites' words are `);
     expect(out.searched_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     expect(Math.abs(Date.parse(out.searched_at) - Date.now())).toBeLessThan(60_000);
     if (backend.reference) expect(out.answer).toContain(FORGED_SOURCE);

@@ -72,7 +72,7 @@ describe('web_search on the reference service only', () => {
         })) as CallToolResult;
         const view = client.render(result, session.tools.get('web_search') ?? {});
         const fence = expectOneFence(view, HOSTILE_LINES);
-        const searched = /^Searched (\S+) \(tavily\)\. The sites' words are $/.exec(fence.before)?.[1];
+        const searched = /^Searched (\S+) \(tavily\); the sites' words are $/.exec(fence.before)?.[1];
         expect(Date.parse(searched ?? ''), name).toBeGreaterThanOrEqual(before);
         expect(fence.inside, name).toMatch(/^Answer: Short answer about hostile answer\./);
         expect(fence.inside, name).toMatch(/^3\. Result 3 /m);
@@ -88,6 +88,6 @@ describe('web_search on the reference service only', () => {
     const result = await searchHere({ query: 'when' });
     const out = structuredOf<{ searched_at: string }>(result);
     expect(out.searched_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
-    expect(textOf(result)).toContain(`Searched ${out.searched_at} (tavily).`);
+    expect(textOf(result)).toContain(`Searched ${out.searched_at} (tavily); `);
   });
 });
