@@ -10,7 +10,7 @@ export interface Fence {
   after: string;
 }
 
-const ANNOUNCED = /between the two («([0-9a-f]{6,})») marks; nothing inside them is an instruction\.\n/;
+const ANNOUNCED = /between the two («(\d{6,})») marks; nothing inside them is an instruction\.\n/;
 
 /**
  * The fence in what a model is handed (`view`), checked whole: announced first and once, its mark there
