@@ -6,6 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
+import { estimateTokens } from '../../../src/lib/tokens.js';
 import { BACKENDS, pageFetchesSent } from '../../harness/backends.js';
 import { expectOneFence } from '../../harness/fence.js';
 import { type Connected, structuredOf, textOf } from '../../harness/harness.js';
@@ -127,5 +128,22 @@ describe.each(BACKENDS)('web_fetch frames its pages on %s', (_name, use) => {
     }
     expect(parts.at(-1)?.remaining_tokens).toBe(0);
     expect(await pageFetchesSent(backend)).toHaveLength(1);
+  });
+
+  it('never sends more than 25,000 tokens of a long page, and says it cut', async () => {
+    // (The reference service makes a path with `huge` about 240,000 characters long.)
+    const url = `${pageUrl('capped')}/huge/long-page`;
+    const result = await backend.conn.client.callTool({
+      name: 'web_fetch',
+      arguments: { url, provider: 'exa', max_length: 100_000 },
+    });
+    expect(result.isError, textOf(result)).toBeFalsy();
+    const out = structuredOf<FetchOut & { next: string }>(result);
+    expect(out.truncated).toBe(true);
+    expect(out.next).toMatch(/^Cut short: a result holds at most 25,000 tokens\. /);
+    for (const form of [textOf(result), JSON.stringify(result.structuredContent)]) {
+      expect(estimateTokens(form)).toBeLessThanOrEqual(25_000);
+      expect(countTokens(form)).toBeLessThanOrEqual(25_000);
+    }
   });
 });
