@@ -61,8 +61,8 @@ async function loadFresh(
       fetchedHere ||
       maxAgeSeconds === undefined ||
       Date.now() - Date.parse(page.fetched_at ?? '') <= maxAgeSeconds * 1000;
-    // (A copy kept without its time, by an older server sharing the cache, is fetched again.)
     // The very object the cache holds, so what is worked out once per page (its tokens) is kept.
+    // A copy kept without its time (by an older server sharing the cache) is fetched again.
     if (page.fetched_at && fresh) return { page: page as LoadedPage['page'], from_cache: !fetchedHere };
   }
   // Asked for afresh, or the copy in the cache is older than allowed: fetched again, and kept in
