@@ -1,3 +1,5 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { type BenchService, ROOT, startAndList } from './lib.js';
@@ -13,7 +15,12 @@ export interface OutputSizeResult {
  * web_search's text for 10 results against the bare titles, URLs and snippets it carries.
  */
 export async function benchOutputSize(service: BenchService): Promise<OutputSizeResult> {
-  const env = { GATEWAY_BASE_URL: service.url, GATEWAY_API_KEY: service.apiKey };
+  // A ledger of its own: the user's may belong to another version of the server.
+  const env = {
+    GATEWAY_BASE_URL: service.url,
+    GATEWAY_API_KEY: service.apiKey,
+    GATEWAY_LEDGER_DIR: mkdtempSync(join(tmpdir(), 'gtm-bench-size-')),
+  };
   const server = await startAndList(join(ROOT, 'dist/cli.js'), env);
   const result = (await server.client.callTool({
     name: 'web_search',

@@ -37,9 +37,12 @@ const transport = new StdioClientTransport({
 const client = new Client({ name: 'demo', version: '1.0.0' });
 
 function demoAnswer({ input }: ModelQuestion): string {
-  const page = /<page>([\s\S]*?)<\/page>/.exec(input)?.[1];
+  // The page comes between two marks the line before it names.
+  const mark = /between the two («\d+») marks/.exec(input)?.[1];
+  const page = mark ? input.split(`\n${mark}\n`)[1] : undefined;
   if (page === undefined) return 'Hello there from the gateway!';
   const text = page
+    .replace(/^Title: .*$/m, '')
     .replace(/^\s*#.*$/m, '')
     .replace(/\s+/g, ' ')
     .trim();

@@ -46,3 +46,8 @@ export function excerpt(text: string, max = 200): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length <= max ? flat : `${flat.slice(0, max - 1)}… (${text.length} characters)`;
 }
+
+/** An ISO time to the second: "2026-11-28T10:22:03Z". */
+export function isoSeconds(date: Date): string {
+  return `${date.toISOString().slice(0, 19)}Z`;
+}

@@ -3,8 +3,10 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { CLAUDE_CODE_NEW_ERA_VERSION, ensureClaudeCode } from '../cached-packages.js';
 import { type FakeAnthropic, FINAL_TEXT, startFakeAnthropic } from '../harness/fake-anthropic.js';
+import { expectOneFence } from '../harness/fence.js';
 import { useReferenceService } from '../harness/gateway.js';
 import { serverEnvDefaults, tempDir } from '../harness/harness.js';
+import { FORGED_SOURCE, HOSTILE_LINES } from '../harness/hostile-text.js';
 import {
   type ClientRun,
   recordedLines,
@@ -25,6 +27,8 @@ import { scaled } from '../harness/time.js';
 
 const QUERY = 'model context protocol';
 const SEARCH_TOOL = 'mcp__gateway__web_search';
+const FETCH_TOOL = 'mcp__gateway__web_fetch';
+const ISO_SECOND = '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ';
 const VERSION_META = 'io.modelcontextprotocol/protocolVersion';
 
 const ERAS = [
@@ -120,36 +124,91 @@ describe(`Claude Code ${CLAUDE_CODE_NEW_ERA_VERSION} searches the web through th
         },
       ]);
 
+      // When it searched, and the sites' words in one intact fence.
+      const seen = String((result?.content as { text?: string }[] | undefined)?.[0]?.text);
+      const fence = expectOneFence(seen, []);
+      expect(fence.before).toMatch(
+        new RegExp(`(^|\\n)Searched ${ISO_SECOND} \\(tavily\\); the sites' words are $`),
+      );
+      expect(fence.inside).toContain(`1. Result 1 for ${QUERY}`);
+
       const searches = reference.service.requests.filter((r) => r.route === 'search');
       expect(searches).toHaveLength(1);
       expect(searches[0]?.body).toMatchObject({ query: QUERY });
 
-      received[era.opens] = result?.content;
+      // The same but for when it searched and the fence's token, drawn fresh for each result.
+      received[era.opens] = seen.replace(new RegExp(ISO_SECOND), '<time>').replaceAll(fence.mark, '<mark>');
     },
     180_000,
   );
 
-  it('gives the model the same tool_result in both eras', () => {
+  it('reads a hostile page: the model sees when it was fetched, from_cache, and one intact fence', async () => {
+    reference.service.reset();
+    const home = tempDir('gtm-claude-');
+    const log = join(home, 'mcp.jsonl');
+    const config = join(home, 'mcp.json');
+    const server = { ...serverEnvDefaults(), ...reference.env, GATEWAY_LOG_LEVEL: 'info' };
+    writeFileSync(
+      config,
+      JSON.stringify({ mcpServers: { gateway: { ...recordedServer(log), env: server } } }),
+    );
+    const url = 'https://example.com/hostile/for-claude';
+    const model = await startFakeAnthropic(QUERY, { tool: 'web_fetch', args: { url } });
+    let run: ClientRun | undefined;
+    onTestFailed(() => report('web_fetch', model, log, run));
+    try {
+      run = await runClaude(
+        claude,
+        config,
+        home,
+        { ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'sk-ant-test-key' },
+        FETCH_TOOL,
+      );
+    } finally {
+      await model.close();
+    }
+    expect(run.code).toBe(0);
+    expect(model.toolCalls.filter((name) => name !== 'ToolSearch')).toEqual([FETCH_TOOL]);
+    expect(model.toolResults).toHaveLength(1);
+    const content = model.toolResults[0]?.content as { type: string; text: string }[];
+    expect(content).toHaveLength(1);
+    const seen = content[0]?.text ?? '';
+    console.log(`claude: the model received\n${seen.slice(0, 1500)}`);
+    const fence = expectOneFence(seen, HOSTILE_LINES);
+    expect(fence.before).toMatch(
+      new RegExp(
+        `(^|\\n)Source: ${url} \\([\\d,]+ characters\\), fetched ${ISO_SECOND}, from cache: no\\nThe page's text is $`,
+      ),
+    );
+    expect(fence.inside).toContain(FORGED_SOURCE);
+    expect(fence.after).toBe('');
+    expect(reference.service.requests.filter((r) => r.route === 'fetch')).toHaveLength(1);
+  }, 180_000);
+
+  it('gives the model the same tool_result in both eras, but for its time and fence token', () => {
     expect(Object.keys(received).sort()).toEqual(['initialize', 'server/discover']);
     expect(received['server/discover']).toEqual(received.initialize);
   });
 });
 
-/** `claude -p` with only the server of `config`, allowed to call its web_search without asking. */
+/** `claude -p` with only the server of `config`, allowed to call its `tool` without asking. */
 function runClaude(
   claude: string,
   config: string,
   home: string,
   env: Record<string, string>,
+  tool = SEARCH_TOOL,
 ): Promise<ClientRun> {
   const args = [
     '-p',
-    `Search the web for "${QUERY}".`,
+    tool === SEARCH_TOOL
+      ? `Search the web for "${QUERY}".`
+      : 'Read the page https://example.com/hostile/for-claude.',
     '--mcp-config',
     config,
     '--strict-mcp-config',
     '--allowedTools',
-    SEARCH_TOOL,
+    tool,
     '--output-format',
     'json',
     '--no-session-persistence',

@@ -3,8 +3,10 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { CODEX_VERSION, ensureCodex } from '../cached-packages.js';
 import { type FakeOpenAI, FINAL_TEXT, startFakeOpenAI } from '../harness/fake-openai.js';
+import { expectOneFence } from '../harness/fence.js';
 import { useReferenceService } from '../harness/gateway.js';
 import { serverEnvDefaults, tempDir } from '../harness/harness.js';
+import { FORGED_SOURCE, HOSTILE_LINES } from '../harness/hostile-text.js';
 import {
   type ClientRun,
   expectOneSearch,
@@ -25,6 +27,7 @@ import { scaled } from '../harness/time.js';
 // server runs behind test/harness/stdio-tee.mjs, so the test sees what Codex sent it.
 
 const QUERY = 'model context protocol';
+const ISO_SECOND = '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ';
 
 // Codex speaks 2026-07-28 to a stdio server only with both opt-ins: the feature, and
 // CODEX_MCP_PROTOCOL_VERSION=2026-07-28 in that server's env; with the feature alone it still
@@ -155,7 +158,64 @@ describe(`Codex ${CODEX_VERSION} searches the web through the server over stdio`
       const received = outputText(model.toolOutputs[0]);
       console.log(`codex ${mode.name}: the model received\n${received.slice(0, 1500)}`);
       expect(received).toContain(`Result 1 for ${QUERY} — https://example.com/model-context-protocol/1`);
+      // When it searched, and the sites' words in one intact fence.
+      const fence = expectOneFence(received, []);
+      expect(fence.before).toMatch(
+        new RegExp(`(^|\\n)Searched ${ISO_SECOND} \\(tavily\\); the sites' words are $`),
+      );
+      expect(fence.inside).toContain(`1. Result 1 for ${QUERY}`);
     },
     180_000,
   );
+
+  it('reads a hostile page: the model sees when it was fetched, from_cache, and one intact fence', async () => {
+    reference.service.reset();
+    const home = tempDir('gtm-codex-home-');
+    const work = tempDir('gtm-codex-work-');
+    const record = join(home, 'mcp-stdin.jsonl');
+    const env = { ...serverEnvDefaults(), ...reference.env, GATEWAY_LOG_LEVEL: 'info' };
+    const url = 'https://example.com/hostile/for-codex';
+    const model = await startFakeOpenAI({ query: QUERY, call: { tool: 'web_fetch', args: { url } } });
+    let run: ClientRun | undefined;
+    onTestFailed(() => {
+      console.log(`codex web_fetch: exit ${run?.code} ${run?.signal ?? ''} in ${run?.ms} ms`);
+      console.log(`stdout:\n${run?.stdout}\nstderr:\n${run?.stderr}`);
+      console.log(`sent to the server:\n${JSON.stringify(recordedMessages(record), null, 1)}`);
+    });
+    try {
+      writeFileSync(join(home, 'config.toml'), configToml(model, recordedServer(record), env));
+      run = await runClient(
+        codex,
+        [
+          'exec',
+          '--strict-config',
+          '--skip-git-repo-check',
+          '--ephemeral',
+          '--color',
+          'never',
+          `Read ${url}.`,
+        ],
+        {
+          cwd: work,
+          env: { PATH: process.env.PATH ?? '', HOME: home, CODEX_HOME: home, FAKE_OPENAI_API_KEY: 'sk-fake' },
+          timeoutMs: 150_000,
+        },
+      );
+    } finally {
+      await model.close();
+    }
+    expect(run.code).toBe(0);
+    expect(model.calls).toEqual([{ namespace: 'mcp__gateway', name: 'web_fetch', arguments: { url } }]);
+    expect(model.toolOutputs).toHaveLength(1);
+    const received = outputText(model.toolOutputs[0]);
+    console.log(`codex web_fetch: the model received\n${received.slice(0, 1500)}`);
+    const fence = expectOneFence(received, HOSTILE_LINES);
+    expect(fence.before).toMatch(
+      new RegExp(
+        `(^|\\n)Source: ${url} \\([\\d,]+ characters\\), fetched ${ISO_SECOND}, from cache: no\\nThe page's text is $`,
+      ),
+    );
+    expect(fence.inside).toContain(FORGED_SOURCE);
+    expect(reference.service.requests.filter((r) => r.route === 'fetch')).toHaveLength(1);
+  }, 180_000);
 });

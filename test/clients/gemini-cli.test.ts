@@ -1,10 +1,12 @@
 import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { ensureGeminiCli, GEMINI_CLI_VERSION } from '../cached-packages.js';
 import { type FakeGemini, FINAL_TEXT, startFakeGemini } from '../harness/fake-gemini.js';
+import { expectOneFence } from '../harness/fence.js';
 import { useReferenceService } from '../harness/gateway.js';
 import { serverEnvDefaults, tempDir } from '../harness/harness.js';
+import { FORGED_SOURCE, HOSTILE_LINES } from '../harness/hostile-text.js';
 import {
   type ClientRun,
   expectOneSearch,
@@ -26,6 +28,8 @@ import { scaled } from '../harness/time.js';
 
 const QUERY = 'model context protocol';
 const SEARCH_TOOL = 'mcp_gateway_web_search';
+const FETCH_TOOL = 'mcp_gateway_gw_web_fetch';
+const ISO_SECOND = '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ';
 
 function settings(server: { command: string; args: string[] }, env: Record<string, string>) {
   return {
@@ -45,41 +49,63 @@ describe(`Gemini CLI ${GEMINI_CLI_VERSION} searches the web through the server o
     gemini = realpathSync(await ensureGeminiCli());
   }, scaled(300_000));
 
-  it('in the 2025-06-18 era', { timeout: scaled(180_000) }, async () => {
-    reference.service.reset();
-    const home = tempDir('gtm-gemini-home-');
+  /**
+   * Gemini CLI run headless with `prompt`, its model `model`, the server (started with
+   * `serverArgs`) recorded in `record`.
+   */
+  async function runGemini(
+    model: FakeGemini,
+    record: string,
+    prompt: string,
+    serverArgs: string[] = [],
+  ): Promise<ClientRun> {
+    const home = dirname(record);
     const work = realpathSync(tempDir('gtm-gemini-work-'));
-    const record = join(home, 'mcp-stdin.jsonl');
     const env = { ...serverEnvDefaults(), ...reference.env, GATEWAY_LOG_LEVEL: 'info' };
-    const model: FakeGemini = await startFakeGemini({ query: QUERY });
-    let run: ClientRun | undefined;
+    mkdirSync(join(home, '.gemini'));
+    const server = recordedServer(record);
+    const config = settings({ ...server, args: [...server.args, ...serverArgs] }, env);
+    writeFileSync(join(home, '.gemini', 'settings.json'), JSON.stringify(config, null, 2));
+    writeFileSync(join(home, '.gemini', 'trustedFolders.json'), JSON.stringify({ [work]: 'TRUST_FOLDER' }));
+    return runClient(process.execPath, [gemini, '-m', 'gemini-2.5-flash', '-p', prompt], {
+      cwd: work,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: home,
+        GEMINI_API_KEY: 'fake-gemini-key',
+        GOOGLE_GEMINI_BASE_URL: model.url,
+        NO_COLOR: '1',
+      },
+      timeoutMs: 150_000,
+    });
+  }
+
+  function reportOnFailure(model: FakeGemini, record: string, run: () => ClientRun | undefined): void {
     onTestFailed(() => {
-      console.log(`gemini: exit ${run?.code} ${run?.signal ?? ''} in ${run?.ms} ms`);
-      console.log(`stdout:\n${run?.stdout}\nstderr:\n${run?.stderr}`);
+      const ran = run();
+      console.log(`gemini: exit ${ran?.code} ${ran?.signal ?? ''} in ${ran?.ms} ms`);
+      console.log(`stdout:\n${ran?.stdout}\nstderr:\n${ran?.stderr}`);
       console.log(`model requests: ${JSON.stringify(model.requests.map((r) => `${r.method} ${r.path}`))}`);
       console.log(`unexpected model paths: ${JSON.stringify(model.unexpected)}`);
+      console.log(`tools offered: ${JSON.stringify(model.offeredTools)}`);
+      const listed = recordedMessages(record, 'server').find((m) => JSON.stringify(m).includes('"tools":['));
+      console.log(
+        `tools listed: ${JSON.stringify(listed)
+          .match(/"name":"[a-z_]+"/g)
+          ?.join(' ')}`,
+      );
       console.log(`sent to the server:\n${JSON.stringify(recordedMessages(record), null, 1)}`);
     });
+  }
+
+  it('in the 2025-06-18 era', { timeout: scaled(180_000) }, async () => {
+    reference.service.reset();
+    const record = join(tempDir('gtm-gemini-home-'), 'mcp-stdin.jsonl');
+    const model: FakeGemini = await startFakeGemini({ query: QUERY });
+    let run: ClientRun | undefined;
+    reportOnFailure(model, record, () => run);
     try {
-      mkdirSync(join(home, '.gemini'));
-      const config = settings(recordedServer(record), env);
-      writeFileSync(join(home, '.gemini', 'settings.json'), JSON.stringify(config, null, 2));
-      writeFileSync(join(home, '.gemini', 'trustedFolders.json'), JSON.stringify({ [work]: 'TRUST_FOLDER' }));
-      run = await runClient(
-        process.execPath,
-        [gemini, '-m', 'gemini-2.5-flash', '-p', 'Search the web for MCP.'],
-        {
-          cwd: work,
-          env: {
-            PATH: process.env.PATH ?? '',
-            HOME: home,
-            GEMINI_API_KEY: 'fake-gemini-key',
-            GOOGLE_GEMINI_BASE_URL: model.url,
-            NO_COLOR: '1',
-          },
-          timeoutMs: 150_000,
-        },
-      );
+      run = await runGemini(model, record, 'Search the web for MCP.');
     } finally {
       await model.close();
     }
@@ -98,8 +124,44 @@ describe(`Gemini CLI ${GEMINI_CLI_VERSION} searches the web through the server o
     const received = model.functionResponses[0];
     console.log(`gemini: the model received\n${JSON.stringify(received, null, 1).slice(0, 2000)}`);
     expect(received?.name).toBe(SEARCH_TOOL);
-    expect(String(received?.response.output)).toContain(
-      `Result 1 for ${QUERY} — https://example.com/model-context-protocol/1`,
+    const output = String(received?.response.output);
+    expect(output).toContain(`Result 1 for ${QUERY} — https://example.com/model-context-protocol/1`);
+    // When it searched, and the sites' words in one intact fence.
+    const fence = expectOneFence(output, []);
+    expect(fence.before).toMatch(
+      new RegExp(`(^|\\n)Searched ${ISO_SECOND} \\(tavily\\); the sites' words are $`),
     );
+    expect(fence.inside).toContain(`1. Result 1 for ${QUERY}`);
+  });
+
+  it('reads a hostile page: the model sees when it was fetched, from_cache, and one intact fence', {
+    timeout: scaled(180_000),
+  }, async () => {
+    reference.service.reset();
+    const record = join(tempDir('gtm-gemini-home-'), 'mcp-stdin.jsonl');
+    const url = 'https://example.com/hostile/for-gemini';
+    const model = await startFakeGemini({ query: QUERY, call: { tool: 'web_fetch', args: { url } } });
+    let run: ClientRun | undefined;
+    reportOnFailure(model, record, () => run);
+    try {
+      // Headless, Gemini CLI denies its own web_fetch and drops with it every MCP tool of that bare
+      // name, this server's too (its yolo mode offers it): a prefix (GATEWAY_TOOL_PREFIX) renames it.
+      run = await runGemini(model, record, `Read ${url}.`, ['--tool-prefix', 'gw_']);
+    } finally {
+      await model.close();
+    }
+    expect(run.code).toBe(0);
+    expect(model.calls).toEqual([{ name: FETCH_TOOL, args: { url } }]);
+    expect(model.functionResponses).toHaveLength(1);
+    const output = String(model.functionResponses[0]?.response.output);
+    console.log(`gemini web_fetch: the model received\n${output.slice(0, 1500)}`);
+    const fence = expectOneFence(output, HOSTILE_LINES);
+    expect(fence.before).toMatch(
+      new RegExp(
+        `(^|\\n)Source: ${url} \\([\\d,]+ characters\\), fetched ${ISO_SECOND}, from cache: no\\nThe page's text is $`,
+      ),
+    );
+    expect(fence.inside).toContain(FORGED_SOURCE);
+    expect(reference.service.requests.filter((r) => r.route === 'fetch')).toHaveLength(1);
   });
 });

@@ -4,7 +4,7 @@
 // block gets its backend and an in-memory server connected to it. A file that uses them is named
 // `*.real.test.ts`: the real gateway needs the real-gateway project's global set-up.
 import { beforeAll } from 'vitest';
-import { type RealGateway, useRealGateway } from '../nine-router/use.js';
+import { type JournalEntry, type RealGateway, useRealGateway } from '../nine-router/use.js';
 import type { ReferenceService, RouteName } from '../reference-service/index.js';
 import { useGateway } from './gateway.js';
 import type { Connected } from './harness.js';
@@ -112,4 +112,33 @@ export async function billableRequests(backend: Backend): Promise<string[]> {
   return journal
     .filter((e) => !(e.method === 'GET' && e.path.endsWith('/models')))
     .map((e) => `${e.method} ${e.host}${e.path}`);
+}
+
+const FETCH_HOSTS: Record<string, string> = {
+  'r.jina.ai': 'jina-reader',
+  'api.tavily.com': 'tavily',
+  'api.firecrawl.dev': 'firecrawl',
+  'api.exa.ai': 'exa',
+};
+
+/** The page URL a 9router fetch provider was asked for, in its own field. */
+function targetOf(entry: JournalEntry | undefined): unknown {
+  const body = entry?.body as Record<string, unknown> | undefined;
+  return body?.url ?? (body?.urls as unknown[] | undefined)?.[0] ?? (body?.ids as unknown[] | undefined)?.[0];
+}
+
+/** The page fetches of this test: the provider and the page asked for. */
+export async function pageFetchesSent(backend: Backend): Promise<{ provider: string; url: unknown }[]> {
+  if (backend.reference) {
+    return backend.reference.requests
+      .filter((r) => r.route === 'fetch')
+      .map((r) => {
+        const body = r.body as { model: string; url: string };
+        return { provider: body.model, url: body.url };
+      });
+  }
+  const journal = (await backend.nineRouter?.upstream()) ?? [];
+  return journal
+    .filter((e) => FETCH_HOSTS[e.host] && !e.path.endsWith('/search'))
+    .map((e) => ({ provider: FETCH_HOSTS[e.host] ?? e.host, url: targetOf(e) }));
 }

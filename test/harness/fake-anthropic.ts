@@ -49,7 +49,10 @@ interface MessagesBody {
 
 export const FINAL_TEXT = 'The search tool answered.';
 
-export async function startFakeAnthropic(query: string): Promise<FakeAnthropic> {
+export async function startFakeAnthropic(
+  query: string,
+  call?: { tool: string; args: Record<string, unknown> },
+): Promise<FakeAnthropic> {
   const fake: Omit<FakeAnthropic, 'url' | 'close'> = {
     requests: [],
     unexpected: [],
@@ -65,10 +68,11 @@ export async function startFakeAnthropic(query: string): Promise<FakeAnthropic> 
     const resultOf = (name: string | undefined) =>
       results.find((r) => name && called.get(r.tool_use_id) === name);
     const offered = (body.tools ?? []).map((t) => t.name ?? '');
+    const tool = call?.tool ?? 'web_search';
     const search =
-      offered.find((name) => name.endsWith('web_search')) ??
-      JSON.stringify([body.system, body.messages]).match(/mcp__[\w-]+__web_search/)?.[0];
-    const call = (name: string, input: Record<string, unknown>) => {
+      offered.find((name) => name.startsWith('mcp__') && name.endsWith(tool)) ??
+      JSON.stringify([body.system, body.messages]).match(new RegExp(`mcp__[\\w-]+__${tool}`))?.[0];
+    const callTool = (name: string, input: Record<string, unknown>) => {
       fake.toolCalls.push(name);
       return { content: [{ type: 'tool_use', id: `toolu_fake${++ids}`, name, input }], stop: 'tool_use' };
     };
@@ -79,8 +83,9 @@ export async function startFakeAnthropic(query: string): Promise<FakeAnthropic> 
       return { content: [{ type: 'text', text: FINAL_TEXT }], stop: 'end_turn' };
     }
     const loaded = resultOf('ToolSearch') || body.tools?.some((t) => t.name === search && !t.defer_loading);
-    if (search && loaded) return call(search, { query });
-    if (search && offered.includes('ToolSearch')) return call('ToolSearch', { query: `select:${search}` });
+    if (search && loaded) return callTool(search, call?.args ?? { query });
+    if (search && offered.includes('ToolSearch'))
+      return callTool('ToolSearch', { query: `select:${search}` });
     return { content: [{ type: 'text', text: 'OK' }], stop: 'end_turn' };
   };
 

@@ -47,13 +47,16 @@ function json(res: ServerResponse, status: number, body: unknown): void {
   res.end(JSON.stringify(body));
 }
 
-/** The web_search function to call: an MCP server's before any built-in one. */
-function searchTool(names: string[]): string | undefined {
-  const found = names.filter((name) => name.includes('web_search'));
+/** The function to call (web_search unless told): an MCP server's before any built-in one. */
+function searchTool(names: string[], tool = 'web_search'): string | undefined {
+  const found = names.filter((name) => name.includes(tool));
   return found.find((name) => name.startsWith('mcp_')) ?? found[0];
 }
 
-export async function startFakeGemini(options: { query: string }): Promise<FakeGemini> {
+export async function startFakeGemini(options: {
+  query: string;
+  call?: { tool: string; args: Record<string, unknown> };
+}): Promise<FakeGemini> {
   const fake = {
     requests: [],
     unexpected: [],
@@ -87,13 +90,13 @@ export async function startFakeGemini(options: { query: string }): Promise<FakeG
     const responses = (request.contents ?? [])
       .flatMap((content) => content.parts ?? [])
       .flatMap((part) => (part.functionResponse ? [part.functionResponse] : []));
-    const search = searchTool(names);
+    const search = searchTool(names, options.call?.tool);
     let reply: Record<string, unknown>;
     if (responses.length > 0) {
       if (fake.functionResponses.length === 0) fake.functionResponses.push(...responses);
       reply = candidate([{ text: FINAL_TEXT }]);
     } else if (search) {
-      const args = { query: options.query };
+      const args = options.call?.args ?? { query: options.query };
       fake.calls.push({ name: search, args });
       reply = candidate([{ functionCall: { name: search, args } }]);
     } else {

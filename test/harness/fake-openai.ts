@@ -1,8 +1,9 @@
 // A scripted OpenAI Responses API on 127.0.0.1 for running OpenAI Codex CLI without a real model:
 // POST /v1/responses answered with the SSE events Codex reads (response.created,
 // response.output_item.added/done, response.completed). While the request offers a tool named
-// web_search (a function, or one inside a namespace such as Codex's `mcp__gateway`) and the
-// conversation holds no tool output yet, the model calls it with {"query"}; once a
+// web_search (a function, or one inside a namespace such as Codex's `mcp__gateway`; or the tool
+// `call` names) and the conversation holds no tool output yet, the model calls it with {"query"}
+// (or `call`'s arguments), a namespaced one before any other; once a
 // function_call_output is in the input, the fake records it (what the model received from the
 // tool) and answers with a short final text. Any other path is answered 404 and logged.
 import { createServer, type ServerResponse } from 'node:http';
@@ -71,7 +72,10 @@ function responseEvents(id: string, item: Record<string, unknown>): Record<strin
   ];
 }
 
-export async function startFakeOpenAI(options: { query: string }): Promise<FakeOpenAI> {
+export async function startFakeOpenAI(options: {
+  query: string;
+  call?: { tool: string; args: Record<string, unknown> };
+}): Promise<FakeOpenAI> {
   const fake = {
     requests: [],
     unexpected: [],
@@ -99,7 +103,8 @@ export async function startFakeOpenAI(options: { query: string }): Promise<FakeO
       fake.offeredTools.push(...tools.map((t) => (t.namespace ? `${t.namespace}/${t.name}` : t.name)));
     }
     const outputs = (request.input ?? []).filter((item) => item.type === 'function_call_output');
-    const search = tools.find((t) => t.name.includes('web_search'));
+    const wanted = tools.filter((t) => t.name.includes(options.call?.tool ?? 'web_search'));
+    const search = wanted.find((t) => t.namespace) ?? wanted[0];
     if (outputs.length > 0) {
       for (const output of outputs) {
         if (seenOutputs.has(output.call_id ?? '')) continue;
@@ -109,7 +114,7 @@ export async function startFakeOpenAI(options: { query: string }): Promise<FakeO
       const text = { type: 'message', role: 'assistant', id: `msg_${counter}` };
       sse(res, responseEvents(id, { ...text, content: [{ type: 'output_text', text: FINAL_TEXT }] }));
     } else if (search) {
-      const args = { query: options.query };
+      const args = options.call?.args ?? { query: options.query };
       fake.calls.push({ ...search, arguments: args });
       const call = {
         type: 'function_call',

@@ -41,7 +41,7 @@ describe('npm run demo', () => {
     const answer = section('web_fetch {"url":"https://example.com/docs","prompt"');
     expect(answer).toContain("openai/gpt-4o-mini's answer from the whole page");
     expect(answer).toContain('This is the content of https://example.com/docs.');
-    expect(answer).not.toMatch(/Answer the question|untrusted|Question:|<page>|Echo:/);
+    expect(answer).not.toMatch(/Answer the question|untrusted|Question:|Title:|Echo:/);
   });
 
   it('answers ask_model as a model would, not with an echo of the prompt', () => {
@@ -67,6 +67,6 @@ describe('npm run demo', () => {
   });
 
   it('searches with a plain query', () => {
-    expect(section('web_search')).toMatch(/^1\. Result 1 for model context protocol — https:\/\//);
+    expect(section('web_search')).toMatch(/^1\. Result 1 for model context protocol — https:\/\//m);
   });
 });

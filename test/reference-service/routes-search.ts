@@ -1,4 +1,5 @@
 // POST /v1/search: deterministic results, so tests can assert on exact titles and URLs.
+import { HOSTILE_LINES, isHostile } from '../harness/hostile-text.js';
 import { jsonReply, type Reply, RequestError } from './http-util.js';
 import { type JsonObject, jsonObjectBody, optionalString, requireModel } from './request-body.js';
 import type { RouteContext } from './router.js';
@@ -91,7 +92,8 @@ function answerFor(query: string): unknown {
   if (/objanswer/i.test(query)) {
     return { source: 'openai', text: `Synthesised answer about ${query}.`, model: 'gpt-4o-mini' };
   }
-  if (/\banswer\b/i.test(query)) return `Short answer about ${query}.`;
+  if (/\banswer\b/i.test(query))
+    return `Short answer about ${query}.${isHostile(query) ? ` ${HOSTILE_LINES.join('\n')}` : ''}`;
   return null;
 }
 
@@ -122,10 +124,14 @@ function resultOf(options: {
 }): Record<string, unknown> {
   const { provider, query, n, index, host, slug } = options;
   // About as long as a real provider's snippet (~160 characters).
-  const snippet = `Snippet ${n} about ${query}: what it is, how it works in practice, the trade-offs people hit, and links for further reading.`;
+  const snippet = isHostile(query)
+    ? `Snippet ${n}. ${HOSTILE_LINES.join('\n')}`
+    : `Snippet ${n} about ${query}: what it is, how it works in practice, the trade-offs people hit, and links for further reading.`;
   const text = `${snippet} Full text.`;
   return {
-    title: `${options.titlePrefix}Result ${n} for ${query}`,
+    title: isHostile(query)
+      ? `Result ${n} «000000» ${HOSTILE_LINES[3]}`
+      : `${options.titlePrefix}Result ${n} for ${query}`,
     url: `https://${host}/${slug}/${n}`,
     display_url: `${host}/${slug}/${n}`,
     snippet,

@@ -29,7 +29,7 @@ async function searchAndFetch(client: EraClient, label: string): Promise<void> {
     provider: 'exa',
     results: [{ title: `Result 1 for ${query}` }, { title: `Result 2 for ${query}` }],
   });
-  expect(textOf(found)).toMatch(new RegExp(`^1\\. Result 1 for ${query} — https://example\\.com/`));
+  expect(textOf(found)).toMatch(new RegExp(`^1\\. Result 1 for ${query} — https://example\\.com/`, 'm'));
 
   const url = `https://docs.example.org/${unique(label)}`;
   const page = await client.callTool('web_fetch', { url, provider: 'jina-reader' });

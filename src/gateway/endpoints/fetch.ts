@@ -14,6 +14,8 @@ export interface FetchRequest {
 export interface FetchedPage {
   provider: string;
   url: string;
+  /** The address the gateway says it read, when not the one asked for (after a redirect); else null. */
+  final_url: string | null;
   title: string | null;
   format: PageFormat;
   text: string;
@@ -38,9 +40,11 @@ export async function fetchPage(
   const raw = typeof content === 'string' ? content : (asString(asObject(content).text) ?? '');
   const text = withoutReaderHeader(raw);
   const format = asString(asObject(content).format);
+  const reported = asString(body.url)?.trim() || null;
   return {
     provider: asString(body.provider) ?? req.model,
-    url: asString(body.url) ?? req.url,
+    url: reported ?? req.url,
+    final_url: reported && reported !== req.url ? reported : null,
     title: asString(body.title)?.trim() || null,
     format:
       format === 'text' || format === 'html' || format === 'markdown' ? format : (req.format ?? 'markdown'),

@@ -13,6 +13,10 @@ export interface CachedPage {
   title: string | null;
   provider: string;
   text: string;
+  /** When the gateway fetched it (ISO time): a copy from either cache keeps its first fetch's. */
+  fetched_at?: string;
+  /** The address the gateway says it read, when that is not the one asked for (a redirect). */
+  final_url?: string | null;
 }
 
 const TTL_MS = 5 * 60_000;
@@ -62,6 +66,14 @@ export class PageCache {
       },
     );
     return entry.page;
+  }
+
+  /** Keeps `page` under `key` in place of any entry there (a page fetched again). */
+  put(key: string, page: CachedPage): void {
+    this.remove(key);
+    this.entries.set(key, { at: Date.now(), chars: page.text.length, page: Promise.resolve(page) });
+    this.totalChars += page.text.length;
+    this.evict();
   }
 
   /** Forgets every entry. */

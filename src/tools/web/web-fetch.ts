@@ -1,24 +1,19 @@
 import { z } from 'zod';
 import { modelIdSchema } from '../../config/model-ids.js';
-import { abortable } from '../../gateway/deadline.js';
-import { fetchPage, type PageFormat } from '../../gateway/endpoints/fetch.js';
-import { ServiceError } from '../../gateway/errors.js';
+import { fenced, fenceMark } from '../../lib/fence.js';
 import { excerpt, formatCount, oneLine } from '../../lib/text.js';
+import { estimateTokens } from '../../lib/tokens.js';
 import { isHttpUrl } from '../../lib/urls.js';
 import { UserError } from '../../lib/user-error.js';
-import { sendBilled } from '../billing.js';
-import { ANNOTATIONS, defineTool, type ToolContext, textArgument } from '../define.js';
+import { ANNOTATIONS, defineTool, textArgument } from '../define.js';
 import { questionConfirmation } from '../models/ask.js';
 import { defaultModel } from '../models/default-models.js';
-import { type Page, pageOf, pagingInput, pagingOutput, rangeText } from '../paging.js';
-import { capped, cappedOrNull, RESULT_BUDGET } from '../result-budget.js';
+import { type Page, pagingInput, pagingOutput, rangeText } from '../paging.js';
 import { nextStep, success } from '../results.js';
-import { type CachedPage, PageCache, pagesOf, sharedPagesOf } from './page-cache.js';
+import { type Freshness, freshnessText, loadPage } from './page-load.js';
+import { type PagePart, partCap, partOf, RESULT_TOKENS } from './page-part.js';
 import { resolveWebProvider, withProviderNamed } from './providers.js';
 import { answerFromPage, MAX_PAGE_PROMPT_CHARS, noSummaryModelMessage } from './web-fetch-prompt.js';
-
-/** Pages longer than this are cut (and say so): enough for any document worth paging through. */
-const MAX_PAGE_CHARS = 5_000_000;
 
 const inputSchema = {
   url: z
@@ -28,6 +23,20 @@ const inputSchema = {
     .refine(isHttpUrl, 'url must be an absolute http:// or https:// URL'),
   format: z.enum(['markdown', 'text', 'html']).default('markdown'),
   ...pagingInput,
+  max_tokens: z
+    .number()
+    .int()
+    .min(100)
+    .max(1_000_000)
+    .optional()
+    .describe('Instead of max_length (estimated)'),
+  max_age_seconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(86_400)
+    .optional()
+    .describe('Oldest cached copy to take; 0 fetches again'),
   provider: modelIdSchema({ field: 'provider', example: 'jina-reader', max: 100 })
     .optional()
     .describe('e.g. jina-reader'),
@@ -38,9 +47,13 @@ const inputSchema = {
 
 const outputSchema = {
   url: z.string(),
+  final_url: z.string().nullable(),
   title: z.string().nullable(),
   content: z.string(),
   ...pagingOutput,
+  fetched_at: z.string(),
+  from_cache: z.boolean(),
+  remaining_tokens: z.number().int(),
   /** Prompt mode only: the model that answered (`content` is then its answer). */
   model: z.string().optional(),
   next: nextStep,
@@ -52,7 +65,8 @@ export const webFetch = defineTool({
   title: 'Web fetch',
   description:
     'Read a web page as markdown, in parts: each result gives the next start_index (from a cache, no ' +
-    'second fetch). With prompt, a small model answers from the page instead (billed).',
+    'second fetch). max_age_seconds=0 fetches again, billed again. With prompt, a small model ' +
+    'answers from the page instead (billed).',
   inputSchema,
   outputSchema,
   annotations: ANNOTATIONS.lookup,
@@ -76,9 +90,10 @@ export const webFetch = defineTool({
     // The answering model is chosen before the fetch, so a missing one costs nothing.
     const summary = args.prompt ? await defaultModel('summary', ctx.runtime, ctx.signal) : null;
     if (summary && !summary.id) throw new UserError(noSummaryModelMessage());
-    const page = await withProviderNamed('fetch', provider, ctx, () =>
-      loadPage(provider.id, args.url, args.format, ctx),
+    const loaded = await withProviderNamed('fetch', provider, ctx, () =>
+      loadPage(provider.id, args.url, args.format, args.max_age_seconds, ctx),
     );
+    const page = loaded.page;
     if (args.start_index > 0 && args.start_index >= page.text.length) {
       throw new UserError(
         `start_index ${args.start_index} is past the end of the page (total_length ${page.text.length}). ` +
@@ -87,106 +102,48 @@ export const webFetch = defineTool({
     }
     if (args.prompt && summary?.id) {
       return await answerFromPage(
-        page,
+        loaded,
         { prompt: args.prompt, start_index: args.start_index },
         summary.id,
         ctx,
       );
     }
-    const slice = pageOf(page.text, args.start_index, args.max_length);
-    const next = pageNext(slice);
-    const structured = { url: page.url, title: page.title, ...slice, ...(next ? { next } : {}) };
-    return success(formatPage(structured), structured);
+    // Each form of the result (the text; the structured content as JSON) within RESULT_TOKENS:
+    // what the estimate of a form finds over it is taken off the part, a round or two at most.
+    const mark = fenceMark([page.text, page.title, page.url, page.final_url]);
+    let cap = partCap(page);
+    for (let round = 0; ; round++) {
+      const part = partOf(page, args.start_index, args, cap);
+      const next = pageNext(part);
+      const { clamped: _said, ...paging } = part;
+      const structured = {
+        url: page.url,
+        final_url: page.final_url ?? null,
+        title: page.title,
+        ...paging,
+        fetched_at: page.fetched_at,
+        from_cache: loaded.from_cache,
+        ...(next ? { next } : {}),
+      };
+      const text = formatPage(structured, mark);
+      const over = Math.max(estimateTokens(text), estimateTokens(JSON.stringify(structured))) - RESULT_TOKENS;
+      if (over <= 0 || round === 4) return success(text, structured);
+      cap = Math.max(estimateTokens(part.content) - over - 100, 100);
+    }
   },
 });
-
-/**
- * The whole page, from the cache or from the service (once, whatever the paging). The load is
- * shared by concurrent callers; a caller that cancels stops waiting, the load goes on for the rest.
- * An address the gateway will not read is answered as a refusal, not as a failed call.
- */
-export function loadPage(
-  provider: string,
-  url: string,
-  format: PageFormat,
-  ctx: ToolContext,
-): Promise<CachedPage> {
-  return abortable(loadShared(provider, url, format, ctx), ctx.signal).catch((error: unknown) => {
-    throw blockedUrlRefusal(error, url) ?? error;
-  });
-}
-
-function loadShared(provider: string, url: string, asked: PageFormat, ctx: ToolContext): Promise<CachedPage> {
-  const format = formatFor(provider, asked);
-  const key = PageCache.key(provider, format, url);
-  // This process's cache, then the one shared with the other processes: only a page in neither is
-  // fetched (by one process, the others waiting for it), so only that is a billed call.
-  return pagesOf(ctx.runtime).get(key, () => sharedPagesOf(ctx.runtime).getOrLoad(key, fetchPageOnce));
-
-  async function fetchPageOnce(): Promise<CachedPage> {
-    const call = {
-      kind: 'fetch',
-      tool: 'web_fetch',
-      model: provider,
-      text: url,
-      options: { format },
-    } as const;
-    const fetched = await sendBilled(ctx, call, () =>
-      fetchPage(
-        ctx.runtime.service.client,
-        { model: provider, url, format },
-        // The load is shared by concurrent callers, so one caller's cancellation must not abort it.
-        undefined,
-      ),
-    );
-    const text =
-      fetched.text.length > MAX_PAGE_CHARS
-        ? `${fetched.text.slice(0, MAX_PAGE_CHARS)}\n\n[Page cut at ${formatCount(MAX_PAGE_CHARS)} characters.]`
-        : fetched.text;
-    // The page is paged; its URL and title are not, so they are bounded here.
-    return {
-      url: capped(fetched.url, RESULT_BUDGET.url),
-      title: cappedOrNull(fetched.title, RESULT_BUDGET.name),
-      provider: fetched.provider,
-      text,
-    };
-  }
-}
-
-/**
- * The gateway's refusal of a target URL (400 "Blocked URL: ..."), said as what it is: not a
- * wrong argument to fix by trial, but an address the gateway will not read. Null for any other error.
- */
-function blockedUrlRefusal(error: unknown, url: string): UserError | null {
-  if (!(error instanceof ServiceError) || error.status !== 400) return null;
-  const reason = /Blocked URL:[^.]*/i.exec(error.message)?.[0];
-  if (!reason) return null;
-  const why = /internal host/i.test(reason)
-    ? ' it does not fetch loopback, private or internal addresses; only public pages can be read.'
-    : '';
-  return new UserError(
-    `Web fetch refused: the gateway blocked ${url} (${reason}, HTTP 400)${why ? `:${why}` : '.'}`,
-  );
-}
-
-/**
- * The format to ask the provider for. The gateway passes the format on to firecrawl as is, and
- * firecrawl has no `text` format: it refuses the request, and the gateway then locks its account
- * for every caller. Markdown is the nearest plain text it has.
- */
-function formatFor(provider: string, asked: PageFormat): PageFormat {
-  return asked === 'text' && provider === 'firecrawl' ? 'markdown' : asked;
-}
 
 /**
  * What to do after this part: read on, or (an empty page) try another format or provider. The
  * hint says "this tool", never its name: a client may list it under another name, or have a
  * web_fetch of its own (Gemini CLI does).
  */
-function pageNext(p: ReturnType<typeof pageOf>): string | undefined {
+function pageNext(p: PagePart): string | undefined {
+  const cut = p.clamped ? `Cut short: a result holds at most ${formatCount(RESULT_TOKENS)} tokens. ` : '';
   if (p.truncated) {
     return (
-      `${formatCount(p.total_length - p.end_index)} more characters: call this tool again with ` +
+      `${cut}${formatCount(p.total_length - p.end_index)} more characters, about ` +
+      `${formatCount(p.remaining_tokens)} tokens (an estimate): call this tool again with ` +
       `start_index=${p.next_start_index} (from cache, no second fetch).`
     );
   }
@@ -195,14 +152,21 @@ function pageNext(p: ReturnType<typeof pageOf>): string | undefined {
 }
 
 /**
- * The part as markdown: the page's title as a heading on its first part (unless the text begins
- * with that heading itself), where it comes from and which characters these are, the text, and
- * how to read on. A later part is named by its source line alone.
+ * The part as markdown: where it comes from, which characters these are, when the gateway fetched
+ * it and whether from the cache, then the page's own words (its title as a heading on the first
+ * part, unless the text begins with it) fenced, and how to read on.
  */
-function formatPage(p: { url: string; title: string | null; content: string; next?: string } & Page): string {
+function formatPage(
+  p: { url: string; final_url: string | null; title: string | null; content: string; next?: string } & Page &
+    Freshness,
+  mark: string,
+): string {
   const heading = p.title ? `# ${oneLine(p.title, Number.POSITIVE_INFINITY)}` : '';
   const titled = heading && p.start_index === 0 && !p.content.trimStart().startsWith(heading);
-  const head = `${titled ? `${heading}\n` : ''}Source: ${p.url} (${rangeText(p)})`;
-  const body = p.content.trim() ? p.content : '';
-  return `${head}\n\n${body}${p.next ? `${body ? '\n\n' : ''}[${p.next}]` : ''}`;
+  const body = `${titled ? `${heading}\n\n` : ''}${p.content.trim() ? p.content : ''}`;
+  return [
+    `Source: ${p.url} (${rangeText(p)}), ${freshnessText(p)}`,
+    fenced(mark, "The page's text is", body),
+    ...(p.next ? [`[${p.next}]`] : []),
+  ].join('\n');
 }

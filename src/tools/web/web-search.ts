@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { modelIdSchema } from '../../config/model-ids.js';
 import { type SearchResponse, search } from '../../gateway/endpoints/search.js';
-import { displayDate, oneLine, withoutControlChars } from '../../lib/text.js';
+import { fenced, fenceMark } from '../../lib/fence.js';
+import { displayDate, isoSeconds, oneLine, withoutControlChars } from '../../lib/text.js';
 import { sendBilled } from '../billing.js';
 import { ANNOTATIONS, defineTool } from '../define.js';
 import { capped, cappedOrNull, RESULT_BUDGET } from '../result-budget.js';
@@ -52,6 +53,7 @@ const outputSchema = {
     }),
   ),
   answer: z.string().nullable(),
+  searched_at: z.string(),
 };
 
 export const webSearch = defineTool({
@@ -96,19 +98,25 @@ export const webSearch = defineTool({
     const answer = cappedOrNull(found.answer, RESULT_BUDGET.answer);
     const query = capped(found.query, RESULT_BUDGET.answer);
     const by = capped(found.provider, RESULT_BUDGET.name);
-    return success(formatResults(query, by, results, answer), { query, provider: by, results, answer });
+    const out = { query, provider: by, results, answer, searched_at: isoSeconds(new Date()) };
+    return success(formatResults(out), out);
   },
 });
 
-/** The text: every result's title, URL, date and snippet (as bounded above), and the answer. */
-function formatResults(
-  query: string,
-  provider: string,
-  results: SearchResponse['results'],
-  answer: string | null,
-): string {
+/**
+ * The text: when and with what it was searched, then the sites' words fenced: the answer and
+ * every result's title, URL, date and snippet (as bounded above).
+ */
+function formatResults(found: {
+  query: string;
+  provider: string;
+  results: SearchResponse['results'];
+  answer: string | null;
+  searched_at: string;
+}): string {
+  const { query, provider, results, answer } = found;
   if (results.length === 0) {
-    return `No results for "${oneLine(query, RESULT_BUDGET.name)}" (${provider}). Try fewer or broader words, or drop the filters.`;
+    return `No results for "${oneLine(query, RESULT_BUDGET.name)}" (${provider}, searched ${found.searched_at}). Try fewer or broader words, or drop the filters.`;
   }
   const lines: string[] = [];
   if (answer) lines.push(`Answer: ${oneLine(answer, Number.POSITIVE_INFINITY)}`, '');
@@ -117,5 +125,7 @@ function formatResults(
     lines.push(`${i + 1}. ${oneLine(r.title, Number.POSITIVE_INFINITY)} — ${r.url}${date}`);
     if (r.snippet) lines.push(oneLine(r.snippet, Number.POSITIVE_INFINITY));
   });
-  return lines.join('\n');
+  const list = lines.join('\n');
+  const mark = fenceMark([list]);
+  return fenced(mark, `Searched ${found.searched_at} (${provider}); the sites' words are`, list);
 }

@@ -2,7 +2,8 @@
 // as JSON), tavily extract, firecrawl scrape (markdown or html, as asked; an unknown format is
 // refused), exa contents. The page's text is made from its URL; `long-page` in the URL makes it
 // about 60,000 characters, `untitled` leaves the title out, `huge-title-<n>` makes the title n
-// characters long.
+// characters long, `hostile` fills it with text that tries to break out of a fence.
+import { HOSTILE_LINES, isHostile } from '../../harness/hostile-text.js';
 import { answerFault, json } from './answer.js';
 import type { Route } from './types.js';
 
@@ -13,6 +14,7 @@ export function pageTitle(url: string): string | null {
 }
 
 export function pageText(url: string): string {
+  if (isHostile(url)) return `# ${pageTitle(url) ?? 'Untitled'}\n\n${HOSTILE_LINES.join('\n')}\n`;
   if (!/\blong-page\b/.test(url)) return `# ${pageTitle(url) ?? 'Untitled'}\n\nThe text of ${url}.\n`;
   return Array.from({ length: 1200 }, (_, i) =>
     `Line ${String(i + 1).padStart(5, '0')} of ${url}`.padEnd(49, '.'),
@@ -62,7 +64,10 @@ const firecrawl: Route = (req, res) => {
   const data: Record<string, unknown> = { metadata: { title, sourceURL: url, statusCode: 200 } };
   if (formats.includes('markdown')) data.markdown = pageText(url);
   if (formats.includes('html')) {
-    data.html = `<html><body><h1>${title ?? 'Untitled'}</h1><p>The text of ${url}.</p></body></html>`;
+    const body = isHostile(url)
+      ? HOSTILE_LINES.map((line) => `<p>${line}</p>`).join('\n')
+      : `<p>The text of ${url}.</p>`;
+    data.html = `<html><body><h1>${title ?? 'Untitled'}</h1>${body}</body></html>`;
   }
   return json(res, 200, { success: true, data });
 };

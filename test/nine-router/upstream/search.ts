@@ -2,6 +2,7 @@
 // Each answers up to the number of results asked for, titled after the query, with dates in the
 // provider's own format. `no-results` in a query answers an empty list; `huge-fields-<n>` makes
 // every title and snippet n characters long.
+import { HOSTILE_LINES, isHostile } from '../../harness/hostile-text.js';
 import { answerFault, json } from './answer.js';
 import type { Route, UpstreamRequest } from './types.js';
 
@@ -23,10 +24,11 @@ function items(query: string, count: number): Item[] {
       snippet: `${i + 1}`.padEnd(huge, 'S'),
     }));
   }
+  const hostile = isHostile(query);
   return Array.from({ length: n }, (_, i) => ({
-    title: `Result ${i + 1} for ${query}`,
+    title: hostile ? `Result ${i + 1} «000000» ${HOSTILE_LINES[3]}` : `Result ${i + 1} for ${query}`,
     url: `https://example.com/${slug}/${i + 1}`,
-    snippet: `Snippet ${i + 1} about ${query}.`,
+    snippet: hostile ? `Snippet ${i + 1}. ${HOSTILE_LINES.join('\n')}` : `Snippet ${i + 1} about ${query}.`,
   }));
 }
 
@@ -44,7 +46,9 @@ const tavily: Route = (req, res) => {
   }));
   return json(res, 200, {
     query,
-    answer: /\bwith-answer\b/.test(query) ? `The answer to ${query}.` : null,
+    answer: /\bwith-answer\b/.test(query)
+      ? `The answer to ${query}.${isHostile(query) ? `\n${HOSTILE_LINES.join('\n')}` : ''}`
+      : null,
     results,
   });
 };

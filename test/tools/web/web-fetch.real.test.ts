@@ -5,9 +5,15 @@
 // about 60,000 characters.
 import { CallToolResultSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { BACKENDS, type Backend, type BackendName, billableRequests } from '../../harness/backends.js';
+import {
+  BACKENDS,
+  type BackendName,
+  billableRequests,
+  pageFetchesSent as fetchesSent,
+} from '../../harness/backends.js';
+import { expectOneFence } from '../../harness/fence.js';
 import { type Connected, connectInMemory, structuredOf, textOf } from '../../harness/harness.js';
-import { type JournalEntry, unique, useRealGateway } from '../../nine-router/use.js';
+import { unique, useRealGateway } from '../../nine-router/use.js';
 
 interface FetchOut {
   url: string;
@@ -59,35 +65,6 @@ const GATEWAY: Record<
     chatModel: 'fakechat/small',
   },
 };
-
-const FETCH_HOSTS: Record<string, string> = {
-  'r.jina.ai': 'jina-reader',
-  'api.tavily.com': 'tavily',
-  'api.firecrawl.dev': 'firecrawl',
-  'api.exa.ai': 'exa',
-};
-
-/** The page URL a 9router fetch provider was asked for, in its own field. */
-function targetOf(entry: JournalEntry | undefined): unknown {
-  const body = entry?.body as Record<string, unknown> | undefined;
-  return body?.url ?? (body?.urls as unknown[] | undefined)?.[0] ?? (body?.ids as unknown[] | undefined)?.[0];
-}
-
-/** The page fetches of this test: the provider and the page asked for. */
-async function fetchesSent(backend: Backend): Promise<{ provider: string; url: unknown }[]> {
-  if (backend.reference) {
-    return backend.reference.requests
-      .filter((r) => r.route === 'fetch')
-      .map((r) => {
-        const body = r.body as { model: string; url: string };
-        return { provider: body.model, url: body.url };
-      });
-  }
-  const journal = (await backend.nineRouter?.upstream()) ?? [];
-  return journal
-    .filter((e) => FETCH_HOSTS[e.host] && !e.path.endsWith('/search'))
-    .map((e) => ({ provider: FETCH_HOSTS[e.host] ?? e.host, url: targetOf(e) }));
-}
 
 const PROVIDERS = ['jina-reader', 'tavily', 'firecrawl', 'exa'] as const;
 
@@ -242,8 +219,11 @@ describe.each(BACKENDS)('web_fetch on %s', (name, use) => {
       // The echo model answers with what it was given: the question and the page.
       expect(out.content).toContain('Echo: Question: What does the page say?');
       expect(out.content).toContain(gateway.sentence(url));
-      const heading = `# Page ${new URL(url).pathname}\nSource: ${url} — ${gateway.smallModel}'s answer from the whole page`;
-      expect(textOf(result).startsWith(heading), textOf(result)).toBe(true);
+      const head = `Source: ${url} — ${gateway.smallModel}'s answer from the whole page`;
+      expect(textOf(result).startsWith(head), textOf(result)).toBe(true);
+      // The title is the page's words: inside the fence, with the answer drawn from the page.
+      const fence = expectOneFence(textOf(result), [out.content]);
+      expect(fence.inside.startsWith(`# Page ${new URL(url).pathname}\n\n`)).toBe(true);
       expect(progress[0]?.message?.endsWith(`asking ${gateway.smallModel}`), progress[0]?.message).toBe(true);
     });
 

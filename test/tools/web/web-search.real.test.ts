@@ -4,7 +4,9 @@
 // 15 January 2026, each in its own format.
 import { describe, expect, it } from 'vitest';
 import { BACKENDS, type Backend, billableRequests } from '../../harness/backends.js';
+import { expectOneFence } from '../../harness/fence.js';
 import { type Connected, structuredOf, textOf } from '../../harness/harness.js';
+import { FORGED_SOURCE, HOSTILE_LINES } from '../../harness/hostile-text.js';
 import { unique, useRealGateway } from '../../nine-router/use.js';
 
 interface SearchOut {
@@ -76,12 +78,34 @@ describe.each(BACKENDS)('web_search on %s', (_name, use) => {
       expect(out.provider).toBe(served);
       expect(out.results).toHaveLength(2);
       expect(out.results[0]?.published_at).toBeTruthy();
-      expect(textOf(result).split('\n')[0]).toMatch(/ — 2026-01-15$/);
+      expect(
+        textOf(result)
+          .split('\n')
+          .find((line) => line.startsWith('1. ')),
+      ).toMatch(/ — 2026-01-15$/);
       const sent = await searchesSent(backend);
       expect(sent.map((s) => s.to)).toEqual([backend.reference ? provider : host]);
       expect(sent[0]?.carried).toContain(query);
     });
   }
+
+  it("fences the sites' words, which cannot close the fence or forge a line, and says when it searched", async () => {
+    // The reference service answers an `answer` query with an answer too (9router passes none on).
+    const query = `${unique('hostile')} hostile answer`;
+    const result = await search(backend.conn, { query, provider: 'tavily', max_results: 3 });
+    expect(result.isError, textOf(result)).toBeFalsy();
+    const out = structuredOf<SearchOut & { searched_at: string }>(result);
+    const sites = out.results.flatMap((r) => [r.title, r.url, r.snippet]).concat(out.answer ?? '');
+    const fence = expectOneFence(textOf(result), [...sites, ...HOSTILE_LINES]);
+    expect(fence.before).toBe(`Searched ${out.searched_at} (tavily); the sites' words are `);
+    expect(out.searched_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    expect(Math.abs(Date.parse(out.searched_at) - Date.now())).toBeLessThan(60_000);
+    if (backend.reference) expect(out.answer).toContain(FORGED_SOURCE);
+    expect(fence.inside.startsWith('Answer: ')).toBe(out.answer !== null);
+    expect(fence.inside).toMatch(/^3\. Result 3 /m);
+    expect(fence.inside.split(FORGED_SOURCE).length).toBeGreaterThan(3);
+    expect(fence.after).toBe('');
+  });
 
   it('rejects bad arguments with a message naming the field, and sends nothing', async () => {
     for (const [args, field] of [
