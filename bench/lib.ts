@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -80,6 +81,14 @@ export interface StartSample {
   peakRssKiB: number;
 }
 
+/**
+ * A ledger folder of the bench's own, in a temporary folder: a bench never bills into the ledger
+ * of the user running it (which may be another version's, and would refuse the calls).
+ */
+export function benchLedgerDir(): string {
+  return mkdtempSync(join(tmpdir(), 'gtm-bench-ledger-'));
+}
+
 /** Spawns `script` over stdio and times spawn -> initialize -> tools/list; reads peak RSS after. */
 export async function startAndList(
   script: string,
@@ -89,7 +98,12 @@ export async function startAndList(
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [script],
-    env: { PATH: process.env.PATH ?? '', GATEWAY_LOG_LEVEL: 'error', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      GATEWAY_LOG_LEVEL: 'error',
+      GATEWAY_LEDGER_DIR: benchLedgerDir(),
+      ...env,
+    },
     stderr: 'ignore',
   });
   const client = new Client({ name: 'bench', version: '1.0.0' });

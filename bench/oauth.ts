@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startIdentityProvider } from '../test/transports/oauth/identity-provider.js';
-import { type BenchService, percentile, ROOT, startReferenceProcess } from './lib.js';
+import { type BenchService, benchLedgerDir, percentile, ROOT, startReferenceProcess } from './lib.js';
 
 export interface OAuthResult {
   /** p50 of web_search with a JWT checked against the issuer's keys, ms. */
@@ -64,7 +64,12 @@ async function startHttp(env: Record<string, string>, servers: ChildProcess[], p
     process.execPath,
     [join(ROOT, 'dist/cli.js'), '--transport', 'http', '--port', String(port)],
     {
-      env: { PATH: process.env.PATH ?? '', GATEWAY_LOG_LEVEL: 'info', ...env },
+      env: {
+        PATH: process.env.PATH ?? '',
+        GATEWAY_LOG_LEVEL: 'info',
+        GATEWAY_LEDGER_DIR: benchLedgerDir(),
+        ...env,
+      },
       stdio: ['ignore', 'ignore', 'pipe'],
     },
   );
