@@ -81,7 +81,8 @@ type Schemas = ReturnType<typeof toolSchemas>;
 
 /**
  * A result with the notes of its call (a limit nearly reached) at the end of its text, and as
- * `budget` in its structured content: Claude Code and Codex hand their model that alone.
+ * `budget` in its structured content: a client given structured content may hand its model that
+ * alone (Claude Code and Codex with GATEWAY_RESULT_FORMAT=structured).
  */
 function withNotes(result: CallToolResult, notes: readonly string[]): CallToolResult {
   const [first, ...rest] = result.content;

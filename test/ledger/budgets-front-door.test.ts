@@ -67,7 +67,7 @@ describe('a budget for each person, through the front door', () => {
       expect(textOf(bobs)).toContain(
         'Budget: 100 % of the shared limit search=3/hour (GATEWAY_LIMITS) used, 0 left;',
       );
-      // What Claude Code and Codex hand their model: the structured content alone.
+      // What Claude Code and Codex hand their model when given structured content: that alone.
       expect(structuredOf(bobs)).toMatchObject({
         budget: expect.stringContaining(
           'Budget: 100 % of the shared limit search=3/hour (GATEWAY_LIMITS) used',
