@@ -7,6 +7,11 @@ import type { CachedPage } from './page-cache.js';
  * tool result over 25,000 tokens, whatever it was asked.
  */
 export const RESULT_TOKENS = 25_000;
+/**
+ * What a result is cut to by the estimate: room below RESULT_TOKENS for text the estimate prices
+ * low (paths and ids, as little as 0.95 of o200k_base's count), and for tokenizers that count more.
+ */
+export const CUT_TOKENS = 23_000;
 /** What a result's own words take besides the page's text, its title and its URLs (one form). */
 const FRAME_TOKENS = 400;
 
@@ -32,7 +37,7 @@ export function tokensAfter(page: CachedPage, from: number): number {
 /** The most tokens of the page's text a part may hold: a result less its frame, title and URLs. */
 export function partCap(page: CachedPage): number {
   const frame = estimateTokens(`${page.title ?? ''} ${page.url} ${page.final_url ?? ''}`) * 2 + FRAME_TOKENS;
-  return Math.max(RESULT_TOKENS - frame, 1_000);
+  return Math.max(CUT_TOKENS - frame, 1_000);
 }
 
 /**

@@ -11,7 +11,7 @@ import { defaultModel } from '../models/default-models.js';
 import { type Page, pagingInput, pagingOutput, rangeText } from '../paging.js';
 import { nextStep, success } from '../results.js';
 import { type Freshness, freshnessText, loadPage } from './page-load.js';
-import { type PagePart, partCap, partOf, RESULT_TOKENS } from './page-part.js';
+import { CUT_TOKENS, type PagePart, partCap, partOf, RESULT_TOKENS } from './page-part.js';
 import { resolveWebProvider, withProviderNamed } from './providers.js';
 import { answerFromPage, MAX_PAGE_PROMPT_CHARS, noSummaryModelMessage } from './web-fetch-prompt.js';
 
@@ -108,7 +108,7 @@ export const webFetch = defineTool({
         ctx,
       );
     }
-    // Each form of the result (the text; the structured content as JSON) within RESULT_TOKENS:
+    // Each form of the result (the text; the structured content as JSON) within CUT_TOKENS:
     // what the estimate of a form finds over it is taken off the part, a round or two at most.
     const mark = fenceMark([page.text, page.title, page.url, page.final_url]);
     let cap = partCap(page);
@@ -126,7 +126,7 @@ export const webFetch = defineTool({
         ...(next ? { next } : {}),
       };
       const text = formatPage(structured, mark);
-      const over = Math.max(estimateTokens(text), estimateTokens(JSON.stringify(structured))) - RESULT_TOKENS;
+      const over = Math.max(estimateTokens(text), estimateTokens(JSON.stringify(structured))) - CUT_TOKENS;
       if (over <= 0 || round === 4) return success(text, structured);
       cap = Math.max(estimateTokens(part.content) - over - 100, 100);
     }
