@@ -27,6 +27,8 @@ import { scaled } from '../harness/time.js';
 // server runs behind test/harness/stdio-tee.mjs, so the test sees what Codex sent it.
 
 const QUERY = 'model context protocol';
+/** `codex exec` run as a script runs it: no repository, no session kept, no colours. */
+const EXEC = ['exec', '--strict-config', '--skip-git-repo-check', '--ephemeral', '--color', 'never'];
 const ISO_SECOND = '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ';
 
 // Codex speaks 2026-07-28 to a stdio server only with both opt-ins: the feature, and
@@ -115,29 +117,16 @@ describe(`Codex ${CODEX_VERSION} searches the web through the server over stdio`
       try {
         writeFileSync(join(home, 'config.toml'), configToml(model, recordedServer(record), env));
         const features = mode.features.flatMap((f) => ['--enable', f]);
-        run = await runClient(
-          codex,
-          [
-            'exec',
-            '--strict-config',
-            '--skip-git-repo-check',
-            '--ephemeral',
-            '--color',
-            'never',
-            ...features,
-            'Search the web for MCP.',
-          ],
-          {
-            cwd: work,
-            env: {
-              PATH: process.env.PATH ?? '',
-              HOME: home,
-              CODEX_HOME: home,
-              FAKE_OPENAI_API_KEY: 'sk-fake',
-            },
-            timeoutMs: 150_000,
+        run = await runClient(codex, [...EXEC, ...features, 'Search the web for MCP.'], {
+          cwd: work,
+          env: {
+            PATH: process.env.PATH ?? '',
+            HOME: home,
+            CODEX_HOME: home,
+            FAKE_OPENAI_API_KEY: 'sk-fake',
           },
-        );
+          timeoutMs: 150_000,
+        });
       } finally {
         await model.close();
       }
@@ -184,23 +173,11 @@ describe(`Codex ${CODEX_VERSION} searches the web through the server over stdio`
     });
     try {
       writeFileSync(join(home, 'config.toml'), configToml(model, recordedServer(record), env));
-      run = await runClient(
-        codex,
-        [
-          'exec',
-          '--strict-config',
-          '--skip-git-repo-check',
-          '--ephemeral',
-          '--color',
-          'never',
-          `Read ${url}.`,
-        ],
-        {
-          cwd: work,
-          env: { PATH: process.env.PATH ?? '', HOME: home, CODEX_HOME: home, FAKE_OPENAI_API_KEY: 'sk-fake' },
-          timeoutMs: 150_000,
-        },
-      );
+      run = await runClient(codex, [...EXEC, `Read ${url}.`], {
+        cwd: work,
+        env: { PATH: process.env.PATH ?? '', HOME: home, CODEX_HOME: home, FAKE_OPENAI_API_KEY: 'sk-fake' },
+        timeoutMs: 150_000,
+      });
     } finally {
       await model.close();
     }

@@ -8,6 +8,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
 import { estimateTokens } from '../../../src/lib/tokens.js';
+import type { Page } from '../../../src/tools/paging.js';
 import { connectAs } from '../../harness/client-session.js';
 import { expectOneFence } from '../../harness/fence.js';
 import { useGateway } from '../../harness/gateway.js';
@@ -15,16 +16,11 @@ import { type Connected, connectInMemory, structuredOf, tempDir, textOf } from '
 import { FORGED_SOURCE, HOSTILE_LINES } from '../../harness/hostile-text.js';
 import { modelViewClient } from '../../harness/model-view.js';
 
-interface FetchOut {
+/** web_fetch's structured content: a part of the page, and its frame. */
+interface FetchOut extends Page {
   url: string;
   final_url: string | null;
   title: string | null;
-  content: string;
-  start_index: number;
-  end_index: number;
-  total_length: number;
-  truncated: boolean;
-  next_start_index: number | null;
   fetched_at: string;
   from_cache: boolean;
   remaining_tokens: number;
