@@ -46,7 +46,7 @@ export async function answerFromPage(
   const lines = [`Question: ${args.prompt}`, '', `Web page: ${page.url}`];
   if (partial) lines.push(`(The page is long: only ${range} are included below.)`);
   // The page's words, its title too, are fenced: nothing in them can pass for the question.
-  const pageMark = fenceMark([page.text, page.title, page.url]);
+  const pageMark = fenceMark([window.content, page.title, page.url]);
   const titled = page.title ? `Title: ${oneLine(page.title, Number.POSITIVE_INFINITY)}\n\n` : '';
   const input = [...lines, fenced(pageMark, "The page's text is", `${titled}${window.content}`)].join('\n');
   const instructions = partial
@@ -91,7 +91,7 @@ export async function answerFromPage(
   };
   const read = partial ? range : `the whole page (${formatCount(window.total_length)} characters)`;
   // The answer is drawn from the page, so it is fenced as the page would be, with the title.
-  const mark = fenceMark([structured.content, page.text, page.title, page.url, page.final_url]);
+  const mark = fenceMark([structured.content, page.title, page.url, page.final_url]);
   const heading = page.title ? `# ${oneLine(page.title, Number.POSITIVE_INFINITY)}\n\n` : '';
   const text = [
     `Source: ${page.url} — ${answer.model}'s answer from ${read}, ${freshnessText(structured)}`,

@@ -110,10 +110,11 @@ export const webFetch = defineTool({
     }
     // Each form of the result (the text; the structured content as JSON) within CUT_TOKENS:
     // what the estimate of a form finds over it is taken off the part, a round or two at most.
-    const mark = fenceMark([page.text, page.title, page.url, page.final_url]);
     let cap = partCap(page);
     for (let round = 0; ; round++) {
       const part = partOf(page, args.start_index, args, cap);
+      // A token the part does not hold (not the whole page: a long one is read part by part).
+      const mark = fenceMark([part.content, page.title, page.url, page.final_url]);
       const next = pageNext(part);
       const { clamped: _said, ...paging } = part;
       const structured = {
