@@ -22,7 +22,9 @@ export interface Database {
   /**
    * Runs `work` in a transaction no other process's transaction interleaves with, committed (and
    * on disk) when it returns; another's is waited for without blocking the event loop, up to the
-   * wait bound, then LedgerUnavailable. The work must be short and must send nothing.
+   * wait bound, then LedgerUnavailable. The work must be short and must send nothing. Its
+   * statements may be left unawaited (a PostgreSQL connection then sends the commit behind them
+   * at once); the transaction commits only if every one of them succeeded.
    *
    * `scope`: the one thing the work decides about (a call no limit counts decides only whether it
    * repeats an earlier one: its hash). Transactions of different scopes may then run at once where

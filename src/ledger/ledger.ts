@@ -125,6 +125,9 @@ export type BeginResult =
    */
   | { status: 'duplicate'; earlier: LedgerCall };
 
+/** A begin recorded once its transaction commits: its row's number when the insert is answered. */
+type Begun = { status: 'go'; seq: Promise<number>; crossed: Crossing[] };
+
 /** What check() found: the call may be asked for and begun, or a limit refuses it now. */
 export type CheckResult = { status: 'ok' } | { status: 'limited'; refusal: LimitRefusal; sentence: string };
 
@@ -214,23 +217,28 @@ export class Ledger {
     const hash = callHash(call);
     const row = this.newCall(call, hash);
     const windowMs = this.settings.duplicateWindowSeconds * 1000;
+    // The look-up is sent before the clock is awaited and the insert is not awaited: PostgreSQL
+    // then sends each with the statement beside it (database.ts).
     const result = await (await this.store()).transaction(
-      async (tx): Promise<BeginResult> => {
-        const now = await tx.now();
+      async (tx): Promise<Exclude<BeginResult, { status: 'go' }> | Begun> => {
         const earlier =
           !call.allowDuplicate && windowMs > 0
-            ? await sql.duplicateOf(tx, hash, now - windowMs, row.key, row.person)
+            ? await sql.duplicateOf(tx, hash, windowMs, row.key, row.person)
             : null;
+        const now = await tx.now();
         if (earlier) return { status: 'duplicate', earlier: callOf(earlier, this.reportContext(now)) };
         const judged = await this.limited(tx, now, call, row);
         if ('status' in judged) return judged;
-        this.inFlight.set(row.id, await sql.insertCall(tx, row));
-        return { status: 'go', id: row.id, hash, crossed: judged.crossed };
+        const seq = sql.insertCall(tx, row);
+        seq.catch(() => undefined); // its failure fails the transaction
+        return { status: 'go', seq, crossed: judged.crossed };
       },
       this.scopeOf(call.kind, hash),
     );
     this.sweepSoon();
-    return result;
+    if (result.status !== 'go') return result;
+    this.inFlight.set(row.id, await result.seq);
+    return { status: 'go', id: row.id, hash, crossed: result.crossed };
   }
 
   /**

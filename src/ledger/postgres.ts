@@ -44,6 +44,7 @@ const DB_NOW = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
 type Query = (statement: { text: string; values?: unknown[]; name?: string }) => Promise<{
   rows: Row[];
   rowCount: number | null;
+  command: string;
 }>;
 type Scrub = (text: string) => string;
 
@@ -151,6 +152,8 @@ async function newPool({ url, waitMs, log }: PostgresOptions, where: string, scr
     idleTimeoutMillis: 30_000,
     connectionTimeoutMillis: Math.max(1, waitMs),
     allowExitOnIdle: true,
+    // Statements sent without waiting for the one before (a transaction's, Postgres.locked).
+    pipeline: true,
     keepAlive: true,
     application_name: 'gateway-tools-mcp',
     // How long a stopped process holding the lock blocks the others: a healthy begin is never idle this long.
@@ -212,7 +215,12 @@ class Postgres implements Database {
     await this.pool.end().catch(() => undefined);
   }
 
-  /** A transaction holding its scope's lock, READ COMMITTED whatever the database's default. */
+  /**
+   * A transaction holding its scope's lock, READ COMMITTED whatever the database's default. The
+   * connection pipelines: the work's first statements go out behind the lock (a begin's duplicate
+   * look-up costs no round trip of its own), and the commit goes out behind the statements the work
+   * did not wait for (a begin's insert), so a begin holds the lock for two round trips, not four.
+   */
   private async locked<T>(deadline: number, work: (tx: Statements) => Promise<T>, scope: string): Promise<T> {
     const client: PoolClient = await this.pool.connect().catch((error) => Promise.reject(this.fail(error)));
     let broken: Error | undefined;
@@ -226,16 +234,41 @@ class Postgres implements Database {
         if (severity === undefined || severity === 'FATAL') broken ??= error as Error;
         throw this.fail(broken ?? error);
       });
+    // What the work sent, waited for before the commit is (one left unawaited is no unhandled rejection).
+    const sent = new Set<Promise<unknown>>();
+    const sending = <R>(running: Promise<R>) => {
+      sent.add(running);
+      running.catch(() => undefined);
+      return running;
+    };
+    const statements = statementsOver(query);
     try {
       const left = Math.floor(deadline - performance.now());
       if (left <= 0) throw this.fail({ code: '55P03' });
-      // One round trip: the transaction, its wait bound, the lock, and the clock once it is held.
-      const opened = (await query({
-        text: `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = ${left}; SELECT pg_advisory_xact_lock(${lockKey(scope)}); SELECT ${DB_NOW} AS now`,
-      })) as unknown as { rows: Row[] }[];
-      const lockedAt = Number(opened.at(-1)?.rows[0]?.now);
-      const result = await work({ ...statementsOver(query), now: async () => lockedAt });
-      await query({ text: 'COMMIT' });
+      // One statement: the transaction, its wait bound, the lock, and the clock once it is held.
+      const opened = (
+        query({
+          text: `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = ${left}; SELECT pg_advisory_xact_lock(${lockKey(scope)}); SELECT ${DB_NOW} AS now`,
+        }) as unknown as Promise<{ rows: Row[] }[]>
+      ).then((results) => Number(results.at(-1)?.rows[0]?.now));
+      opened.catch(() => undefined);
+      let result: T;
+      try {
+        result = await work({
+          query: (sql, params) => sending(statements.query(sql, params)),
+          run: (sql, params) => sending(statements.run(sql, params)),
+          now: () => opened,
+        });
+      } finally {
+        // Not holding the lock is what went wrong first: the work's statements then failed for it.
+        await opened;
+      }
+      const committed = query({ text: 'COMMIT' });
+      committed.catch(() => undefined);
+      await Promise.all(sent);
+      // A statement that failed leaves the transaction aborted, and its COMMIT a rollback.
+      if ((await committed).command !== 'COMMIT')
+        throw this.fail(new Error('the transaction was rolled back'));
       return result;
     } catch (error) {
       if (!broken) await client.query('ROLLBACK').catch((e: Error) => (broken = e));

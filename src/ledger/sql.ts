@@ -187,20 +187,21 @@ export async function endCall(db: Statements, seq: number, end: CallEndRow): Pro
 }
 
 /**
- * The person's newest counted call with this hash begun after `since`, except one sent with
- * `exceptKey`. Another person's identical call is not theirs to be answered with.
+ * The person's newest counted call with this hash begun in the last `windowMs`, except one sent
+ * with `exceptKey`. Another person's identical call is not theirs to be answered with. It needs
+ * no time from the caller, so a transaction may send it before its clock is read.
  */
 export async function duplicateOf(
   db: Statements,
   hash: string,
-  since: number,
+  windowMs: number,
   exceptKey: string | null,
   person: string,
 ): Promise<CallRow | null> {
   const [row] = await db.query(
-    `SELECT ${CALL} FROM ${CALLS} WHERE hash = $hash AND began_at > $since AND ${counted()} AND person = $person
+    `SELECT ${CALL} FROM ${CALLS} WHERE hash = $hash AND began_at > $now - $window AND ${counted()} AND person = $person
       AND (CAST($except AS TEXT) IS NULL OR key IS NULL OR key <> CAST($except AS TEXT)) ${ORDER} LIMIT 1`,
-    { $hash: hash, $since: since, $except: exceptKey, $person: person },
+    { $hash: hash, $window: windowMs, $except: exceptKey, $person: person },
   );
   return (row as CallRow | undefined) ?? null;
 }

@@ -191,11 +191,20 @@ class Sqlite implements Database {
       try {
         const now = this.guard(this.clock);
         const { query, run } = this.statements(now);
+        const sent: Promise<unknown>[] = [];
+        const sending = <R>(op: () => R) => {
+          const running = (async () => this.guard(op))();
+          running.catch(() => undefined);
+          sent.push(running);
+          return running;
+        };
         const result = await work({
           now: async () => now,
-          query: async (sql, params) => this.guard(() => query(sql, params)),
-          run: async (sql, params) => this.guard(() => run(sql, params)),
+          query: (sql, params) => sending(() => query(sql, params)),
+          run: (sql, params) => sending(() => run(sql, params)),
         });
+        // A statement the work did not wait for is committed only if it succeeded.
+        await Promise.all(sent);
         this.guard(() => this.db.exec('COMMIT'));
         return result;
       } catch (error) {

@@ -429,6 +429,34 @@ describe.each(stores)('the ledger on $name', (store) => {
     });
   });
 
+  describe('a transaction of its store', () => {
+    it('commits only if every statement succeeded, those its work did not wait for too', async () => {
+      const { ledger } = await setup(store);
+      const db = await ledger.database();
+      const failed = await db
+        .transaction(async (tx) => {
+          // Neither is awaited: a PostgreSQL connection sends the commit right behind them.
+          void tx.run(
+            `INSERT INTO gateway_ledger_job_status (job, status, at) VALUES ('vj_kept', 'queued', 1)`,
+          );
+          void tx.run('INSERT INTO no_such_table VALUES (1)');
+        })
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+      expect(failed).toBeInstanceOf(Error);
+      expect(await db.query(`SELECT job FROM gateway_ledger_job_status`)).toEqual([]);
+      // The store goes on: the next transaction commits.
+      await db.transaction(async (tx) => {
+        void tx.run(
+          `INSERT INTO gateway_ledger_job_status (job, status, at) VALUES ('vj_next', 'queued', 1)`,
+        );
+      });
+      expect(await db.query(`SELECT job FROM gateway_ledger_job_status`)).toEqual([{ job: 'vj_next' }]);
+    });
+  });
+
   describe('ending a call', () => {
     it('never throws: not for a call it does not know, nor once the ledger is closed', async () => {
       const { ledger, open, warnings } = await setup(store, { limits: 'video=1/day' });

@@ -253,8 +253,10 @@ describe.skipIf(!HAS_POSTGRES)(
       let worked = false;
       const started = performance.now();
       try {
+        // The work's statements wait behind the lock: none of them runs, and nothing is recorded.
         const refused = await store
-          .transaction(async () => {
+          .transaction(async (tx) => {
+            await insertCall(tx, newCall());
             worked = true;
           })
           .then(
@@ -290,6 +292,7 @@ describe.skipIf(!HAS_POSTGRES)(
       // The stopped process: it holds the lock and does nothing more for 8 s.
       const stalled = stopped
         .transaction(async (tx) => {
+          await tx.now(); // the lock is held
           holding();
           await sleep(8_000);
           await insertCall(tx, { ...newCall(), id: stoppedId });
