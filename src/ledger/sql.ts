@@ -187,6 +187,13 @@ export async function endCall(db: Statements, seq: number, end: CallEndRow): Pro
 }
 
 /**
+ * The person, as the duplicate look-up compares it: an expression, so that no database reads that
+ * look-up by the person's index (every call of a developer who is alone in the ledger, within the
+ * window) rather than the hash's. SQLite, which has no statistics on a young ledger, did.
+ */
+const BY_HASH_ONLY = 'coalesce(person, person)';
+
+/**
  * The person's newest counted call with this hash begun in the last `windowMs`, except one sent
  * with `exceptKey`. Another person's identical call is not theirs to be answered with. It needs
  * no time from the caller, so a transaction may send it before its clock is read.
@@ -199,7 +206,7 @@ export async function duplicateOf(
   person: string,
 ): Promise<CallRow | null> {
   const [row] = await db.query(
-    `SELECT ${CALL} FROM ${CALLS} WHERE hash = $hash AND began_at > $now - $window AND ${counted()} AND person = $person
+    `SELECT ${CALL} FROM ${CALLS} WHERE hash = $hash AND began_at > $now - $window AND ${counted()} AND ${BY_HASH_ONLY} = $person
       AND (CAST($except AS TEXT) IS NULL OR key IS NULL OR key <> CAST($except AS TEXT)) ${ORDER} LIMIT 1`,
     { $hash: hash, $window: windowMs, $except: exceptKey, $person: person },
   );

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { callHash } from '../../src/ledger/fingerprint.js';
 import type { LedgerCall } from '../../src/ledger/ledger.js';
+import { duplicateOf } from '../../src/ledger/sql.js';
 import { processAlive, tempDir } from '../harness/harness.js';
 import {
   beginInProcessThatExits,
@@ -518,6 +519,22 @@ describe('the ledger on SQLite, as its clock moves', () => {
     expect(sqliteRows(place.dir)).toEqual([
       { ...row, outcome: 'accepted', ended_at: START + 90_000, job: 'vj_abc', amount: 6, status: 'queued' },
     ]);
+  });
+
+  it('looks a duplicate up by its hash, not among every call of its person in the window', async () => {
+    const { ledger } = await setup(SQLITE);
+    await go(ledger, video());
+    const db = await ledger.database();
+    // The statement's plan, as SQLite chooses it on a young ledger (no statistics yet).
+    const explained = {
+      ...db,
+      query: (sql: string, params?: Record<string, string | number | null>) =>
+        db.query(`EXPLAIN QUERY PLAN ${sql}`, params),
+    };
+    const plan = (await duplicateOf(explained, callHash(video()), 600_000, null, 'ana')) as unknown as {
+      detail: string;
+    };
+    expect(plan.detail).toMatch(/^SEARCH gateway_ledger_calls USING INDEX gateway_ledger_calls_hash \(/);
   });
 
   it('forgets an identical call once it is older than the duplicate window', async () => {
