@@ -33,6 +33,8 @@ export async function benchFleetLoad(
     GATEWAY_API_KEY: service.apiKey,
     GATEWAY_SEARCH_MODEL: 'tavily',
     GATEWAY_MAX_SESSIONS: '200',
+    // Both arms at the level a service runs at (the fleet's harness logs at debug for the tests).
+    GATEWAY_LOG_LEVEL: 'info',
   };
   const direct = await directP99(service, CLIENTS * 4);
   const fleet = await startFleet(env);
