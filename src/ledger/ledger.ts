@@ -32,6 +32,7 @@ import {
   crossingSentence,
   judge,
   type LimitRefusal,
+  type LimitUse,
   limitUse,
   refusalSentence,
   type View,
@@ -373,7 +374,7 @@ export class Ledger {
       rows: await sql.usageRows(db, now, this.sessionId, person ?? null),
       unknownOpen,
       latest: await sql.latestCalls(db, latest, { person }),
-      limits: await Promise.all(limits.map((limit) => limitUse(view, limit))),
+      limits: await usesOf(view, limits),
     };
     const pricesSet = this.prices.length > 0;
     const about = {
@@ -397,11 +398,8 @@ export class Ledger {
     const rows = await sql.personRows(db, Math.min(day, month), day, month);
     const people = [...new Set(rows.map((row) => row.person))].sort();
     const perUser = this.limits.filter((limit) => limit.perUser);
-    const uses = await Promise.all(
-      people.map((person) =>
-        Promise.all(perUser.map((limit) => limitUse(this.view(db, now, person), limit))),
-      ),
-    );
+    const uses: LimitUse[][] = [];
+    for (const person of people) uses.push(await usesOf(this.view(db, now, person), perUser));
     return usageByPersonOf(people, rows, uses, this.prices);
   }
 
@@ -538,6 +536,16 @@ const NO_END: sql.CallEndRow = {
 const personKey = (id: string) => id.slice(0, 256) || '?';
 
 const amountOrNull = (n: number | undefined) => (n !== undefined && Number.isFinite(n) && n >= 0 ? n : null);
+
+/**
+ * Each limit's use, read one after another: read at once, they had a fresh process's PostgreSQL
+ * pool open a connection for each (about 20 ms more for a report than the reads themselves).
+ */
+async function usesOf(view: View, limits: readonly Limit[]): Promise<LimitUse[]> {
+  const uses: LimitUse[] = [];
+  for (const limit of limits) uses.push(await limitUse(view, limit));
+  return uses;
+}
 
 /** Whether a process of this host still runs (EPERM: it does, as another user's). */
 function processAlive(pid: number): boolean {

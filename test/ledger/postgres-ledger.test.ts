@@ -1,9 +1,10 @@
 // A team's ledger in PostgreSQL, through the front door: built servers (dist/cli.js over stdio),
 // each with a GATEWAY_LEDGER_DIR of its own as on separate hosts, share one ledger through
 // GATEWAY_LEDGER_URL on a real PostgreSQL server, against the reference service: one limit for all
-// of them, one duplicate guard, one list of recent jobs, one usage report; the database's
-// password never shows in a result, a log line, doctor or usage; a wrong password or a database
-// that does not answer sends nothing and says where (without the password) and what to fix.
+// of them, one duplicate guard, one list of recent jobs, one usage report (read over one
+// connection); the database's password never shows in a result, a log line, doctor or usage; a
+// wrong password or a database that does not answer sends nothing and says where (without the
+// password) and what to fix.
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -95,6 +96,24 @@ describe.skipIf(!HAS_POSTGRES)('a ledger in PostgreSQL shared by servers on seve
     expect(data.periods.day.calls.video).toBe(2);
     expect(data.periods.day.not_billed).toBe(4);
     expect(data.limits).toEqual([expect.objectContaining({ limit: 'video=2/day', used: 2, left: 0 })]);
+  });
+
+  it('reads a usage report over one connection to the database, however many limits it reports on', async () => {
+    const url = await freshDatabase();
+    const server = await host(url, {
+      GATEWAY_LIMITS: 'video=5/day,speech=5/day,chat=5/hour,cost=100/day',
+      GATEWAY_LIMITS_PER_USER: 'video=2/day,chat=3/hour,cost=10/month',
+      GATEWAY_PRICES: 'chat:*=0.50/1m-tokens,search:*=0.005/call',
+    });
+    const report = (await server.client.callTool({ name: 'usage', arguments: {} })) as CallToolResult;
+    expect(report.isError, textOf(report)).toBeFalsy();
+    expect(textOf(report)).toMatch(/cost=10\/month/);
+    // Read at once, its seven limits' reads had the pool open a connection for each, up to four.
+    const database = new URL(url).pathname.slice(1);
+    const connections = await postgres.psql(
+      `SELECT count(*) FROM pg_stat_activity WHERE datname = '${database}' AND application_name = 'gateway-tools-mcp'`,
+    );
+    expect(connections.trim()).toBe('1');
   });
 
   it('answers an identical submit on another host with the first host’s job, sending nothing', async () => {
