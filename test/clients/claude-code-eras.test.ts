@@ -3,10 +3,9 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { CLAUDE_CODE_NEW_ERA_VERSION, ensureClaudeCode } from '../cached-packages.js';
 import { type FakeAnthropic, FINAL_TEXT, startFakeAnthropic } from '../harness/fake-anthropic.js';
-import { expectOneFence } from '../harness/fence.js';
+import { expectFramedPage, expectFramedSearch, ISO_SECOND } from '../harness/fence.js';
 import { useReferenceService } from '../harness/gateway.js';
 import { serverEnvDefaults, tempDir } from '../harness/harness.js';
-import { FORGED_SOURCE, HOSTILE_LINES } from '../harness/hostile-text.js';
 import {
   type ClientRun,
   recordedLines,
@@ -28,7 +27,6 @@ import { scaled } from '../harness/time.js';
 const QUERY = 'model context protocol';
 const SEARCH_TOOL = 'mcp__gateway__web_search';
 const FETCH_TOOL = 'mcp__gateway__web_fetch';
-const ISO_SECOND = '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ';
 const VERSION_META = 'io.modelcontextprotocol/protocolVersion';
 
 const ERAS = [
@@ -126,11 +124,7 @@ describe(`Claude Code ${CLAUDE_CODE_NEW_ERA_VERSION} searches the web through th
 
       // When it searched, and the sites' words in one intact fence.
       const seen = String((result?.content as { text?: string }[] | undefined)?.[0]?.text);
-      const fence = expectOneFence(seen, []);
-      expect(fence.before).toMatch(
-        new RegExp(`(^|\\n)Searched ${ISO_SECOND} \\(tavily\\); the sites' words are $`),
-      );
-      expect(fence.inside).toContain(`1. Result 1 for ${QUERY}`);
+      const fence = expectFramedSearch(seen, QUERY);
 
       const searches = reference.service.requests.filter((r) => r.route === 'search');
       expect(searches).toHaveLength(1);
@@ -174,13 +168,7 @@ describe(`Claude Code ${CLAUDE_CODE_NEW_ERA_VERSION} searches the web through th
     expect(content).toHaveLength(1);
     const seen = content[0]?.text ?? '';
     console.log(`claude: the model received\n${seen.slice(0, 1500)}`);
-    const fence = expectOneFence(seen, HOSTILE_LINES);
-    expect(fence.before).toMatch(
-      new RegExp(
-        `(^|\\n)Source: ${url} \\([\\d,]+ characters\\), fetched ${ISO_SECOND}, from cache: no\\nThe page's text is $`,
-      ),
-    );
-    expect(fence.inside).toContain(FORGED_SOURCE);
+    const fence = expectFramedPage(seen, url);
     expect(fence.after).toBe('');
     expect(reference.service.requests.filter((r) => r.route === 'fetch')).toHaveLength(1);
   }, 180_000);

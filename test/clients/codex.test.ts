@@ -3,10 +3,9 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { CODEX_VERSION, ensureCodex } from '../cached-packages.js';
 import { type FakeOpenAI, FINAL_TEXT, startFakeOpenAI } from '../harness/fake-openai.js';
-import { expectOneFence } from '../harness/fence.js';
+import { expectFramedPage, expectFramedSearch } from '../harness/fence.js';
 import { useReferenceService } from '../harness/gateway.js';
 import { serverEnvDefaults, tempDir } from '../harness/harness.js';
-import { FORGED_SOURCE, HOSTILE_LINES } from '../harness/hostile-text.js';
 import {
   type ClientRun,
   expectOneSearch,
@@ -29,7 +28,6 @@ import { scaled } from '../harness/time.js';
 const QUERY = 'model context protocol';
 /** `codex exec` run as a script runs it: no repository, no session kept, no colours. */
 const EXEC = ['exec', '--strict-config', '--skip-git-repo-check', '--ephemeral', '--color', 'never'];
-const ISO_SECOND = '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ';
 
 // Codex speaks 2026-07-28 to a stdio server only with both opt-ins: the feature, and
 // CODEX_MCP_PROTOCOL_VERSION=2026-07-28 in that server's env; with the feature alone it still
@@ -148,11 +146,7 @@ describe(`Codex ${CODEX_VERSION} searches the web through the server over stdio`
       console.log(`codex ${mode.name}: the model received\n${received.slice(0, 1500)}`);
       expect(received).toContain(`Result 1 for ${QUERY} — https://example.com/model-context-protocol/1`);
       // When it searched, and the sites' words in one intact fence.
-      const fence = expectOneFence(received, []);
-      expect(fence.before).toMatch(
-        new RegExp(`(^|\\n)Searched ${ISO_SECOND} \\(tavily\\); the sites' words are $`),
-      );
-      expect(fence.inside).toContain(`1. Result 1 for ${QUERY}`);
+      expectFramedSearch(received, QUERY);
     },
     180_000,
   );
@@ -186,13 +180,7 @@ describe(`Codex ${CODEX_VERSION} searches the web through the server over stdio`
     expect(model.toolOutputs).toHaveLength(1);
     const received = outputText(model.toolOutputs[0]);
     console.log(`codex web_fetch: the model received\n${received.slice(0, 1500)}`);
-    const fence = expectOneFence(received, HOSTILE_LINES);
-    expect(fence.before).toMatch(
-      new RegExp(
-        `(^|\\n)Source: ${url} \\([\\d,]+ characters\\), fetched ${ISO_SECOND}, from cache: no\\nThe page's text is $`,
-      ),
-    );
-    expect(fence.inside).toContain(FORGED_SOURCE);
+    expectFramedPage(received, url);
     expect(reference.service.requests.filter((r) => r.route === 'fetch')).toHaveLength(1);
   }, 180_000);
 });

@@ -3,10 +3,9 @@ import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { ensureGeminiCli, GEMINI_CLI_VERSION } from '../cached-packages.js';
 import { type FakeGemini, FINAL_TEXT, startFakeGemini } from '../harness/fake-gemini.js';
-import { expectOneFence } from '../harness/fence.js';
+import { expectFramedPage, expectFramedSearch } from '../harness/fence.js';
 import { useReferenceService } from '../harness/gateway.js';
 import { serverEnvDefaults, tempDir } from '../harness/harness.js';
-import { FORGED_SOURCE, HOSTILE_LINES } from '../harness/hostile-text.js';
 import {
   type ClientRun,
   expectOneSearch,
@@ -29,7 +28,6 @@ import { scaled } from '../harness/time.js';
 const QUERY = 'model context protocol';
 const SEARCH_TOOL = 'mcp_gateway_web_search';
 const FETCH_TOOL = 'mcp_gateway_gw_web_fetch';
-const ISO_SECOND = '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ';
 
 function settings(server: { command: string; args: string[] }, env: Record<string, string>) {
   return {
@@ -127,11 +125,7 @@ describe(`Gemini CLI ${GEMINI_CLI_VERSION} searches the web through the server o
     const output = String(received?.response.output);
     expect(output).toContain(`Result 1 for ${QUERY} — https://example.com/model-context-protocol/1`);
     // When it searched, and the sites' words in one intact fence.
-    const fence = expectOneFence(output, []);
-    expect(fence.before).toMatch(
-      new RegExp(`(^|\\n)Searched ${ISO_SECOND} \\(tavily\\); the sites' words are $`),
-    );
-    expect(fence.inside).toContain(`1. Result 1 for ${QUERY}`);
+    expectFramedSearch(output, QUERY);
   });
 
   it('reads a hostile page: the model sees when it was fetched, from_cache, and one intact fence', {
@@ -155,13 +149,7 @@ describe(`Gemini CLI ${GEMINI_CLI_VERSION} searches the web through the server o
     expect(model.functionResponses).toHaveLength(1);
     const output = String(model.functionResponses[0]?.response.output);
     console.log(`gemini web_fetch: the model received\n${output.slice(0, 1500)}`);
-    const fence = expectOneFence(output, HOSTILE_LINES);
-    expect(fence.before).toMatch(
-      new RegExp(
-        `(^|\\n)Source: ${url} \\([\\d,]+ characters\\), fetched ${ISO_SECOND}, from cache: no\\nThe page's text is $`,
-      ),
-    );
-    expect(fence.inside).toContain(FORGED_SOURCE);
+    expectFramedPage(output, url);
     expect(reference.service.requests.filter((r) => r.route === 'fetch')).toHaveLength(1);
   });
 });

@@ -1,5 +1,9 @@
 import { expect } from 'vitest';
+import { FORGED_SOURCE, HOSTILE_LINES } from './hostile-text.js';
 import { occurrences } from './model-view.js';
+
+/** A time to the second, as results say when they fetched or searched (a RegExp source). */
+export const ISO_SECOND = '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ';
 
 /** The one fence a result's view announces: its mark, and the text before, inside and after it. */
 export interface Fence {
@@ -35,4 +39,29 @@ export function expectOneFence(view: string, untrusted: readonly string[]): Fenc
     inside: view.slice(opened + mark.length + 1, closed),
     after: view.slice(closed + mark.length + 1),
   };
+}
+
+/**
+ * A hostile page's first fetch as a client hands it to its model: the source line with its time,
+ * then the page inside one intact fence, its forged source line among the page's words.
+ */
+export function expectFramedPage(view: string, url: string): Fence {
+  const fence = expectOneFence(view, HOSTILE_LINES);
+  expect(fence.before).toMatch(
+    new RegExp(
+      `(^|\\n)Source: ${url} \\([\\d,]+ characters\\), fetched ${ISO_SECOND}, from cache: no\\nThe page's text is $`,
+    ),
+  );
+  expect(fence.inside).toContain(FORGED_SOURCE);
+  return fence;
+}
+
+/** A search (tavily) as a client hands it to its model: when it searched, then the results inside one fence. */
+export function expectFramedSearch(view: string, query: string): Fence {
+  const fence = expectOneFence(view, []);
+  expect(fence.before).toMatch(
+    new RegExp(`(^|\\n)Searched ${ISO_SECOND} \\(tavily\\); the sites' words are $`),
+  );
+  expect(fence.inside).toContain(`1. Result 1 for ${query}`);
+  return fence;
 }
